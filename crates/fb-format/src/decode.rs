@@ -1,0 +1,341 @@
+//! Typed, verified views of message payloads.
+//!
+//! Every buffer — the message payload, each nested `Event`, each typed
+//! payload — is run through the flatbuffers verifier before any accessor
+//! reads it. Nothing is copied except zstd payloads, which are decompressed
+//! into a buffer the [`PayloadDecoder`] reuses.
+
+use fb_schema::{
+    verified, CaEvent, CbEvent, CheckpointInfo, DedupInfo, EpisodeEvent, Event, EventEncoding,
+    FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent, MultiStepEvent, OutcomeEvent,
+    PayloadType, TimeStamp,
+};
+use flatbuffers::{Follow, Verifiable};
+
+use crate::error::{Error, Result};
+use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
+
+fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
+where
+    T: Follow<'a> + Verifiable + 'a,
+{
+    verified::<T>(buf).map_err(|source| Error::InvalidFlatbuffer {
+        offset,
+        index,
+        what,
+        source,
+    })
+}
+
+impl<'a> Message<'a> {
+    /// The `FileHeader` of a HEADER message.
+    pub fn file_header(&self) -> Result<FileHeader<'a>> {
+        self.verify::<FileHeader>("FileHeader")
+    }
+
+    /// The `CheckpointInfo` of a CHECKPOINT message.
+    pub fn checkpoint(&self) -> Result<CheckpointInfo<'a>> {
+        self.verify::<CheckpointInfo>("CheckpointInfo")
+    }
+
+    /// The `JoinedPayload` of a REGULAR message.
+    pub fn joined_payload(&self) -> Result<JoinedPayload<'a>> {
+        self.verify::<JoinedPayload>("JoinedPayload")
+    }
+
+    /// The events of a REGULAR message, each verified on its own.
+    pub fn events(&self) -> Result<Events<'a>> {
+        let payload = self.joined_payload()?;
+        Ok(Events {
+            offset: self.offset,
+            index: self.index,
+            list: payload.events(),
+            next: 0,
+        })
+    }
+
+    /// Verifies the payload as a `T` (whatever the message kind says).
+    pub fn verify<T>(&self, what: &'static str) -> Result<T::Inner>
+    where
+        T: Follow<'a> + Verifiable + 'a,
+    {
+        verify_at::<T>(self.payload, self.offset, self.index, what)
+    }
+}
+
+/// The events of one REGULAR message, in file order.
+///
+/// Yields an error for an event that lacks `event`, `timestamp`, `meta` or
+/// `meta.id`, or whose nested buffers fail verification; iteration may go
+/// on after it, the caller decides.
+#[derive(Debug, Clone)]
+pub struct Events<'a> {
+    offset: u64,
+    index: u64,
+    list: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<JoinedEvent<'a>>>>,
+    next: usize,
+}
+
+impl<'a> Events<'a> {
+    /// Number of `JoinedEvent`s in the message.
+    pub fn total(&self) -> usize {
+        self.list.map_or(0, |l| l.len())
+    }
+}
+
+impl<'a> Iterator for Events<'a> {
+    type Item = Result<EventView<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let list = self.list?;
+        if self.next >= list.len() {
+            return None;
+        }
+        let position = self.next;
+        self.next += 1;
+        Some(EventView::decode(
+            list.get(position),
+            self.offset,
+            self.index,
+            position,
+        ))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.total().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+/// One verified event of a REGULAR message.
+#[derive(Debug, Clone, Copy)]
+pub struct EventView<'a> {
+    /// Byte offset of the enclosing message.
+    pub offset: u64,
+    /// Index of the enclosing message.
+    pub index: u64,
+    /// Position of the event inside the message.
+    pub position: usize,
+    /// The event's id (`meta.id`).
+    pub id: &'a str,
+    /// When the joiner enqueued the event.
+    pub enqueued: TimeStamp,
+    /// The event's metadata.
+    pub meta: Metadata<'a>,
+    /// The event envelope.
+    pub event: Event<'a>,
+}
+
+impl<'a> EventView<'a> {
+    fn decode(joined: JoinedEvent<'a>, offset: u64, index: u64, position: usize) -> Result<Self> {
+        let missing = |what, field| Error::MissingField {
+            offset,
+            index,
+            what,
+            field,
+        };
+        let bytes = joined
+            .event()
+            .ok_or_else(|| missing("JoinedEvent", "event"))?;
+        let enqueued = *joined
+            .timestamp()
+            .ok_or_else(|| missing("JoinedEvent", "timestamp"))?;
+        let event = verify_at::<Event>(bytes.bytes(), offset, index, "Event")?;
+        let meta = event.meta().ok_or_else(|| missing("Event", "meta"))?;
+        let id = meta.id().ok_or_else(|| missing("Metadata", "id"))?;
+        Ok(Self {
+            offset,
+            index,
+            position,
+            id,
+            enqueued,
+            meta,
+            event,
+        })
+    }
+
+    /// The payload type the metadata declares.
+    pub fn payload_type(&self) -> PayloadType {
+        self.meta.payload_type()
+    }
+
+    /// The client time, `None` when absent or all zeros.
+    pub fn client_time(&self) -> Option<TimeStamp> {
+        self.meta
+            .client_time_utc()
+            .copied()
+            .filter(|t| !t.is_zero())
+    }
+
+    /// The payload bytes as stored (possibly compressed).
+    pub fn raw_payload(&self) -> &'a [u8] {
+        self.event.payload().map_or(&[][..], |v| v.bytes())
+    }
+
+    /// True when the payload is zstd-compressed.
+    pub fn is_compressed(&self) -> bool {
+        self.meta.encoding() == EventEncoding::Zstd
+    }
+}
+
+/// A verified typed payload.
+#[derive(Debug, Clone, Copy)]
+pub enum Payload<'a> {
+    /// A contextual-bandit decision.
+    Cb(CbEvent<'a>),
+    /// A conditional contextual-bandit decision.
+    Ccb(MultiSlotEvent<'a>),
+    /// A slates decision.
+    Slates(MultiSlotEvent<'a>),
+    /// A continuous-action decision.
+    Ca(CaEvent<'a>),
+    /// An outcome or activation.
+    Outcome(OutcomeEvent<'a>),
+    /// Action texts for deduplicated contexts.
+    Dedup(DedupInfo<'a>),
+    /// One step of a multistep episode.
+    MultiStep(MultiStepEvent<'a>),
+    /// The start of a multistep episode.
+    Episode(EpisodeEvent<'a>),
+    /// A payload type this schema does not know.
+    Unknown(PayloadType),
+}
+
+impl Payload<'_> {
+    /// Name of the payload's table.
+    pub fn table_name(&self) -> &'static str {
+        match self {
+            Self::Cb(_) => "CbEvent",
+            Self::Ccb(_) | Self::Slates(_) => "MultiSlotEvent",
+            Self::Ca(_) => "CaEvent",
+            Self::Outcome(_) => "OutcomeEvent",
+            Self::Dedup(_) => "DedupInfo",
+            Self::MultiStep(_) => "MultiStepEvent",
+            Self::Episode(_) => "EpisodeEvent",
+            Self::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// Decodes typed payloads, decompressing zstd into one reused buffer.
+pub struct PayloadDecoder {
+    scratch: Vec<u8>,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    max_size: usize,
+}
+
+impl std::fmt::Debug for PayloadDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PayloadDecoder")
+            .field("max_size", &self.max_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PayloadDecoder {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_PAYLOAD as usize)
+    }
+}
+
+impl PayloadDecoder {
+    /// A decoder that refuses decompressed payloads above `max_size` bytes.
+    pub fn new(max_size: usize) -> Self {
+        Self {
+            scratch: Vec::new(),
+            zstd: None,
+            max_size,
+        }
+    }
+
+    /// The payload bytes, decompressed when the event says zstd.
+    pub fn bytes<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<&'s [u8]> {
+        let raw = view.raw_payload();
+        if !view.is_compressed() {
+            return Ok(raw);
+        }
+        let fail = |reason: String| Error::Decompress {
+            offset: view.offset,
+            index: view.index,
+            event_id: view.id.to_string(),
+            reason,
+        };
+        let size = match zstd::zstd_safe::get_frame_content_size(raw) {
+            Ok(Some(size)) => size,
+            Ok(None) => {
+                return Err(fail(
+                    "the frame header does not state the content size".into(),
+                ))
+            }
+            Err(_) => return Err(fail("not a zstd frame".into())),
+        };
+        if size > self.max_size as u64 {
+            return Err(fail(format!(
+                "the frame declares {size} bytes, above the limit of {} bytes",
+                self.max_size
+            )));
+        }
+        let dctx = match &mut self.zstd {
+            Some(dctx) => dctx,
+            slot => slot.insert(
+                zstd::bulk::Decompressor::new()
+                    .map_err(|e| fail(format!("cannot create a decompressor: {e}")))?,
+            ),
+        };
+        self.scratch.clear();
+        // `size` is bounded by max_size above, so this reservation is too.
+        self.scratch.reserve(size as usize);
+        let n = dctx
+            .decompress_to_buffer(raw, &mut self.scratch)
+            .map_err(|e| fail(format!("corrupt frame: {e}")))?;
+        if n as u64 != size {
+            return Err(fail(format!("frame declared {size} bytes but held {n}")));
+        }
+        Ok(&self.scratch)
+    }
+
+    /// The verified typed payload of `view`.
+    pub fn payload<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<Payload<'s>> {
+        let (offset, index) = (view.offset, view.index);
+        let kind = view.payload_type();
+        let bytes = self.bytes(view)?;
+        Ok(match kind {
+            PayloadType::CB => Payload::Cb(verify_at::<CbEvent>(bytes, offset, index, "CbEvent")?),
+            PayloadType::CCB => Payload::Ccb(verify_at::<MultiSlotEvent>(
+                bytes,
+                offset,
+                index,
+                "MultiSlotEvent",
+            )?),
+            PayloadType::Slates => Payload::Slates(verify_at::<MultiSlotEvent>(
+                bytes,
+                offset,
+                index,
+                "MultiSlotEvent",
+            )?),
+            PayloadType::CA => Payload::Ca(verify_at::<CaEvent>(bytes, offset, index, "CaEvent")?),
+            PayloadType::Outcome => Payload::Outcome(verify_at::<OutcomeEvent>(
+                bytes,
+                offset,
+                index,
+                "OutcomeEvent",
+            )?),
+            PayloadType::DedupInfo => {
+                Payload::Dedup(verify_at::<DedupInfo>(bytes, offset, index, "DedupInfo")?)
+            }
+            PayloadType::MultiStep => Payload::MultiStep(verify_at::<MultiStepEvent>(
+                bytes,
+                offset,
+                index,
+                "MultiStepEvent",
+            )?),
+            PayloadType::Episode => Payload::Episode(verify_at::<EpisodeEvent>(
+                bytes,
+                offset,
+                index,
+                "EpisodeEvent",
+            )?),
+            other => Payload::Unknown(other),
+        })
+    }
+}
