@@ -53,16 +53,15 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             MessageKind::FileMagic => String::from("-"),
             _ => msg.payload.len().to_string(),
         };
-        writeln!(
-            out,
+        let line = format!(
             "{:>7}  {:>12}  {:<10}  {:>10}  {}",
             msg.index,
             msg.offset,
             msg.kind.name(),
             size,
             details
-        )
-        .map_err(write_err)?;
+        );
+        writeln!(out, "{}", line.trim_end()).map_err(write_err)?;
     }
     out.flush().map_err(write_err)?;
     Ok(if problems == 0 {

@@ -37,6 +37,7 @@ mod decode;
 mod error;
 mod framer;
 mod kind;
+pub mod raw;
 mod reader;
 
 pub use decode::{EventView, Events, Payload, PayloadDecoder};

@@ -62,8 +62,8 @@ const READ_CHUNK: usize = 256 << 10;
 
 /// Reads messages from any `io::Read` through one reused buffer.
 ///
-/// The buffer grows to the largest message seen (bounded by the framer's
-/// payload limit) plus one read chunk, however long the stream is.
+/// The buffer grows to about the largest message seen (bounded by the
+/// framer's payload limit) plus one read chunk, however long the stream is.
 #[derive(Debug)]
 pub struct StreamReader<R> {
     inner: R,
@@ -127,17 +127,21 @@ impl<R: Read> StreamReader<R> {
         self.inner
     }
 
-    /// Makes at least one read so that more than the current unread bytes
-    /// are available, with room for `needed` unread bytes in total.
+    /// Makes one read that adds to the unread bytes, which must reach
+    /// `needed` eventually. The buffer grows geometrically as data arrives,
+    /// never straight to `needed`: a corrupt size field costs memory only
+    /// for bytes that really exist.
     fn fill(&mut self, needed: usize) -> Result<()> {
         if self.start + needed > self.buf.len() || self.end == self.buf.len() {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
-            let want = needed.max(self.end + READ_CHUNK);
-            if want > self.buf.len() {
-                self.buf.resize(want, 0);
-            }
+        }
+        if self.end == self.buf.len() {
+            let grown = (self.buf.len() * 2)
+                .max(READ_CHUNK)
+                .min(needed.max(READ_CHUNK));
+            self.buf.resize(grown, 0);
         }
         loop {
             let Some(space) = self.buf.get_mut(self.end..) else {

@@ -141,7 +141,7 @@ impl Verifiable for OutcomeEvent<'_> {
                 "value",
                 Self::VT_VALUE,
                 false,
-                |tag, v, pos| verify_member::<NumericOutcome>(tag, v, pos),
+                verify_member::<NumericOutcome>,
             )?
             .visit_union::<u8, _>(
                 "index_type",
@@ -149,7 +149,7 @@ impl Verifiable for OutcomeEvent<'_> {
                 "index",
                 Self::VT_INDEX,
                 false,
-                |tag, v, pos| verify_member::<NumericIndex>(tag, v, pos),
+                verify_member::<NumericIndex>,
             )?
             .visit_field::<bool>("action_taken", Self::VT_ACTION_TAKEN, false)?
             .finish();

@@ -1,0 +1,67 @@
+//! `fb inspect` run as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(rel)
+}
+
+fn fb(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn inspect_lists_every_message_of_a_clean_log() {
+    let path = data("valid_joined_logs/cb_simple.log");
+    let (code, stdout, stderr) = fb(&["inspect", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected = "
+  index        offset  type              size  details
+      0             0  FILEMAGIC            -  version 1
+      1             8  HEADER             112
+      2           128  CHECKPOINT          24
+      3           160  REGULAR            492  2 events: 91f71c8
+      4           664  EOF                  0
+";
+    // The literal starts with a newline so its first line keeps its indent.
+    assert_eq!(stdout, &expected[1..]);
+}
+
+#[test]
+fn inspect_flags_a_damaged_message_and_exits_1() {
+    let path = data("invalid_joined_logs/corrupt_joined_payload.log");
+    let (code, stdout, _) = fb(&["inspect", path.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let line = stdout.lines().find(|l| l.contains("   160  ")).unwrap();
+    assert!(
+        line.contains("damaged: JoinedPayload in message 3 at byte 160"),
+        "{line}"
+    );
+    assert!(stdout.contains("    664  REGULAR"), "{stdout}");
+}
+
+#[test]
+fn inspect_reports_truncation_with_its_offset() {
+    let path = data("invalid_joined_logs/bad_magic.log");
+    let (code, _, stderr) = fb(&["inspect", path.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("starting at byte 0"), "{stderr}");
+}
+
+#[test]
+fn inspect_of_a_missing_file_is_a_usage_error() {
+    let (code, _, stderr) = fb(&["inspect", "/nonexistent/file.log"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("/nonexistent/file.log"), "{stderr}");
+}

@@ -1,0 +1,130 @@
+//! The raw client streams a joiner consumes (not joined logs).
+//!
+//! Each message is an 8-byte preamble — reserved u8, version u8, message
+//! type u16 **big-endian**, size u32 **big-endian** — then an `EventBatch`
+//! flatbuffer of that size, with no padding.
+
+use fb_schema::{verified, Event, EventBatch};
+use nom::number::streaming::{be_u16, be_u32, u8 as byte};
+use nom::Parser;
+
+use crate::error::{Error, Result};
+use crate::framer::DEFAULT_MAX_PAYLOAD;
+
+/// One preamble-framed message of a raw stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawMessage<'a> {
+    /// Byte offset of the preamble.
+    pub offset: u64,
+    /// 0-based message index.
+    pub index: u64,
+    /// Preamble version byte.
+    pub version: u8,
+    /// Preamble message type.
+    pub msg_type: u16,
+    /// The `EventBatch` bytes.
+    pub payload: &'a [u8],
+}
+
+impl<'a> RawMessage<'a> {
+    /// The verified `EventBatch`.
+    pub fn batch(&self) -> Result<EventBatch<'a>> {
+        verified::<EventBatch>(self.payload).map_err(|source| Error::InvalidFlatbuffer {
+            offset: self.offset,
+            index: self.index,
+            what: "EventBatch",
+            source,
+        })
+    }
+
+    /// The verified `Event`s of the batch, in order.
+    pub fn events(&self) -> Result<Vec<Event<'a>>> {
+        let batch = self.batch()?;
+        let mut out = Vec::new();
+        for serialized in batch.events().iter().flatten() {
+            let bytes = serialized.payload().map_or(&[][..], |v| v.bytes());
+            let event = verified::<Event>(bytes).map_err(|source| Error::InvalidFlatbuffer {
+                offset: self.offset,
+                index: self.index,
+                what: "Event",
+                source,
+            })?;
+            out.push(event);
+        }
+        Ok(out)
+    }
+}
+
+/// Reads the preamble-framed messages of a raw stream held in a slice.
+#[derive(Debug, Clone)]
+pub struct RawStreamReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    index: u64,
+    failed: bool,
+}
+
+impl<'a> RawStreamReader<'a> {
+    /// Reads `data` from its start.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self {
+            data,
+            pos: 0,
+            index: 0,
+            failed: false,
+        }
+    }
+
+    /// The next message, `None` at the end of the input.
+    pub fn next_message(&mut self) -> Result<Option<RawMessage<'a>>> {
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        if self.failed || rest.is_empty() {
+            return Ok(None);
+        }
+        let offset = self.pos as u64;
+        let truncated = |needed: u64| Error::Truncated {
+            offset,
+            index: self.index,
+            kind: None,
+            needed,
+            available: rest.len() as u64,
+        };
+        let parsed = (byte::<_, nom::error::Error<&[u8]>>, byte, be_u16, be_u32).parse(rest);
+        let Ok((body, (_reserved, version, msg_type, size))) = parsed else {
+            self.failed = true;
+            return Err(truncated(8));
+        };
+        if size > DEFAULT_MAX_PAYLOAD {
+            self.failed = true;
+            return Err(Error::PayloadTooLarge {
+                offset,
+                index: self.index,
+                kind: crate::MessageKind::Unknown(u32::from(msg_type)),
+                size: u64::from(size),
+                limit: u64::from(DEFAULT_MAX_PAYLOAD),
+            });
+        }
+        let Some(payload) = body.get(..size as usize) else {
+            self.failed = true;
+            return Err(truncated(8 + u64::from(size)));
+        };
+        let msg = RawMessage {
+            offset,
+            index: self.index,
+            version,
+            msg_type,
+            payload,
+        };
+        self.pos += 8 + size as usize;
+        self.index += 1;
+        Ok(Some(msg))
+    }
+}
+
+impl<'a> Iterator for RawStreamReader<'a> {
+    type Item = Result<RawMessage<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_message().transpose()
+    }
+}
