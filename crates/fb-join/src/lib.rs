@@ -1,1 +1,216 @@
-//! placeholder
+//! Joins the events of Vowpal Wabbit joined binary logs, computes rewards
+//! as the loop was configured, and writes DSJSON.
+//!
+//! A [`Joiner`] takes framed messages (from `fb-format`) in order and yields
+//! [`JoinedEvent`]s: the decision, its outcomes, its reward, original
+//! reward, per-slot rewards, skip-learn flag and weight. [`dsjson`] turns
+//! them into the lines VW trains on, byte-identical to the reference
+//! converter under [`Compat::Reference`]. Everything skipped is counted in
+//! [`Diagnostics`], by kind, with offsets and event ids.
+//!
+//! ```
+//! use fb_join::{convert, Options};
+//!
+//! let log = std::fs::read(concat!(
+//!     env!("CARGO_MANIFEST_DIR"),
+//!     "/../../tests/data/valid_joined_logs/cb_simple.log"
+//! ))
+//! .unwrap();
+//! let mut out = Vec::new();
+//! let summary = convert(&log[..], &mut out, Options::default()).unwrap();
+//! assert_eq!(summary.metrics.joined, 1);
+//! assert!(out.starts_with(br#"{"_label_cost":-1.5,"#));
+//! ```
+#![deny(missing_docs)]
+
+mod config;
+mod dedup;
+mod diag;
+pub mod dsjson;
+mod event;
+mod interaction;
+mod joiner;
+mod metrics;
+pub mod number;
+mod reward;
+pub mod time;
+
+use std::io::{Read, Write};
+
+pub use config::{LearningMode, LoopConfig, Overrides, Problem, RewardFunction};
+pub use dedup::{inline_actions, DedupCache};
+pub use diag::{Diagnostic, Diagnostics, Kind};
+pub use event::{Decision, EventKind, Index, JoinedEvent, Outcome, Slot, Value};
+pub use joiner::{transform, Joiner};
+pub use metrics::{KindMetrics, Metrics};
+pub use reward::{compute as compute_reward, Signal};
+
+/// Sane behaviour, or the reference's exact output including its quirks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Compat {
+    /// Our behaviour: quirks of the reference fixed (see SEMANTICS.md).
+    #[default]
+    Sane,
+    /// Reproduce the reference byte for byte.
+    Reference,
+}
+
+/// How per-step multistep rewards are transformed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum StepTransform {
+    /// Each step gets the mean of its own and all later rewards.
+    #[default]
+    SuffixMean,
+    /// Each step gets the sum of its own and all later rewards.
+    SuffixSum,
+    /// Each step keeps its own reward.
+    Identity,
+}
+
+impl StepTransform {
+    /// Parses `suffix_mean`, `suffix_sum` or `identity`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.to_ascii_lowercase().replace('-', "_").as_str() {
+            "suffix_mean" => Self::SuffixMean,
+            "suffix_sum" => Self::SuffixSum,
+            "identity" => Self::Identity,
+            _ => return None,
+        })
+    }
+}
+
+/// How to join.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Caller-pinned configuration values.
+    pub overrides: Overrides,
+    /// Sane or reference behaviour.
+    pub compat: Compat,
+    /// Join multistep episodes.
+    pub multistep: bool,
+    /// Multistep reward transform.
+    pub multistep_reward: StepTransform,
+    /// Replace `{"__aid":N}` references with the cached action JSON.
+    pub inline_dedup: bool,
+    /// Largest payload (and decompressed payload) accepted, in bytes.
+    pub max_payload: usize,
+    /// Diagnostics kept in full (all are counted).
+    pub diagnostics_limit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            overrides: Overrides::default(),
+            compat: Compat::Sane,
+            multistep: false,
+            multistep_reward: StepTransform::SuffixMean,
+            inline_dedup: false,
+            max_payload: fb_format::DEFAULT_MAX_PAYLOAD as usize,
+            diagnostics_limit: 10_000,
+        }
+    }
+}
+
+/// What a conversion did.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Metrics of the joined events.
+    pub metrics: Metrics,
+    /// Everything skipped or odd.
+    pub diagnostics: Diagnostics,
+    /// Messages read.
+    pub messages: u64,
+    /// Bytes of DSJSON written.
+    pub bytes_written: u64,
+    /// The framing error that ended reading early, if any.
+    pub framing_error: Option<String>,
+}
+
+/// Errors of a conversion that stop it (bad data never does: it is counted
+/// in the summary).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Writing the output failed.
+    #[error("writing the output failed after {written} bytes: {source}")]
+    Write {
+        /// Bytes written before the failure.
+        written: u64,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reads a whole log from `input` and writes its DSJSON to `output`.
+///
+/// A framing error (truncation, bad version, I/O) ends the reading; the
+/// lines before it are written and the error is in
+/// [`Summary::framing_error`].
+pub fn convert<R: Read, W: Write>(input: R, output: W, opts: Options) -> Result<Summary, Error> {
+    let mut joiner = Joiner::new(opts);
+    let mut output = output;
+    let mut summary = convert_into(&mut joiner, input, &mut output)?;
+    summary.metrics = joiner.metrics().clone();
+    summary.diagnostics = joiner.diagnostics().clone();
+    Ok(summary)
+}
+
+/// Like [`convert`], with a caller-owned joiner (whose state carries over
+/// to the next input: several files make one stream).
+pub fn convert_into<R: Read, W: Write>(
+    joiner: &mut Joiner,
+    input: R,
+    output: &mut W,
+) -> Result<Summary, Error> {
+    let compat = joiner_compat(joiner);
+    let framer = fb_format::Framer::with_max_payload(
+        u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX),
+    );
+    let mut reader = fb_format::StreamReader::with_framer(input, framer);
+    let mut line = Vec::with_capacity(4096);
+    let mut messages = 0;
+    let mut written = 0u64;
+    let mut framing_error = None;
+    loop {
+        match reader.next_message() {
+            Ok(Some(msg)) => {
+                messages += 1;
+                joiner.push(&msg);
+            }
+            Ok(None) => break,
+            Err(err) => {
+                joiner.record_framing_error(&err);
+                framing_error = Some(err.to_string());
+                break;
+            }
+        }
+        line.clear();
+        while let Some(ev) = joiner.pop() {
+            dsjson::write_line(&ev, compat, &mut line);
+        }
+        output
+            .write_all(&line)
+            .map_err(|source| Error::Write { written, source })?;
+        written += line.len() as u64;
+    }
+    output
+        .flush()
+        .map_err(|source| Error::Write { written, source })?;
+    Ok(Summary {
+        metrics: joiner.metrics().clone(),
+        diagnostics: joiner.diagnostics().clone(),
+        messages,
+        bytes_written: written,
+        framing_error,
+    })
+}
+
+fn joiner_compat(j: &Joiner) -> Compat {
+    j.options().compat
+}
+
+fn joiner_max_payload(j: &Joiner) -> usize {
+    j.options().max_payload
+}

@@ -1,0 +1,148 @@
+//! The dedup cache: action texts that contexts refer to as `{"__aid":N}`.
+
+use std::collections::{HashMap, VecDeque};
+
+/// An LRU list of action ids and their JSON texts.
+///
+/// Applying a `DedupInfo` adds each id at the front (or moves it there),
+/// then evicts every entry behind the position of the info's *first* id.
+#[derive(Debug, Default, Clone)]
+pub struct DedupCache {
+    order: VecDeque<u64>,
+    values: HashMap<u64, String>,
+}
+
+impl DedupCache {
+    /// Applies one `DedupInfo` (ids and values of equal length).
+    pub fn apply<'a>(&mut self, entries: impl IntoIterator<Item = (u64, &'a str)>) {
+        let mut first = None;
+        for (id, value) in entries {
+            first.get_or_insert(id);
+            if self.values.insert(id, value.to_string()).is_some() {
+                if let Some(pos) = self.order.iter().position(|x| *x == id) {
+                    self.order.remove(pos);
+                }
+            }
+            self.order.push_front(id);
+        }
+        let Some(first) = first else { return };
+        if let Some(pos) = self.order.iter().position(|x| *x == first) {
+            for evicted in self.order.drain(pos + 1..) {
+                self.values.remove(&evicted);
+            }
+        }
+    }
+
+    /// The JSON text of action `id`, if cached.
+    pub fn get(&self, id: u64) -> Option<&str> {
+        self.values.get(&id).map(String::as_str)
+    }
+
+    /// Number of cached actions.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
+/// Replaces every `{"__aid":N}` in `context` with the cached action text.
+///
+/// Returns the first id that is not cached, leaving `out` incomplete.
+pub fn inline_actions(context: &[u8], cache: &DedupCache, out: &mut Vec<u8>) -> Result<(), u64> {
+    const KEY: &[u8] = b"\"__aid\"";
+    let mut rest = context;
+    while let Some(pos) = find(rest, KEY) {
+        // Walk back over whitespace to the opening brace of the reference.
+        let mut open = pos;
+        while open > 0 && rest[open - 1].is_ascii_whitespace() {
+            open -= 1;
+        }
+        let Some(reference) = open.checked_sub(1).filter(|&o| rest[o] == b'{') else {
+            out.extend_from_slice(&rest[..pos + KEY.len()]);
+            rest = &rest[pos + KEY.len()..];
+            continue;
+        };
+        match parse_reference(&rest[pos + KEY.len()..]) {
+            Some((id, used)) => {
+                let text = cache.get(id).ok_or(id)?;
+                out.extend_from_slice(&rest[..reference]);
+                out.extend_from_slice(text.as_bytes());
+                rest = &rest[pos + KEY.len() + used..];
+            }
+            None => {
+                out.extend_from_slice(&rest[..pos + KEY.len()]);
+                rest = &rest[pos + KEY.len()..];
+            }
+        }
+    }
+    out.extend_from_slice(rest);
+    Ok(())
+}
+
+/// Parses `  :  123  }` and returns the id and the bytes used.
+fn parse_reference(s: &[u8]) -> Option<(u64, usize)> {
+    let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while s.get(*i).is_some_and(u8::is_ascii_whitespace) {
+            *i += 1;
+        }
+    };
+    skip_ws(&mut i);
+    if s.get(i) != Some(&b':') {
+        return None;
+    }
+    i += 1;
+    skip_ws(&mut i);
+    let start = i;
+    while s.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let id = std::str::from_utf8(s.get(start..i)?).ok()?.parse().ok()?;
+    skip_ws(&mut i);
+    (s.get(i) == Some(&b'}')).then_some((id, i + 1))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_evicts_behind_the_first_id() {
+        let mut cache = DedupCache::default();
+        cache.apply([(1, "a"), (2, "b"), (3, "c")]);
+        assert_eq!(cache.len(), 3);
+        cache.apply([(4, "d"), (2, "b2")]);
+        // Order now 2, 4, 3, 1: everything behind 4 (the first id) goes.
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get(2), Some("b2"));
+        assert_eq!(cache.get(4), Some("d"));
+        assert_eq!(cache.get(1), None);
+        assert_eq!(cache.get(3), None);
+    }
+
+    #[test]
+    fn inline_replaces_references() {
+        let mut cache = DedupCache::default();
+        cache.apply([(7, r#"{"TAction":{"a":1}}"#), (8, r#"{"TAction":{"b":2}}"#)]);
+        let ctx = br#"{"U":{"x":1},"_multi":[{"__aid":7},{ "__aid" : 8 }]}"#;
+        let mut out = Vec::new();
+        inline_actions(ctx, &cache, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"U":{"x":1},"_multi":[{"TAction":{"a":1}},{"TAction":{"b":2}}]}"#
+        );
+        let mut out = Vec::new();
+        assert_eq!(
+            inline_actions(br#"[{"__aid":9}]"#, &cache, &mut out),
+            Err(9)
+        );
+    }
+}

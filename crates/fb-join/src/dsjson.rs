@@ -1,0 +1,312 @@
+//! The DSJSON writer: one line per joined event, keys in the reference's
+//! order, numbers in its format.
+
+use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
+use crate::number::{push_f32, push_i64, push_str, push_u64};
+use crate::time::push_timestamp;
+use crate::Compat;
+
+/// Appends the DSJSON line of `ev` to `out`, `\n` included.
+pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+    match (&ev.kind, &ev.decision) {
+        (
+            EventKind::Cb | EventKind::MultiStep,
+            Decision::Cb {
+                actions,
+                probabilities,
+            },
+        ) => write_cb(ev, actions, probabilities, compat, out),
+        (EventKind::Ccb, Decision::MultiSlot { .. }) => write_ccb(ev, compat, out),
+        (EventKind::Slates, Decision::MultiSlot { .. }) => write_slates(ev, compat, out),
+        (EventKind::Ca, Decision::Ca { action, pdf_value }) => {
+            write_ca(ev, *action, *pdf_value, compat, out)
+        }
+        // The joiner never builds other pairs.
+        _ => return,
+    }
+    out.push(b'\n');
+}
+
+fn key(out: &mut Vec<u8>, k: &str) {
+    out.push(b'"');
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+fn context(out: &mut Vec<u8>, ctx: &[u8]) {
+    key(out, "c");
+    // A raw newline would split the line; the reference writes a space.
+    out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+}
+
+fn floats(out: &mut Vec<u8>, values: &[f32]) {
+    out.push(b'[');
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_f32(out, *v);
+    }
+    out.push(b']');
+}
+
+fn value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Numeric(x) => push_f32(out, *x),
+        Value::None => push_f32(out, 0.0),
+        Value::Literal(s) => push_str(out, s),
+    }
+}
+
+/// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
+fn outcome(out: &mut Vec<u8>, o: &Outcome, with_index: bool) {
+    out.push(b'{');
+    if !o.action_taken {
+        key(out, "v");
+        value(out, &o.value);
+        out.push(b',');
+    }
+    key(out, "EventId");
+    push_str(out, &o.event_id);
+    if with_index {
+        out.push(b',');
+        key(out, "Index");
+        match &o.index {
+            Index::Literal(s) => push_str(out, s),
+            Index::Numeric(i) => {
+                out.push(b'"');
+                push_i64(out, i64::from(*i));
+                out.push(b'"');
+            }
+            Index::None => push_str(out, "-1"),
+        }
+    }
+    out.push(b',');
+    key(out, "ActionTaken");
+    out.extend_from_slice(if o.action_taken { b"true" } else { b"false" });
+    out.push(b'}');
+}
+
+fn outcomes<'a>(out: &mut Vec<u8>, list: impl Iterator<Item = &'a Outcome>, with_index: bool) {
+    out.push(b'[');
+    for (i, o) in list.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        outcome(out, o, with_index);
+    }
+    out.push(b']');
+}
+
+fn vw_state(out: &mut Vec<u8>, model: &str) {
+    key(out, "VWState");
+    out.extend_from_slice(b"{\"m\":");
+    push_str(out, model);
+    out.push(b'}');
+}
+
+fn pdrop(out: &mut Vec<u8>, ev: &JoinedEvent) {
+    let p = ev.pdrop();
+    if p != 0.0 {
+        out.push(b',');
+        key(out, "pdrop");
+        push_f32(out, p);
+    }
+}
+
+fn write_cb(ev: &JoinedEvent, actions: &[u64], probs: &[f32], compat: Compat, out: &mut Vec<u8>) {
+    let first = actions.first().copied().unwrap_or(0);
+    out.push(b'{');
+    key(out, "_label_cost");
+    push_f32(out, -ev.reward);
+    out.push(b',');
+    key(out, "_label_probability");
+    push_f32(out, probs.first().map_or(0.0, |p| p * ev.pass_probability));
+    out.push(b',');
+    key(out, "_label_Action");
+    push_u64(out, first);
+    out.push(b',');
+    key(out, "_labelIndex");
+    push_u64(out, first.wrapping_sub(1));
+    out.push(b',');
+    if ev.skip_learn {
+        key(out, "_skipLearn");
+        out.extend_from_slice(b"true,");
+    }
+    key(out, "o");
+    outcomes(out, ev.outcomes.iter(), false);
+    out.push(b',');
+    key(out, "Timestamp");
+    push_timestamp(out, &ev.time, compat);
+    out.extend_from_slice(b",\"Version\":\"1\",");
+    key(out, "EventId");
+    push_str(out, &ev.event_id);
+    out.push(b',');
+    key(out, "a");
+    out.push(b'[');
+    for (i, a) in actions.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_u64(out, *a);
+    }
+    out.extend_from_slice(b"],");
+    context(out, &ev.context);
+    out.push(b',');
+    key(out, "p");
+    floats(out, probs);
+    out.push(b',');
+    vw_state(out, &ev.model_id);
+    pdrop(out, ev);
+    out.push(b',');
+    key(out, "_original_label_cost");
+    push_f32(out, -ev.original_reward);
+    out.push(b'}');
+}
+
+fn write_ccb(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+    let Decision::MultiSlot { slots, baseline } = &ev.decision else {
+        return;
+    };
+    out.push(b'{');
+    key(out, "Timestamp");
+    push_timestamp(out, &ev.time, compat);
+    out.push(b',');
+    if ev.skip_learn {
+        key(out, "_skipLearn");
+        out.extend_from_slice(b"true,");
+    }
+    out.extend_from_slice(b"\"Version\":\"1\",");
+    if !ev.event_id.is_empty() {
+        key(out, "EventId");
+        push_str(out, &ev.event_id);
+        out.push(b',');
+    }
+    context(out, &ev.context);
+    out.push(b',');
+    key(out, "_outcomes");
+    out.push(b'[');
+    for (i, slot) in slots.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        key(out, "_label_cost");
+        push_f32(out, -slot.reward);
+        out.push(b',');
+        key(out, "_id");
+        push_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
+        out.push(b',');
+        key(out, "_a");
+        out.push(b'[');
+        for (j, a) in slot.actions.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            push_u64(out, u64::from(*a));
+        }
+        out.extend_from_slice(b"],");
+        key(out, "_p");
+        floats(out, &slot.probabilities);
+        out.push(b',');
+        if !slot.outcomes.is_empty() {
+            key(out, "_o");
+            outcomes(
+                out,
+                slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)),
+                true,
+            );
+            out.push(b',');
+        }
+        key(out, "_original_label_cost");
+        push_f32(out, -slot.original_reward);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],");
+    if !baseline.is_empty() {
+        key(out, "_ba");
+        out.push(b'[');
+        for (i, b) in baseline.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            push_i64(out, i64::from(*b));
+        }
+        out.extend_from_slice(b"],");
+    }
+    vw_state(out, &ev.model_id);
+    pdrop(out, ev);
+    out.push(b'}');
+}
+
+fn write_slates(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+    let Decision::MultiSlot { slots, .. } = &ev.decision else {
+        return;
+    };
+    out.push(b'{');
+    key(out, "Timestamp");
+    push_timestamp(out, &ev.time, compat);
+    out.extend_from_slice(b",\"Version\":\"1\",");
+    if !ev.event_id.is_empty() {
+        key(out, "EventId");
+        push_str(out, &ev.event_id);
+        out.push(b',');
+    }
+    key(out, "_label_cost");
+    push_f32(out, -ev.reward);
+    out.push(b',');
+    key(out, "o");
+    outcomes(out, ev.outcomes.iter(), false);
+    out.push(b',');
+    key(out, "_outcomes");
+    out.push(b'[');
+    for (i, slot) in slots.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"_a\":[");
+        for (j, a) in slot.actions.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            push_u64(out, u64::from(*a));
+        }
+        out.extend_from_slice(b"],");
+        key(out, "_p");
+        floats(out, &slot.probabilities);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],");
+    context(out, &ev.context);
+    out.push(b',');
+    vw_state(out, &ev.model_id);
+    pdrop(out, ev);
+    if ev.skip_learn {
+        out.extend_from_slice(b",\"_skipLearn\":true");
+    }
+    out.push(b'}');
+}
+
+fn write_ca(ev: &JoinedEvent, action: f32, pdf: f32, compat: Compat, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"_label_ca\":{\"cost\":");
+    push_f32(out, -ev.reward);
+    out.extend_from_slice(b",\"pdf_value\":");
+    push_f32(out, pdf);
+    out.extend_from_slice(b",\"action\":");
+    push_f32(out, action);
+    out.extend_from_slice(b"},");
+    key(out, "Timestamp");
+    push_timestamp(out, &ev.time, compat);
+    out.extend_from_slice(b",\"Version\":\"1\",");
+    key(out, "EventId");
+    push_str(out, &ev.event_id);
+    out.push(b',');
+    context(out, &ev.context);
+    out.push(b',');
+    vw_state(out, &ev.model_id);
+    pdrop(out, ev);
+    if ev.skip_learn {
+        out.extend_from_slice(b",\"_skipLearn\":true");
+    }
+    out.push(b'}');
+}

@@ -1,0 +1,187 @@
+//! Joined events: one decision with its outcomes and rewards.
+
+use fb_schema::TimeStamp;
+
+/// What kind of decision an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// Contextual bandit.
+    Cb,
+    /// Conditional contextual bandit.
+    Ccb,
+    /// Slates.
+    Slates,
+    /// Continuous action.
+    Ca,
+    /// One step of a multistep episode (CB-shaped).
+    MultiStep,
+}
+
+impl EventKind {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cb => "cb",
+            Self::Ccb => "ccb",
+            Self::Slates => "slates",
+            Self::Ca => "ca",
+            Self::MultiStep => "multistep",
+        }
+    }
+}
+
+/// An outcome's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// None written (counts as 0.0).
+    None,
+    /// A number.
+    Numeric(f32),
+    /// Text (counts as 0.0).
+    Literal(String),
+}
+
+impl Value {
+    /// The number reward functions use.
+    pub fn number(&self) -> f32 {
+        match self {
+            Self::Numeric(v) => *v,
+            Self::None | Self::Literal(_) => 0.0,
+        }
+    }
+}
+
+/// An outcome's index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Index {
+    /// None written.
+    None,
+    /// A number (a CCB slot index).
+    Numeric(i32),
+    /// Text (a CCB slot id or multistep step id).
+    Literal(String),
+}
+
+/// One outcome or activation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The outcome's event id (`meta.id`).
+    pub event_id: String,
+    /// Its value.
+    pub value: Value,
+    /// Its index.
+    pub index: Index,
+    /// An activation of a deferred action, not a reward.
+    pub action_taken: bool,
+    /// Its time (enqueued, or client time when configured).
+    pub time: TimeStamp,
+}
+
+/// One slot of a CCB or Slates decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    /// The slot id, when the log has one.
+    pub id: Option<String>,
+    /// Action ids, chosen first.
+    pub actions: Vec<u32>,
+    /// Their probabilities.
+    pub probabilities: Vec<f32>,
+    /// Indices into [`JoinedEvent::outcomes`] of the outcomes of this slot.
+    pub outcomes: Vec<usize>,
+    /// The slot's reward.
+    pub reward: f32,
+    /// f(outcomes) whatever the learning mode.
+    pub original_reward: f32,
+}
+
+/// The decision that was made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// CB or multistep step: ranked actions.
+    Cb {
+        /// Action ids, chosen first.
+        actions: Vec<u64>,
+        /// Their probabilities.
+        probabilities: Vec<f32>,
+    },
+    /// CCB or Slates.
+    MultiSlot {
+        /// The slots.
+        slots: Vec<Slot>,
+        /// Baseline actions, one per slot (apprentice).
+        baseline: Vec<i32>,
+    },
+    /// Continuous action.
+    Ca {
+        /// The action.
+        action: f32,
+        /// The density of the action.
+        pdf_value: f32,
+    },
+}
+
+/// One joined event: a decision, its outcomes and computed rewards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinedEvent {
+    /// What kind of decision.
+    pub kind: EventKind,
+    /// The event id (the step id for multistep).
+    pub event_id: String,
+    /// Its time (enqueued, or client time when configured).
+    pub time: TimeStamp,
+    /// Model id, `"N/A"` when absent.
+    pub model_id: String,
+    /// The context JSON as logged (dedup references inlined on request).
+    pub context: Vec<u8>,
+    /// The probability the event was kept by sampling.
+    pub pass_probability: f32,
+    /// The action was deferred.
+    pub deferred: bool,
+    /// Not to be learned from (deferred and never activated).
+    pub skip_learn: bool,
+    /// Outcomes in file order (for multistep: episodic and the step's own).
+    pub outcomes: Vec<Outcome>,
+    /// The decision.
+    pub decision: Decision,
+    /// The reward used for learning (CB, Slates, CA, multistep).
+    pub reward: f32,
+    /// f(outcomes) whatever the learning mode.
+    pub original_reward: f32,
+    /// Byte offset of the REGULAR message it came from.
+    pub offset: u64,
+    /// Index of that message.
+    pub message: u64,
+}
+
+impl JoinedEvent {
+    /// `1 - pass_probability`.
+    pub fn pdrop(&self) -> f32 {
+        1.0 - self.pass_probability
+    }
+
+    /// Importance weight: 0 when not learnable, else `1 / pass_probability`
+    /// (an event kept with probability p stands for 1/p events).
+    pub fn weight(&self) -> f32 {
+        if self.skip_learn || self.pass_probability <= 0.0 {
+            0.0
+        } else {
+            1.0 / self.pass_probability
+        }
+    }
+
+    /// Per-slot rewards (CCB/Slates), empty otherwise.
+    pub fn slot_rewards(&self) -> Vec<f32> {
+        match &self.decision {
+            Decision::MultiSlot { slots, .. } => slots.iter().map(|s| s.reward).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The chosen action of a CB-shaped decision.
+    pub fn chosen_action(&self) -> Option<u64> {
+        match &self.decision {
+            Decision::Cb { actions, .. } => actions.first().copied(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,851 @@
+//! The joiner: configuration, grouping by event id, and the processing of
+//! each group into joined events (SEMANTICS.md §1–§5, §7, §8).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
+use fb_schema::{IndexValue, OutcomeEvent, OutcomeValue, PayloadType, TimeStamp};
+
+use crate::config::{LearningMode, LoopConfig, Problem};
+use crate::dedup::{inline_actions, DedupCache};
+use crate::diag::{Diagnostic, Diagnostics, Kind};
+use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
+use crate::interaction::{extract, extract_step, kind_of, matches, Interaction, Step};
+use crate::metrics::Metrics;
+use crate::reward::{compute, Signal};
+use crate::{time, Compat, Options, StepTransform};
+
+/// Joins the messages of a log into [`JoinedEvent`]s.
+///
+/// Feed messages in order with [`Joiner::push`]; take the joined events
+/// with [`Joiner::pop`] after each push. State (configuration, dedup cache)
+/// carries over between messages, and between files when one joiner reads
+/// several.
+#[derive(Debug)]
+pub struct Joiner {
+    opts: Options,
+    config: LoopConfig,
+    dedup: DedupCache,
+    decoder: PayloadDecoder,
+    diags: Diagnostics,
+    metrics: Metrics,
+    ready: VecDeque<JoinedEvent>,
+}
+
+/// Where the message being processed is.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    offset: u64,
+    message: u64,
+}
+
+impl Joiner {
+    /// A joiner with `opts`.
+    pub fn new(opts: Options) -> Self {
+        Self {
+            config: LoopConfig::new(&opts.overrides),
+            decoder: PayloadDecoder::new(opts.max_payload),
+            diags: Diagnostics::with_limit(opts.diagnostics_limit),
+            dedup: DedupCache::default(),
+            metrics: Metrics::default(),
+            ready: VecDeque::new(),
+            opts,
+        }
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &LoopConfig {
+        &self.config
+    }
+
+    /// Everything reported so far.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diags
+    }
+
+    /// Metrics over the events joined so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The next joined event, in output order.
+    pub fn pop(&mut self) -> Option<JoinedEvent> {
+        self.ready.pop_front()
+    }
+
+    /// Records a framing error that ended a log.
+    pub fn record_framing_error(&mut self, err: &fb_format::Error) {
+        self.diags.push(Diagnostic {
+            kind: Kind::Framing,
+            offset: err.offset(),
+            message: 0,
+            event_id: None,
+            detail: err.to_string(),
+        });
+    }
+
+    /// Processes one message.
+    pub fn push(&mut self, msg: &Message<'_>) {
+        match msg.kind {
+            MessageKind::Checkpoint => match msg.checkpoint() {
+                Ok(info) => self.config.apply_checkpoint(&info, &self.opts.overrides),
+                Err(err) => self.diags.push(Diagnostic {
+                    kind: Kind::InvalidJoinedPayload,
+                    offset: msg.offset,
+                    message: msg.index,
+                    event_id: None,
+                    detail: format!("{err}; the configuration is unchanged"),
+                }),
+            },
+            MessageKind::Regular => self.regular(msg),
+            MessageKind::Unknown(_) => {
+                if let Some(w) = msg.unknown_warning() {
+                    self.diags.push(Diagnostic {
+                        kind: Kind::UnknownMessageType,
+                        offset: msg.offset,
+                        message: msg.index,
+                        event_id: None,
+                        detail: w.to_string(),
+                    });
+                }
+            }
+            MessageKind::FileMagic | MessageKind::Header | MessageKind::Eof => {}
+        }
+    }
+
+    fn diag(&mut self, at: At, kind: Kind, event_id: Option<&str>, detail: String) {
+        self.diags.push(Diagnostic {
+            kind,
+            offset: at.offset,
+            message: at.message,
+            event_id: event_id.map(str::to_string),
+            detail,
+        });
+    }
+
+    fn regular(&mut self, msg: &Message<'_>) {
+        let at = At {
+            offset: msg.offset,
+            message: msg.index,
+        };
+        if !self.config.is_ready() {
+            self.diag(
+                at,
+                Kind::NotReady,
+                None,
+                "REGULAR message before any checkpoint set the problem type: skipped \
+                 (give --problem-type to convert it)"
+                    .into(),
+            );
+            return;
+        }
+        let events = match msg.events() {
+            Ok(events) => events,
+            Err(err) => {
+                self.diag(
+                    at,
+                    Kind::InvalidJoinedPayload,
+                    None,
+                    format!("{err}: message skipped"),
+                );
+                return;
+            }
+        };
+        let total = events.total();
+        let mut groups: Vec<(&str, Vec<EventView<'_>>)> = Vec::new();
+        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        for (position, event) in events.enumerate() {
+            let view = match event {
+                Ok(view) => view,
+                Err(err) => {
+                    self.diag(at, Kind::BadEvent, None, format!("event {position}: {err}"));
+                    self.diags
+                        .add(Kind::EventsDropped, (total - position) as u64);
+                    break;
+                }
+            };
+            match view.payload_type() {
+                PayloadType::DedupInfo => {
+                    if let Err((kind, detail)) = self.apply_dedup(&view) {
+                        self.diag(
+                            at,
+                            kind,
+                            Some(view.id),
+                            format!("{detail}: message dropped"),
+                        );
+                        self.diags.add(Kind::EventsDropped, total as u64);
+                        return;
+                    }
+                }
+                PayloadType::Episode if !self.opts.multistep => {
+                    self.diag(
+                        at,
+                        Kind::EpisodeOutsideMultistep,
+                        Some(view.id),
+                        format!(
+                            "an Episode event outside multistep mode (use --multistep); \
+                             the rest of the message ({} events) is dropped",
+                            total - position
+                        ),
+                    );
+                    self.diags
+                        .add(Kind::EventsDropped, (total - position) as u64);
+                    break;
+                }
+                // An episode marker carries nothing the output needs.
+                PayloadType::Episode => {}
+                _ => {
+                    let slot = *by_id.entry(view.id).or_insert_with(|| {
+                        groups.push((view.id, Vec::new()));
+                        groups.len() - 1
+                    });
+                    if let Some((_, list)) = groups.get_mut(slot) {
+                        list.push(view);
+                    }
+                }
+            }
+        }
+        for (id, group) in &groups {
+            if self.opts.multistep {
+                self.multistep_group(at, id, group);
+            } else {
+                self.group(at, id, group);
+            }
+        }
+    }
+
+    fn apply_dedup(&mut self, view: &EventView<'_>) -> Result<(), (Kind, String)> {
+        let payload = self
+            .decoder
+            .payload(view)
+            .map_err(|e| (Kind::InvalidPayload, e.to_string()))?;
+        let Payload::Dedup(info) = payload else {
+            return Err((Kind::InvalidPayload, "DedupInfo payload expected".into()));
+        };
+        let ids = info
+            .ids()
+            .map(|v| v.iter().collect::<Vec<u64>>())
+            .unwrap_or_default();
+        let values = info
+            .values()
+            .map(|v| v.iter().collect::<Vec<&str>>())
+            .unwrap_or_default();
+        if ids.len() != values.len() {
+            return Err((
+                Kind::DedupMismatch,
+                format!(
+                    "DedupInfo has {} ids but {} values",
+                    ids.len(),
+                    values.len()
+                ),
+            ));
+        }
+        self.dedup.apply(ids.into_iter().zip(values));
+        Ok(())
+    }
+
+    /// The event's time: its client time when configured and present.
+    fn time_of(&mut self, at: At, view: &EventView<'_>) -> TimeStamp {
+        if self.config.use_client_time {
+            if let Some(t) = view.client_time() {
+                return t;
+            }
+            self.diag(
+                at,
+                Kind::ClientTimeMissing,
+                Some(view.id),
+                "client time requested but absent: the enqueued time is used".into(),
+            );
+        }
+        view.enqueued
+    }
+
+    fn outcome(&mut self, at: At, view: &EventView<'_>) -> Option<Outcome> {
+        let decoded = match self.decoder.payload(view) {
+            Ok(Payload::Outcome(o)) => Ok(owned_outcome(&o)),
+            Ok(other) => Err(format!(
+                "{} where an outcome was declared",
+                other.table_name()
+            )),
+            Err(err) => Err(err.to_string()),
+        };
+        match decoded {
+            Ok((value, index, action_taken)) => {
+                let time = self.time_of(at, view);
+                Some(Outcome {
+                    event_id: view.id.to_string(),
+                    value,
+                    index,
+                    action_taken,
+                    time,
+                })
+            }
+            Err(detail) => {
+                self.diag(at, Kind::InvalidPayload, Some(view.id), detail);
+                None
+            }
+        }
+    }
+
+    fn signal(&self, o: &Outcome) -> Signal {
+        Signal {
+            value: o.value.number(),
+            time: time::key(&o.time),
+            activation: o.action_taken,
+        }
+    }
+
+    fn reward(&self, outcomes: &[&Outcome]) -> f32 {
+        let signals: Vec<Signal> = outcomes.iter().map(|o| self.signal(o)).collect();
+        compute(
+            self.config.reward_function,
+            &signals,
+            self.config.default_reward,
+            self.opts.compat,
+        )
+    }
+
+    /// Context bytes as written: dedup references inlined when asked, and
+    /// JSON validity checked unless reproducing the reference.
+    fn context(&mut self, at: At, id: &str, raw: Vec<u8>) -> Option<Vec<u8>> {
+        let ctx = if self.opts.inline_dedup {
+            let mut out = Vec::with_capacity(raw.len());
+            if let Err(missing) = inline_actions(&raw, &self.dedup, &mut out) {
+                self.diag(
+                    at,
+                    Kind::MissingDedupAction,
+                    Some(id),
+                    format!(
+                        "context refers to action {missing}, which no DedupInfo provided: skipped"
+                    ),
+                );
+                return None;
+            }
+            out
+        } else {
+            raw
+        };
+        if self.opts.compat == Compat::Sane {
+            if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&ctx) {
+                self.diag(
+                    at,
+                    Kind::InvalidContext,
+                    Some(id),
+                    format!("context is not valid JSON ({err}): skipped"),
+                );
+                return None;
+            }
+        }
+        Some(ctx)
+    }
+
+    fn group(&mut self, at: At, id: &str, events: &[EventView<'_>]) {
+        let problem = self.config.problem_type.unwrap_or(Problem::Unknown);
+        let mut accepted: Option<(Interaction, &EventView<'_>)> = None;
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        let mut invalid = false;
+        for view in events {
+            match view.payload_type() {
+                PayloadType::Outcome => {
+                    if accepted.is_none() {
+                        self.diag(
+                            at,
+                            Kind::OutcomeWithoutInteraction,
+                            Some(id),
+                            "outcome before (or without) its interaction: dropped".into(),
+                        );
+                        continue;
+                    }
+                    match self.outcome(at, view) {
+                        Some(o) => outcomes.push(o),
+                        None => invalid = true,
+                    }
+                }
+                PayloadType::CB
+                | PayloadType::CCB
+                | PayloadType::Slates
+                | PayloadType::CA
+                | PayloadType::MultiStep => {
+                    if accepted.is_some() {
+                        self.diag(
+                            at,
+                            Kind::DuplicateInteraction,
+                            Some(id),
+                            "second interaction with this id: ignored".into(),
+                        );
+                        continue;
+                    }
+                    if let Some(interaction) = self.accept(at, view, problem) {
+                        accepted = Some((interaction, view));
+                    }
+                }
+                other => self.diag(
+                    at,
+                    Kind::UnknownPayloadType,
+                    Some(id),
+                    format!("payload type {} is not known: ignored", other.0),
+                ),
+            }
+        }
+        let Some((interaction, view)) = accepted else {
+            self.diag(
+                at,
+                Kind::NoInteraction,
+                Some(id),
+                "no interaction was accepted for this id: skipped".into(),
+            );
+            return;
+        };
+        if invalid {
+            self.diag(
+                at,
+                Kind::InvalidPayload,
+                Some(id),
+                "an outcome could not be decoded: event skipped".into(),
+            );
+            return;
+        }
+        let Some(context) = self.context(at, id, interaction.context.clone()) else {
+            return;
+        };
+        let time = self.time_of(at, view);
+        if let Some(ev) = self.finish(
+            at,
+            id,
+            interaction,
+            context,
+            time,
+            view.meta.pass_probability(),
+            outcomes,
+        ) {
+            self.metrics.record(&ev);
+            self.ready.push_back(ev);
+        }
+    }
+
+    /// Acceptance checks 1–4 of §3 for one interaction.
+    fn accept(&mut self, at: At, view: &EventView<'_>, problem: Problem) -> Option<Interaction> {
+        let declared = match view.payload_type() {
+            PayloadType::CB => EventKind::Cb,
+            PayloadType::CCB => EventKind::Ccb,
+            PayloadType::Slates => EventKind::Slates,
+            PayloadType::CA => EventKind::Ca,
+            _ => EventKind::MultiStep,
+        };
+        if !matches(declared, problem) {
+            let hint = if declared == EventKind::MultiStep {
+                " (use --multistep)"
+            } else {
+                ""
+            };
+            self.diag(
+                at,
+                Kind::ProblemTypeMismatch,
+                Some(view.id),
+                format!(
+                    "{} interaction in a {} loop: skipped{hint}",
+                    declared.name().to_uppercase(),
+                    problem.name()
+                ),
+            );
+            return None;
+        }
+        let extracted = match self.decoder.payload(view) {
+            Ok(payload) => {
+                debug_assert_eq!(kind_of(&payload), Some(declared));
+                extract(&payload)
+            }
+            Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+        };
+        let interaction = match extracted {
+            Ok(i) => i,
+            Err((kind, detail)) => {
+                self.diag(
+                    at,
+                    kind,
+                    Some(view.id),
+                    format!("{detail}: interaction skipped"),
+                );
+                return None;
+            }
+        };
+        if interaction.learning_mode != self.config.learning_mode {
+            self.diag(
+                at,
+                Kind::LearningModeMismatch,
+                Some(view.id),
+                format!(
+                    "interaction logged in {:?} mode, loop configured for {:?}: skipped",
+                    interaction.learning_mode, self.config.learning_mode
+                ),
+            );
+            return None;
+        }
+        Some(interaction)
+    }
+
+    /// Rewards per problem type (§4) and the skip-learn flag (§5).
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        at: At,
+        id: &str,
+        interaction: Interaction,
+        context: Vec<u8>,
+        time: TimeStamp,
+        pass_probability: f32,
+        outcomes: Vec<Outcome>,
+    ) -> Option<JoinedEvent> {
+        let Interaction {
+            kind,
+            mut decision,
+            model_id,
+            deferred,
+            ..
+        } = interaction;
+        let all: Vec<&Outcome> = outcomes.iter().collect();
+        let original = self.reward(&all);
+        let apprentice = self.config.learning_mode == LearningMode::Apprentice;
+        let mut reward = original;
+        match &mut decision {
+            Decision::Cb { actions, .. } => {
+                if apprentice {
+                    reward = if actions.first() == Some(&1) {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            Decision::Ca { .. } => {
+                if apprentice {
+                    self.diag(
+                        at,
+                        Kind::ApprenticeUnsupported,
+                        Some(id),
+                        "apprentice mode is not defined for CA: default reward used".into(),
+                    );
+                    reward = self.config.default_reward;
+                }
+            }
+            Decision::MultiSlot { slots, baseline } if kind == EventKind::Slates => {
+                let _ = (slots, baseline);
+                if apprentice {
+                    self.diag(
+                        at,
+                        Kind::ApprenticeUnsupported,
+                        Some(id),
+                        "apprentice mode is not defined for slates: default reward used".into(),
+                    );
+                    reward = self.config.default_reward;
+                }
+            }
+            Decision::MultiSlot { slots, baseline } => {
+                for (k, o) in outcomes.iter().enumerate() {
+                    match &o.index {
+                        Index::Numeric(i) => {
+                            match usize::try_from(*i).ok().and_then(|i| slots.get_mut(i)) {
+                                Some(slot) => slot.outcomes.push(k),
+                                None => self.diag(
+                                    at,
+                                    Kind::SlotIndexOutOfRange,
+                                    Some(id),
+                                    format!(
+                                        "outcome index {i} but the decision has {} slots: ignored",
+                                        slots.len()
+                                    ),
+                                ),
+                            }
+                        }
+                        Index::Literal(s) => {
+                            match slots.iter_mut().find(|slot| slot.id.as_deref() == Some(s)) {
+                                Some(slot) => slot.outcomes.push(k),
+                                None => self.diag(
+                                    at,
+                                    Kind::UnknownSlotId,
+                                    Some(id),
+                                    format!(
+                                        "outcome for slot id `{s}`, which no slot carries: ignored"
+                                    ),
+                                ),
+                            }
+                        }
+                        Index::None if !o.action_taken => self.diag(
+                            at,
+                            Kind::OutcomeWithoutIndex,
+                            Some(id),
+                            "CCB outcome without slot index: ignored".into(),
+                        ),
+                        Index::None => {}
+                    }
+                }
+                if apprentice && baseline.len() != slots.len() {
+                    self.diag(
+                        at,
+                        Kind::BaselineMismatch,
+                        Some(id),
+                        format!(
+                            "apprentice CCB with {} baseline actions for {} slots: skipped",
+                            baseline.len(),
+                            slots.len()
+                        ),
+                    );
+                    return None;
+                }
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let mine: Vec<&Outcome> = slot
+                        .outcomes
+                        .iter()
+                        .filter_map(|&k| outcomes.get(k))
+                        .collect();
+                    slot.original_reward = self.reward(&mine);
+                    slot.reward = if apprentice {
+                        let chosen = slot.actions.first().map(|a| i64::from(*a));
+                        let base = baseline.get(i).map(|b| i64::from(*b));
+                        if chosen.is_some() && chosen == base {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    } else {
+                        slot.original_reward
+                    };
+                }
+            }
+        }
+        let skip_learn = deferred && !outcomes.iter().any(|o| o.action_taken);
+        Some(JoinedEvent {
+            kind,
+            event_id: id.to_string(),
+            time,
+            model_id,
+            context,
+            pass_probability,
+            deferred,
+            skip_learn,
+            outcomes,
+            decision,
+            reward,
+            original_reward: original,
+            offset: at.offset,
+            message: at.message,
+        })
+    }
+
+    /// Multistep (§8): steps of one episode, ordered depth-first, each with
+    /// the episodic outcomes and its own.
+    fn multistep_group(&mut self, at: At, id: &str, events: &[EventView<'_>]) {
+        let mut steps: Vec<(Step, TimeStamp, f32)> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        for view in events {
+            match view.payload_type() {
+                PayloadType::Outcome => {
+                    if let Some(o) = self.outcome(at, view) {
+                        outcomes.push(o);
+                    }
+                }
+                PayloadType::MultiStep => {
+                    let step = match self.decoder.payload(view) {
+                        Ok(payload) => extract_step(&payload),
+                        Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+                    };
+                    match step {
+                        Ok(step) if !seen.insert(step.id.clone()) => self.diag(
+                            at,
+                            Kind::DuplicateStep,
+                            Some(id),
+                            format!("step `{}` seen twice: the repeat is skipped", step.id),
+                        ),
+                        Ok(step) => {
+                            let time = self.time_of(at, view);
+                            steps.push((step, time, view.meta.pass_probability()));
+                        }
+                        Err((kind, detail)) => {
+                            self.diag(at, kind, Some(id), format!("{detail}: step skipped"))
+                        }
+                    }
+                }
+                other => self.diag(
+                    at,
+                    Kind::ProblemTypeMismatch,
+                    Some(id),
+                    format!("payload type {} in a multistep episode: ignored", other.0),
+                ),
+            }
+        }
+        if steps.is_empty() {
+            self.diag(
+                at,
+                Kind::NoInteraction,
+                Some(id),
+                "episode without steps: skipped".into(),
+            );
+            return;
+        }
+        for o in &outcomes {
+            if let Index::Literal(step) = &o.index {
+                if !seen.contains(step) {
+                    self.diag(
+                        at,
+                        Kind::UnknownSlotId,
+                        Some(id),
+                        format!("outcome for step `{step}`, which the episode lacks: ignored"),
+                    );
+                }
+            }
+        }
+        let order = self.step_order(&steps);
+        if order.len() < steps.len() {
+            self.diag(
+                at,
+                Kind::NoInteraction,
+                Some(id),
+                format!(
+                    "{} steps unreachable from a first step (a previous_id cycle): skipped",
+                    steps.len() - order.len()
+                ),
+            );
+        }
+        let belongs = |o: &Outcome, step: &str| match &o.index {
+            Index::Literal(s) => s == step,
+            _ => true,
+        };
+        let mut rewards: Vec<f32> = order
+            .iter()
+            .filter_map(|&k| steps.get(k))
+            .map(|(step, _, _)| {
+                let mine: Vec<&Outcome> =
+                    outcomes.iter().filter(|o| belongs(o, &step.id)).collect();
+                self.reward(&mine)
+            })
+            .collect();
+        let originals = rewards.clone();
+        transform(&mut rewards, self.opts.multistep_reward);
+        for (n, &k) in order.iter().enumerate() {
+            let Some((step, time, pass)) = steps.get(k) else {
+                continue;
+            };
+            let Some(context) = self.context(at, id, step.context.clone()) else {
+                continue;
+            };
+            let mine: Vec<Outcome> = outcomes
+                .iter()
+                .filter(|o| belongs(o, &step.id))
+                .cloned()
+                .collect();
+            let skip_learn = step.deferred && !mine.iter().any(|o| o.action_taken);
+            let ev = JoinedEvent {
+                kind: EventKind::MultiStep,
+                event_id: step.id.clone(),
+                time: *time,
+                model_id: step.model_id.clone(),
+                context,
+                pass_probability: *pass,
+                deferred: step.deferred,
+                skip_learn,
+                outcomes: mine,
+                decision: Decision::Cb {
+                    actions: step.actions.clone(),
+                    probabilities: step.probabilities.clone(),
+                },
+                reward: rewards
+                    .get(n)
+                    .copied()
+                    .unwrap_or(self.config.default_reward),
+                // [quirk] the reference never computes it for steps.
+                original_reward: match self.opts.compat {
+                    Compat::Reference => 0.0,
+                    Compat::Sane => originals
+                        .get(n)
+                        .copied()
+                        .unwrap_or(self.config.default_reward),
+                },
+                offset: at.offset,
+                message: at.message,
+            };
+            self.metrics.record(&ev);
+            self.ready.push_back(ev);
+        }
+    }
+
+    /// Depth-first order from the roots; siblings by time, then id.
+    fn step_order(&self, steps: &[(Step, TimeStamp, f32)]) -> Vec<usize> {
+        let compat = self.opts.compat;
+        let sort_key = |k: usize| {
+            steps.get(k).map(|(s, t, _)| {
+                let (secs, sub) = time::key(t);
+                let sub = if compat == Compat::Reference { 0 } else { sub };
+                ((secs, sub), s.id.clone())
+            })
+        };
+        let index: HashMap<&str, usize> = steps
+            .iter()
+            .enumerate()
+            .map(|(k, (s, _, _))| (s.id.as_str(), k))
+            .collect();
+        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut roots = Vec::new();
+        for (k, (s, _, _)) in steps.iter().enumerate() {
+            match s.previous.as_deref().and_then(|p| index.get(p)) {
+                Some(&parent) if parent != k => children.entry(parent).or_default().push(k),
+                _ => roots.push(k),
+            }
+        }
+        roots.sort_by_key(|&k| sort_key(k));
+        for list in children.values_mut() {
+            list.sort_by_key(|&k| sort_key(k));
+        }
+        let mut order = Vec::with_capacity(steps.len());
+        let mut visited = vec![false; steps.len()];
+        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+        while let Some(k) = stack.pop() {
+            if std::mem::replace(&mut visited[k], true) {
+                continue;
+            }
+            order.push(k);
+            if let Some(list) = children.get(&k) {
+                stack.extend(list.iter().rev());
+            }
+        }
+        order
+    }
+}
+
+fn owned_outcome(o: &OutcomeEvent<'_>) -> (Value, Index, bool) {
+    let value = match o.value() {
+        OutcomeValue::Numeric(v) => Value::Numeric(v),
+        OutcomeValue::Literal(s) => Value::Literal(s.to_string()),
+        OutcomeValue::None | OutcomeValue::Unknown(_) => Value::None,
+    };
+    let index = match o.index() {
+        IndexValue::Numeric(i) => Index::Numeric(i),
+        IndexValue::Literal(s) => Index::Literal(s.to_string()),
+        IndexValue::None | IndexValue::Unknown(_) => Index::None,
+    };
+    (value, index, o.action_taken())
+}
+
+/// Applies a multistep reward transform over rewards in step order.
+pub fn transform(rewards: &mut [f32], how: StepTransform) {
+    match how {
+        StepTransform::Identity => {}
+        StepTransform::SuffixSum | StepTransform::SuffixMean => {
+            let len = rewards.len();
+            let mut sum = 0f32;
+            for (n, r) in rewards.iter_mut().enumerate().rev() {
+                sum += *r;
+                *r = if how == StepTransform::SuffixMean {
+                    sum / (len - n) as f32
+                } else {
+                    sum
+                };
+            }
+        }
+    }
+}

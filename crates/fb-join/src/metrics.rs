@@ -1,0 +1,133 @@
+//! Running metrics over joined events (the reference's extra metrics, and
+//! more).
+
+use std::collections::BTreeMap;
+
+use fb_schema::TimeStamp;
+
+use crate::event::{Decision, EventKind, JoinedEvent};
+
+/// Figures per problem type.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KindMetrics {
+    /// Joined events.
+    pub events: u64,
+    /// Events that are learnable (not skip-learn).
+    pub learnable: u64,
+    /// Sum of rewards used for learning.
+    pub reward_sum: f64,
+    /// Sum of original rewards.
+    pub original_reward_sum: f64,
+}
+
+/// Metrics of one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    /// Joined events written.
+    pub joined: u64,
+    /// Events not to be learned from (deferred, never activated).
+    pub skipped_learn: u64,
+    /// Outcomes attached to joined events (activations included).
+    pub outcomes: u64,
+    /// Activations among them.
+    pub activations: u64,
+    /// Sum of original costs (-original reward; CCB: over all slots).
+    pub original_cost_sum: f64,
+    /// Sum of costs used for learning (CCB: over all slots).
+    pub cost_sum: f64,
+    /// First event id and time seen.
+    pub first: Option<(String, TimeStamp)>,
+    /// Last event id and time seen.
+    pub last: Option<(String, TimeStamp)>,
+    /// Decisions with no actions (CCB/Slates: a slot without actions).
+    pub zero_actions: u64,
+    /// CB: original cost summed where the chosen action is the baseline (1).
+    pub cb_baseline_original_cost_sum: f64,
+    /// CB: events whose chosen action is the baseline.
+    pub cb_baseline_count: u64,
+    /// CCB/Slates: first-slot original cost sum.
+    pub first_slot_original_cost_sum: f64,
+    /// CCB/Slates: first slot's chosen action equals the baseline.
+    pub first_slot_equal_baseline: u64,
+    /// CCB/Slates: first slot's chosen action differs from the baseline.
+    pub first_slot_not_equal_baseline: u64,
+    /// CCB/Slates: first-slot original cost sum where equal to baseline.
+    pub first_slot_equal_baseline_cost_sum: f64,
+    /// Per problem type.
+    pub by_kind: BTreeMap<&'static str, KindMetrics>,
+}
+
+impl Metrics {
+    /// Adds one joined event.
+    pub fn record(&mut self, ev: &JoinedEvent) {
+        self.joined += 1;
+        self.skipped_learn += u64::from(ev.skip_learn);
+        self.outcomes += ev.outcomes.len() as u64;
+        self.activations += ev.outcomes.iter().filter(|o| o.action_taken).count() as u64;
+        if self.first.is_none() {
+            self.first = Some((ev.event_id.clone(), ev.time));
+        }
+        self.last = Some((ev.event_id.clone(), ev.time));
+        let per = self.by_kind.entry(ev.kind.name()).or_default();
+        per.events += 1;
+        per.learnable += u64::from(!ev.skip_learn);
+        match &ev.decision {
+            Decision::Cb { actions, .. } => {
+                self.original_cost_sum -= f64::from(ev.original_reward);
+                self.cost_sum -= f64::from(ev.reward);
+                per.reward_sum += f64::from(ev.reward);
+                per.original_reward_sum += f64::from(ev.original_reward);
+                if actions.is_empty() {
+                    self.zero_actions += 1;
+                }
+                if ev.kind == EventKind::Cb && actions.first() == Some(&1) {
+                    self.cb_baseline_count += 1;
+                    self.cb_baseline_original_cost_sum -= f64::from(ev.original_reward);
+                }
+            }
+            Decision::Ca { .. } => {
+                self.original_cost_sum -= f64::from(ev.original_reward);
+                self.cost_sum -= f64::from(ev.reward);
+                per.reward_sum += f64::from(ev.reward);
+                per.original_reward_sum += f64::from(ev.original_reward);
+            }
+            Decision::MultiSlot { slots, baseline } => {
+                if ev.kind == EventKind::Slates {
+                    self.original_cost_sum -= f64::from(ev.original_reward);
+                    self.cost_sum -= f64::from(ev.reward);
+                    per.reward_sum += f64::from(ev.reward);
+                    per.original_reward_sum += f64::from(ev.original_reward);
+                } else {
+                    for s in slots {
+                        self.original_cost_sum -= f64::from(s.original_reward);
+                        self.cost_sum -= f64::from(s.reward);
+                        per.reward_sum += f64::from(s.reward);
+                        per.original_reward_sum += f64::from(s.original_reward);
+                    }
+                }
+                if slots.iter().any(|s| s.actions.is_empty()) {
+                    self.zero_actions += 1;
+                }
+                if let Some(first) = slots.first() {
+                    let original = if ev.kind == EventKind::Slates {
+                        ev.original_reward
+                    } else {
+                        first.original_reward
+                    };
+                    let cost = -f64::from(original);
+                    self.first_slot_original_cost_sum += cost;
+                    // The baseline of the first slot: the logged baseline
+                    // action when there is one, else action 0 (the default
+                    // policy's first choice).
+                    let base = baseline.first().copied().unwrap_or(0);
+                    if first.actions.first().map(|a| i64::from(*a)) == Some(i64::from(base)) {
+                        self.first_slot_equal_baseline += 1;
+                        self.first_slot_equal_baseline_cost_sum += cost;
+                    } else {
+                        self.first_slot_not_equal_baseline += 1;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Numbers and strings exactly as the reference's JSON writer prints them.
+
+/// Appends `v` widened to f64 the way rapidjson's `Writer::Double` does
+/// (Grisu2, always with a `.` or an exponent: `1.0`, `-0.0`, `1e-7`).
+pub fn push_f32(out: &mut Vec<u8>, v: f32) {
+    push_f64(out, f64::from(v));
+}
+
+/// Appends an f64 in rapidjson's style. Non-finite values, which JSON cannot
+/// hold, are written as `null`.
+pub fn push_f64(out: &mut Vec<u8>, v: f64) {
+    if !v.is_finite() {
+        out.extend_from_slice(b"null");
+        return;
+    }
+    let mut buf = dtoa::Buffer::new();
+    out.extend_from_slice(buf.format_finite(v).as_bytes());
+}
+
+/// Appends an unsigned integer.
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends a signed integer.
+pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
+/// Appends `s` as a JSON string with rapidjson's escapes: `"` `\` and
+/// control characters; everything else (including non-ASCII) as is.
+pub fn push_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            0..=0x1F => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xF)]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_rapidjson() {
+        let cases: &[(&str, f64, &str)] = &[
+            ("one", 1.0, "1.0"),
+            ("negative zero", -0.0, "-0.0"),
+            ("f32 0.9 widened", f64::from(0.9f32), "0.9000000357627869"),
+            ("f32 0.1 widened", f64::from(0.1f32), "0.10000000149011612"),
+            (
+                "small f32 widened",
+                f64::from(1e-7f32),
+                "1.0000000116860974e-7",
+            ),
+            (
+                "grisu2, not shortest",
+                2.198_999_881_744_384_8,
+                "2.1989998817443849",
+            ),
+            (
+                "pdf value",
+                f64::from(0.000_505_050_5_f32),
+                "0.0005050505278632045",
+            ),
+            ("large", 1e21, "1e21"),
+        ];
+        for (name, v, expected) in cases {
+            let mut out = Vec::new();
+            push_f64(&mut out, *v);
+            assert_eq!(String::from_utf8(out).unwrap(), *expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn integers() {
+        for (v, s) in [(0u64, "0"), (7, "7"), (u64::MAX, "18446744073709551615")] {
+            let mut out = Vec::new();
+            push_u64(&mut out, v);
+            assert_eq!(out, s.as_bytes());
+        }
+        let mut out = Vec::new();
+        push_i64(&mut out, i64::MIN);
+        assert_eq!(out, b"-9223372036854775808");
+    }
+
+    #[test]
+    fn strings_escape_quotes_backslashes_and_controls_only() {
+        let mut out = Vec::new();
+        push_str(&mut out, "a\"b\\c\nd\u{1}é/");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"a\\\"b\\\\c\\nd\\u0001é/\""
+        );
+    }
+}

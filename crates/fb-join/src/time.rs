@@ -1,0 +1,104 @@
+//! Timestamps: ordering keys and the DSJSON text form.
+
+use fb_schema::TimeStamp;
+
+use crate::number::push_u64;
+use crate::Compat;
+
+/// Largest valid subsecond: the client library counts 100 ns ticks.
+pub const MAX_SUBSECOND: u32 = 9_999_999;
+
+/// Seconds since 1970-01-01 (proleptic Gregorian, no leap seconds) and the
+/// subsecond field; a total order for comparing times.
+pub fn key(t: &TimeStamp) -> (i64, u32) {
+    let (y, m, d) = (
+        i64::from(t.year()),
+        i64::from(t.month()),
+        i64::from(t.day()),
+    );
+    // Days from civil (Howard Hinnant's algorithm), on clamped fields so any
+    // bytes give some number rather than a panic.
+    let m = m.clamp(1, 12);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d.clamp(1, 31) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400
+        + i64::from(t.hour()) * 3600
+        + i64::from(t.minute()) * 60
+        + i64::from(t.second());
+    (secs, t.subsecond())
+}
+
+/// Appends `"YYYY-MM-DDTHH:MM:SS.ffffffZ"` (quoted).
+///
+/// [`Compat::Reference`] always writes `.000000` (the reference drops the
+/// subsecond); otherwise the subsecond ticks are written as microseconds,
+/// and an invalid subsecond (above [`MAX_SUBSECOND`]) as zero. Returns
+/// false when the subsecond was invalid.
+pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool {
+    let valid = t.subsecond() <= MAX_SUBSECOND;
+    let micros = match compat {
+        Compat::Reference => 0,
+        Compat::Sane if valid => t.subsecond() / 10,
+        Compat::Sane => 0,
+    };
+    out.push(b'"');
+    pad(out, u64::from(t.year()), 4);
+    out.push(b'-');
+    pad(out, u64::from(t.month()), 2);
+    out.push(b'-');
+    pad(out, u64::from(t.day()), 2);
+    out.push(b'T');
+    pad(out, u64::from(t.hour()), 2);
+    out.push(b':');
+    pad(out, u64::from(t.minute()), 2);
+    out.push(b':');
+    pad(out, u64::from(t.second()), 2);
+    out.push(b'.');
+    pad(out, u64::from(micros), 6);
+    out.extend_from_slice(b"Z\"");
+    valid
+}
+
+fn pad(out: &mut Vec<u8>, v: u64, width: usize) {
+    let start = out.len();
+    push_u64(out, v);
+    let len = out.len() - start;
+    if len < width {
+        let zeros = width - len;
+        out.splice(start..start, std::iter::repeat_n(b'0', zeros));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_order_like_calendar_time() {
+        let a = TimeStamp::new(2021, 12, 31, 23, 59, 59, 5);
+        let b = TimeStamp::new(2022, 1, 1, 0, 0, 0, 0);
+        assert!(key(&a) < key(&b));
+        assert_eq!(key(&TimeStamp::new(1970, 1, 1, 0, 0, 1, 0)), (1, 0));
+        assert_eq!(key(&TimeStamp::new(2000, 3, 1, 0, 0, 0, 0)).0, 951_868_800);
+    }
+
+    #[test]
+    fn text_forms() {
+        let t = TimeStamp::new(2021, 5, 18, 13, 28, 29, 6_560_000);
+        let mut out = Vec::new();
+        push_timestamp(&mut out, &t, Compat::Reference);
+        assert_eq!(out, b"\"2021-05-18T13:28:29.000000Z\"");
+        out.clear();
+        push_timestamp(&mut out, &t, Compat::Sane);
+        assert_eq!(out, b"\"2021-05-18T13:28:29.656000Z\"");
+        out.clear();
+        let bad = TimeStamp::new(2021, 5, 18, 13, 28, 29, 10_000_000);
+        assert!(!push_timestamp(&mut out, &bad, Compat::Sane));
+        assert_eq!(out, b"\"2021-05-18T13:28:29.000000Z\"");
+    }
+}
