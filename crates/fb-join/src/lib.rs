@@ -214,3 +214,66 @@ fn joiner_compat(j: &Joiner) -> Compat {
 fn joiner_max_payload(j: &Joiner) -> usize {
     j.options().max_payload
 }
+
+/// Joined events of one log as an iterator, for code that wants rewards
+/// without DSJSON.
+///
+/// Stops at the end of the log or at a framing error, which
+/// [`JoinedEvents::framing_error`] then holds (the events before it are
+/// all yielded).
+#[derive(Debug)]
+pub struct JoinedEvents<R> {
+    reader: fb_format::StreamReader<R>,
+    joiner: Joiner,
+    framing_error: Option<fb_format::Error>,
+    done: bool,
+}
+
+impl<R: Read> JoinedEvents<R> {
+    /// Joins the log read from `input`.
+    pub fn new(input: R, opts: Options) -> Self {
+        let limit = u32::try_from(opts.max_payload).unwrap_or(u32::MAX);
+        let reader =
+            fb_format::StreamReader::with_framer(input, fb_format::Framer::with_max_payload(limit));
+        Self {
+            reader,
+            joiner: Joiner::new(opts),
+            framing_error: None,
+            done: false,
+        }
+    }
+
+    /// The joiner (diagnostics, metrics, configuration so far).
+    pub fn joiner(&self) -> &Joiner {
+        &self.joiner
+    }
+
+    /// The framing error that ended the log early, if any.
+    pub fn framing_error(&self) -> Option<&fb_format::Error> {
+        self.framing_error.as_ref()
+    }
+}
+
+impl<R: Read> Iterator for JoinedEvents<R> {
+    type Item = JoinedEvent;
+
+    fn next(&mut self) -> Option<JoinedEvent> {
+        loop {
+            if let Some(ev) = self.joiner.pop() {
+                return Some(ev);
+            }
+            if self.done {
+                return None;
+            }
+            match self.reader.next_message() {
+                Ok(Some(msg)) => self.joiner.push(&msg),
+                Ok(None) => self.done = true,
+                Err(err) => {
+                    self.joiner.record_framing_error(&err);
+                    self.framing_error = Some(err);
+                    self.done = true;
+                }
+            }
+        }
+    }
+}
