@@ -225,3 +225,41 @@ fn truncation_keeps_the_events_before_the_cut() {
     assert!(cut.len() < whole.len());
     assert_eq!(&whole[..cut.len()], &cut[..]);
 }
+
+#[test]
+fn client_time_replaces_the_enqueued_time_when_asked() {
+    // rcrrmr.fb carries client times a few hundred microseconds before the
+    // enqueued ones.
+    let enqueued = Options::default();
+    let client = Options {
+        overrides: Overrides {
+            use_client_time: Some(true),
+            ..Overrides::default()
+        },
+        ..Options::default()
+    };
+    let (a, _) = join("valid_joined_logs/rcrrmr.fb", enqueued);
+    let (b, it) = join("valid_joined_logs/rcrrmr.fb", client);
+    assert_eq!(a.len(), 3);
+    assert_eq!(b.len(), 3);
+    for (e, c) in a.iter().zip(&b) {
+        assert!(
+            c.time.subsecond() < e.time.subsecond(),
+            "{:?} vs {:?}",
+            c.time,
+            e.time
+        );
+    }
+    assert_eq!(it.joiner().diagnostics().count(Kind::ClientTimeMissing), 0);
+    // A log without client times falls back, with a diagnostic per event.
+    let client = Options {
+        overrides: Overrides {
+            use_client_time: Some(true),
+            ..Overrides::default()
+        },
+        ..Options::default()
+    };
+    let (events, it) = join("valid_joined_logs/cb_simple.log", client);
+    assert_eq!(events.len(), 1);
+    assert!(it.joiner().diagnostics().count(Kind::ClientTimeMissing) >= 1);
+}
