@@ -1,6 +1,7 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 mod convert;
+mod gen;
 mod inspect;
 
 use std::process::ExitCode;
@@ -24,6 +25,11 @@ enum Command {
         tests/data/valid_joined_logs/multistep_2_episodes.fb -o out.dsjson"
     )]
     Convert(convert::Args),
+    /// Write a synthetic joined log, deterministic from a seed.
+    #[command(
+        after_help = "Example:\n  fb gen --problem-type ccb --size 50MiB --zstd --dedup --seed 1 -o /tmp/ccb.fb"
+    )]
+    Gen(gen::Args),
     /// List the messages of a log: index, offset, type, size, events.
     #[command(after_help = "Example:\n  fb inspect tests/data/valid_joined_logs/cb_simple.log")]
     Inspect(inspect::Args),
@@ -33,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args),
+        Command::Gen(args) => gen::run(&args),
         Command::Inspect(args) => inspect::run(&args),
     };
     match result {

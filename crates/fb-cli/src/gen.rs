@@ -1,0 +1,289 @@
+//! `fb gen`: writes a synthetic joined log, deterministic from a seed.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use fb_schema::RewardFunctionType;
+use fb_writer::synth::{self, GenConfig, Limit, ProblemKind, RewardDist};
+
+/// Output buffer: large writes keep a multi-GiB run I/O-bound.
+const OUTPUT_BUFFER: usize = 4 << 20;
+
+/// Decisions written when neither `--events` nor `--size` is given.
+const DEFAULT_EVENTS: u64 = 1000;
+
+/// Problem types `fb gen` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Problem {
+    /// Contextual bandit.
+    Cb,
+    /// Conditional contextual bandit (slots).
+    Ccb,
+    /// Slates.
+    Slates,
+    /// Continuous actions.
+    Ca,
+    /// Multistep episodes.
+    Multistep,
+}
+
+impl From<Problem> for ProblemKind {
+    fn from(p: Problem) -> Self {
+        match p {
+            Problem::Cb => ProblemKind::Cb,
+            Problem::Ccb => ProblemKind::Ccb,
+            Problem::Slates => ProblemKind::Slates,
+            Problem::Ca => ProblemKind::Ca,
+            Problem::Multistep => ProblemKind::MultiStep,
+        }
+    }
+}
+
+/// Reward functions a CHECKPOINT can declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RewardFunction {
+    /// The outcome with the smallest time.
+    Earliest,
+    /// Arithmetic mean.
+    Average,
+    /// Median.
+    Median,
+    /// Sum.
+    Sum,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+impl From<RewardFunction> for RewardFunctionType {
+    fn from(f: RewardFunction) -> Self {
+        match f {
+            RewardFunction::Earliest => RewardFunctionType::Earliest,
+            RewardFunction::Average => RewardFunctionType::Average,
+            RewardFunction::Median => RewardFunctionType::Median,
+            RewardFunction::Sum => RewardFunctionType::Sum,
+            RewardFunction::Min => RewardFunctionType::Min,
+            RewardFunction::Max => RewardFunctionType::Max,
+        }
+    }
+}
+
+/// Arguments of `fb gen`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Kind of decisions.
+    #[arg(long, value_enum, default_value_t = Problem::Cb)]
+    pub problem_type: Problem,
+    /// Number of decisions (episodes for multistep) [default: 1000].
+    #[arg(long, value_name = "N", conflicts_with = "size")]
+    pub events: Option<u64>,
+    /// Stop once the log is at least this big: bytes, or KiB/MiB/GiB/TiB
+    /// (e.g. 50MiB, 2GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub size: Option<u64>,
+    /// Actions per decision (per slot for slates).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub actions: usize,
+    /// Slots per decision (ccb, slates).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub slots: usize,
+    /// Steps per episode (multistep).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub steps: usize,
+    /// Outcomes per decision (per step for multistep), activations apart.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub outcomes: usize,
+    /// Outcome values: constant[:V], uniform[:LOW:HIGH] or bernoulli[:P].
+    #[arg(
+        long,
+        value_name = "DIST",
+        default_value = "bernoulli",
+        allow_hyphen_values = true
+    )]
+    pub reward: RewardDist,
+    /// Fraction of decisions with a deferred action.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub deferred: f64,
+    /// Fraction of decisions that get an activation outcome.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub activated: f64,
+    /// Apprentice learning mode (events and checkpoints).
+    #[arg(long)]
+    pub apprentice: bool,
+    /// pass_probability of every event (pdrop = 1 - this).
+    #[arg(long, value_name = "P", default_value_t = 1.0)]
+    pub pass_probability: f32,
+    /// Write actions once in DedupInfo events and refer to them as
+    /// {"__aid":N} in contexts.
+    #[arg(long)]
+    pub dedup: bool,
+    /// zstd-compress every event payload.
+    #[arg(long)]
+    pub zstd: bool,
+    /// Decisions per REGULAR message (multistep: always one episode).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub events_per_message: usize,
+    /// Write a CHECKPOINT before every N REGULAR messages (0: only one, at
+    /// the start).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub checkpoint_every: u64,
+    /// Reward function the checkpoints declare.
+    #[arg(long, value_enum, default_value_t = RewardFunction::Earliest)]
+    pub reward_function: RewardFunction,
+    /// Default reward the checkpoints declare.
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub default_reward: f32,
+    /// Checkpoints ask joiners to use the client time.
+    #[arg(long)]
+    pub use_client_time: bool,
+    /// Seed: the same arguments and seed give the same bytes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output file ("-" or absent: standard output, unless it is a terminal).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+impl Args {
+    fn config(&self) -> GenConfig {
+        let limit = match (self.events, self.size) {
+            (_, Some(bytes)) => Limit::Bytes(bytes),
+            (Some(n), None) => Limit::Events(n),
+            (None, None) => Limit::Events(DEFAULT_EVENTS),
+        };
+        GenConfig {
+            problem: self.problem_type.into(),
+            limit,
+            actions: self.actions,
+            slots: self.slots,
+            steps: self.steps,
+            outcomes: self.outcomes,
+            reward: self.reward,
+            deferred: self.deferred,
+            activated: self.activated,
+            apprentice: self.apprentice,
+            pass_probability: self.pass_probability,
+            dedup: self.dedup,
+            zstd: self.zstd,
+            events_per_message: self.events_per_message,
+            checkpoint_every: self.checkpoint_every,
+            reward_function: self.reward_function.into(),
+            default_reward: self.default_reward,
+            use_client_time: self.use_client_time,
+            seed: self.seed,
+        }
+    }
+}
+
+/// Parses `4096`, `512B`, `64KiB`, `50MiB`, `2GiB`, `1TiB` (suffix case
+/// ignored) into bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "kib" => 10,
+        "mib" => 20,
+        "gib" => 30,
+        "tib" => 40,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{text}`: use bytes or KiB, MiB, GiB, TiB"
+            ))
+        }
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size: expected a whole number, e.g. 50MiB"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("size `{text}` is too large"))
+}
+
+/// Generates the log; exits 0, or returns why it could not.
+pub fn run(args: &Args) -> Result<ExitCode, String> {
+    let config = args.config();
+    config.validate().map_err(|e| e.to_string())?;
+    let file_path = args
+        .output
+        .as_deref()
+        .filter(|path| path.as_os_str() != "-");
+    let (summary, target) = match file_path {
+        None => {
+            let stdout = io::stdout();
+            if stdout.is_terminal() {
+                return Err("refusing to write a binary log to a terminal: \
+                            pass -o FILE or redirect standard output"
+                    .into());
+            }
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, stdout.lock());
+            let summary = synth::generate(&config, &mut out).map_err(|e| e.to_string())?;
+            out.flush()
+                .map_err(|e| format!("writing standard output: {e}"))?;
+            (summary, String::from("standard output"))
+        }
+        Some(path) => {
+            let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+            let file = File::create(path).map_err(|e| fail(&e))?;
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, file);
+            let summary = synth::generate(&config, &mut out).map_err(|e| fail(&e))?;
+            out.flush().map_err(|e| fail(&e))?;
+            (summary, path.display().to_string())
+        }
+    };
+    eprintln!(
+        "fb gen: wrote {} bytes to {target}: {} messages ({} REGULAR, {} CHECKPOINT), \
+         {} decisions, {} events",
+        summary.bytes,
+        summary.messages,
+        summary.regular_messages,
+        summary.checkpoints,
+        summary.decisions,
+        summary.events
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        for (text, bytes) in [
+            ("0", 0u64),
+            ("4096", 4096),
+            ("512B", 512),
+            ("64KiB", 64 << 10),
+            ("50MiB", 50 << 20),
+            ("50mib", 50 << 20),
+            ("2GiB", 2 << 30),
+            ("1TiB", 1 << 40),
+            (" 3 MiB ", 3 << 20),
+        ] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        for bad in [
+            "",
+            "MiB",
+            "1.5GiB",
+            "50MB",
+            "-1",
+            "10 parsecs",
+            "99999999999999TiB",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+}

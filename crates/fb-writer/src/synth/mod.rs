@@ -1,0 +1,1144 @@
+//! Synthetic joined logs, deterministic from a seed.
+//!
+//! [`generate`] writes FILEMAGIC, HEADER, a CHECKPOINT before the first
+//! REGULAR message (and again every [`GenConfig::checkpoint_every`]
+//! messages), REGULAR messages of [`GenConfig::events_per_message`]
+//! decisions each, and EOF. Every decision is planned as a [`GenRecord`]
+//! first; the record is what gets written, and [`generate_with`] hands it to
+//! a callback once its message is out, so tests can compute expected
+//! rewards on their own.
+//!
+//! Memory stays constant however big the log: one REGULAR message is
+//! assembled at a time and streamed to the output.
+//!
+//! What a decision looks like:
+//! - a REGULAR message starts with one `DedupInfo` event when dedup is on,
+//!   holding every action its contexts refer to as `{"__aid":N}`;
+//! - then, per decision: the interaction, then its outcomes in file order
+//!   (an activation, if any, at a random place among them). Outcome times
+//!   are 1 to 300 s after the decision, in random order.
+//! - CB: action ids are 1-based positions in `_multi`, the chosen one
+//!   first, epsilon-greedy (epsilon 0.2) probabilities in the same order;
+//!   no outcome index.
+//! - CCB: slot `i` chooses among the actions earlier slots left; even slots
+//!   have an id (`slot-<i>`, also in `_slots`), odd ones none; outcomes are
+//!   indexed by slot number or, for slots with an id, half the time by the
+//!   id; baseline actions are `0..slots`.
+//! - Slates: every slot has its own `actions` actions (`_slot_id` in
+//!   `_multi`), action ids are indices within the slot; baseline 0 per slot;
+//!   outcomes have no index.
+//! - CA: action uniform in `[0, 100)`, pdf value in `[0.005, 0.05)`.
+//! - Multistep: one episode per REGULAR message: an `EpisodeEvent`, then
+//!   `steps` steps (ids `<episode>-<n>`, each following the previous one or,
+//!   one time in five, an earlier one), then per step `outcomes` outcomes
+//!   indexed by the step id, and half the time one episodic outcome without
+//!   index. All events carry the episode id as `meta.id`.
+
+mod context;
+mod rng;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::str::FromStr;
+
+use fb_schema::{
+    LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
+};
+
+pub use rng::{mix64, ticks_from_civil, timestamp_from_ticks, Rng, TICKS_PER_SECOND};
+
+use crate::error::{Error, Result};
+use crate::spec::{
+    CaSpec, CbSpec, CheckpointConfig, DedupSpec, Encoding, JoinedEventSpec, MetaSpec,
+    MultiSlotSpec, MultiStepSpec, PayloadSpec, SlotSpec,
+};
+use crate::writer::LogWriter;
+
+/// Application id written in every event's metadata.
+pub const APP_ID: &str = "fb-synth";
+
+/// Epsilon of the epsilon-greedy probabilities.
+const EPSILON: f32 = 0.2;
+
+/// The kind of decisions to generate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// Contextual bandit (`CbEvent`).
+    Cb,
+    /// Conditional contextual bandit (`MultiSlotEvent`).
+    Ccb,
+    /// Slates (`MultiSlotEvent`).
+    Slates,
+    /// Continuous actions (`CaEvent`).
+    Ca,
+    /// Multistep episodes (`EpisodeEvent` + `MultiStepEvent`s).
+    MultiStep,
+}
+
+impl ProblemKind {
+    /// Every kind, in CLI order.
+    pub const ALL: [ProblemKind; 5] = [
+        ProblemKind::Cb,
+        ProblemKind::Ccb,
+        ProblemKind::Slates,
+        ProblemKind::Ca,
+        ProblemKind::MultiStep,
+    ];
+
+    /// The problem type a CHECKPOINT declares for it.
+    pub fn problem_type(self) -> ProblemType {
+        match self {
+            Self::Cb => ProblemType::CB,
+            Self::Ccb => ProblemType::CCB,
+            Self::Slates => ProblemType::SLATES,
+            Self::Ca => ProblemType::CA,
+            Self::MultiStep => ProblemType::MULTISTEP,
+        }
+    }
+
+    /// Lower-case name: `cb`, `ccb`, `slates`, `ca`, `multistep`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cb => "cb",
+            Self::Ccb => "ccb",
+            Self::Slates => "slates",
+            Self::Ca => "ca",
+            Self::MultiStep => "multistep",
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ProblemKind {
+    type Err = String;
+
+    /// Parses a [`ProblemKind::name`], case-insensitively.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown problem type `{s}`: expected cb, ccb, slates, ca or multistep")
+            })
+    }
+}
+
+/// When to stop generating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// After this many decisions (episodes for multistep).
+    Events(u64),
+    /// After the first REGULAR message that brings the log to at least this
+    /// many bytes (the EOF message follows).
+    Bytes(u64),
+}
+
+/// How outcome values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RewardDist {
+    /// Always this value.
+    Constant(f32),
+    /// Uniform in `[low, high)`.
+    Uniform {
+        /// Lower bound.
+        low: f32,
+        /// Upper bound.
+        high: f32,
+    },
+    /// 1.0 with probability `p`, else 0.0.
+    Bernoulli {
+        /// Probability of a 1.0.
+        p: f64,
+    },
+}
+
+impl RewardDist {
+    /// Draws one value.
+    pub fn sample(&self, rng: &mut Rng) -> f32 {
+        match *self {
+            Self::Constant(value) => value,
+            Self::Uniform { low, high } => low + (high - low) * rng.unit_f32(),
+            Self::Bernoulli { p } => {
+                if rng.chance(p) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for RewardDist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Constant(v) => write!(f, "constant:{v}"),
+            Self::Uniform { low, high } => write!(f, "uniform:{low}:{high}"),
+            Self::Bernoulli { p } => write!(f, "bernoulli:{p}"),
+        }
+    }
+}
+
+impl FromStr for RewardDist {
+    type Err = String;
+
+    /// `constant[:V]` (default 1), `uniform[:LOW:HIGH]` (default 0:1),
+    /// `bernoulli[:P]` (default 0.5).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut parts = s.split(':');
+        let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let params: Vec<&str> = parts.collect();
+        let num = |text: &str| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("`{text}` in reward distribution `{s}` is not a number"))
+        };
+        let dist = match (name.as_str(), params.as_slice()) {
+            ("constant", []) => Self::Constant(1.0),
+            ("constant", [v]) => Self::Constant(num(v)? as f32),
+            ("uniform", []) => Self::Uniform {
+                low: 0.0,
+                high: 1.0,
+            },
+            ("uniform", [low, high]) => Self::Uniform {
+                low: num(low)? as f32,
+                high: num(high)? as f32,
+            },
+            ("bernoulli", []) => Self::Bernoulli { p: 0.5 },
+            ("bernoulli", [p]) => Self::Bernoulli { p: num(p)? },
+            _ => {
+                return Err(format!(
+                    "unknown reward distribution `{s}`: expected constant[:V], \
+                     uniform[:LOW:HIGH] or bernoulli[:P]"
+                ))
+            }
+        };
+        Ok(dist)
+    }
+}
+
+/// Everything that shapes a synthetic log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenConfig {
+    /// Kind of decisions.
+    pub problem: ProblemKind,
+    /// When to stop.
+    pub limit: Limit,
+    /// Actions per decision (CB, CCB, multistep), per slot (slates).
+    pub actions: usize,
+    /// Slots per decision (CCB, slates).
+    pub slots: usize,
+    /// Steps per episode (multistep).
+    pub steps: usize,
+    /// Outcomes per decision (per step for multistep), activations apart.
+    pub outcomes: usize,
+    /// Outcome values.
+    pub reward: RewardDist,
+    /// Fraction of decisions (steps) with `deferred_action`.
+    pub deferred: f64,
+    /// Fraction of decisions (steps) that get an activation outcome
+    /// (`action_taken`), deferred or not.
+    pub activated: f64,
+    /// Apprentice learning mode (events and CHECKPOINT), else online.
+    pub apprentice: bool,
+    /// `pass_probability` of every event.
+    pub pass_probability: f32,
+    /// Actions as `{"__aid":N}` references into a `DedupInfo`.
+    pub dedup: bool,
+    /// zstd-compress every payload.
+    pub zstd: bool,
+    /// Decisions per REGULAR message (multistep: always 1 episode).
+    pub events_per_message: usize,
+    /// A CHECKPOINT before every this many REGULAR messages (0: only one,
+    /// at the start).
+    pub checkpoint_every: u64,
+    /// Reward function of the CHECKPOINTs.
+    pub reward_function: RewardFunctionType,
+    /// Default reward of the CHECKPOINTs.
+    pub default_reward: f32,
+    /// `use_client_time` of the CHECKPOINTs.
+    pub use_client_time: bool,
+    /// Seed of the PRNG: same config and seed, same bytes.
+    pub seed: u64,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        Self {
+            problem: ProblemKind::Cb,
+            limit: Limit::Events(1000),
+            actions: 4,
+            slots: 2,
+            steps: 3,
+            outcomes: 1,
+            reward: RewardDist::Bernoulli { p: 0.5 },
+            deferred: 0.0,
+            activated: 0.0,
+            apprentice: false,
+            pass_probability: 1.0,
+            dedup: false,
+            zstd: false,
+            events_per_message: 1,
+            checkpoint_every: 0,
+            reward_function: RewardFunctionType::Earliest,
+            default_reward: 0.0,
+            use_client_time: false,
+            seed: 0,
+        }
+    }
+}
+
+impl GenConfig {
+    /// Checks that the settings can produce a log.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::Config(msg));
+        let needs_actions = !matches!(self.problem, ProblemKind::Ca);
+        if needs_actions && self.actions == 0 {
+            return bad(format!("{} needs at least one action", self.problem));
+        }
+        if matches!(self.problem, ProblemKind::Ccb | ProblemKind::Slates) && self.slots == 0 {
+            return bad(format!("{} needs at least one slot", self.problem));
+        }
+        if self.problem == ProblemKind::Ccb && self.slots > self.actions {
+            return bad(format!(
+                "ccb gives every slot a different action: {} slots need at least {} actions, not {}",
+                self.slots, self.slots, self.actions
+            ));
+        }
+        if self.problem == ProblemKind::MultiStep && self.steps == 0 {
+            return bad("multistep needs at least one step per episode".into());
+        }
+        if self.events_per_message == 0 {
+            return bad("events per message must be at least 1".into());
+        }
+        for (name, value) in [("deferred", self.deferred), ("activated", self.activated)] {
+            if !(0.0..=1.0).contains(&value) {
+                return bad(format!("the {name} fraction {value} is not within 0..=1"));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.pass_probability) {
+            return bad(format!(
+                "pass probability {} is not within 0..=1",
+                self.pass_probability
+            ));
+        }
+        match self.reward {
+            RewardDist::Bernoulli { p } if !(0.0..=1.0).contains(&p) => {
+                bad(format!("bernoulli probability {p} is not within 0..=1"))
+            }
+            RewardDist::Uniform { low, high }
+                if !(low.is_finite() && high.is_finite()) || low > high =>
+            {
+                bad(format!("uniform reward bounds {low}..{high}"))
+            }
+            RewardDist::Constant(v) if !v.is_finite() => bad(format!("constant reward {v}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// The CHECKPOINT settings of the log.
+    pub fn checkpoint_config(&self) -> CheckpointConfig {
+        CheckpointConfig {
+            reward_function: self.reward_function,
+            default_reward: self.default_reward,
+            learning_mode: self.learning_mode(),
+            problem_type: self.problem.problem_type(),
+            use_client_time: self.use_client_time,
+        }
+    }
+
+    /// Learning mode of the events and CHECKPOINTs.
+    pub fn learning_mode(&self) -> LearningModeType {
+        if self.apprentice {
+            LearningModeType::Apprentice
+        } else {
+            LearningModeType::Online
+        }
+    }
+}
+
+/// What a generated log holds, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GenSummary {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Messages written (all types).
+    pub messages: u64,
+    /// REGULAR messages.
+    pub regular_messages: u64,
+    /// CHECKPOINT messages.
+    pub checkpoints: u64,
+    /// Decisions (episodes for multistep).
+    pub decisions: u64,
+    /// `JoinedEvent`s (interactions, outcomes, dedup and episode events).
+    pub events: u64,
+}
+
+/// The index of an outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutcomeIndex {
+    /// No index.
+    None,
+    /// A slot number.
+    Numeric(i32),
+    /// A slot id or step id.
+    Literal(String),
+}
+
+/// One outcome as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutcomeRecord {
+    /// The numeric value; `None` for an activation (no value written).
+    pub value: Option<f32>,
+    /// The index.
+    pub index: OutcomeIndex,
+    /// An activation.
+    pub action_taken: bool,
+    /// `JoinedEvent.timestamp` of the outcome.
+    pub enqueued: TimeStamp,
+    /// `Metadata.client_time_utc` of the outcome.
+    pub client_time: TimeStamp,
+}
+
+/// One slot of a CCB or slates decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotRecord {
+    /// The slot id, when it has one.
+    pub id: Option<String>,
+    /// Action ids, chosen first.
+    pub actions: Vec<u32>,
+    /// Probabilities, in the order of `actions`.
+    pub probabilities: Vec<f32>,
+}
+
+/// One step of a multistep episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// The step id (`MultiStepEvent.event_id`).
+    pub id: String,
+    /// The step it follows.
+    pub previous_id: Option<String>,
+    /// Action ids, 1-based, chosen first.
+    pub actions: Vec<u64>,
+    /// Probabilities, in the order of `actions`.
+    pub probabilities: Vec<f32>,
+    /// The context JSON.
+    pub context: String,
+    /// `deferred_action`.
+    pub deferred: bool,
+    /// An activation outcome (indexed by the step id) was written.
+    pub activated: bool,
+    /// `JoinedEvent.timestamp` of the step.
+    pub enqueued: TimeStamp,
+    /// `Metadata.client_time_utc` of the step.
+    pub client_time: TimeStamp,
+}
+
+/// The decision-specific part of a [`GenRecord`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// A CB decision.
+    Cb {
+        /// Action ids, 1-based, chosen first (baseline: action 1).
+        actions: Vec<u64>,
+        /// Probabilities, in the order of `actions`.
+        probabilities: Vec<f32>,
+    },
+    /// A CCB decision.
+    Ccb {
+        /// The slots.
+        slots: Vec<SlotRecord>,
+        /// `baseline_actions`, one per slot.
+        baseline: Vec<i32>,
+    },
+    /// A slates decision.
+    Slates {
+        /// The slots.
+        slots: Vec<SlotRecord>,
+        /// `baseline_actions`, one per slot.
+        baseline: Vec<i32>,
+    },
+    /// A continuous-action decision.
+    Ca {
+        /// The action.
+        action: f32,
+        /// Its density.
+        pdf_value: f32,
+    },
+    /// A multistep episode.
+    MultiStep {
+        /// The steps, in file order.
+        steps: Vec<StepRecord>,
+    },
+}
+
+/// What was generated for one decision (one episode for multistep).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenRecord {
+    /// Index of the REGULAR message holding it.
+    pub message_index: u64,
+    /// Byte offset of that message.
+    pub message_offset: u64,
+    /// `meta.id` of every event of the decision (the episode id).
+    pub event_id: String,
+    /// Its kind.
+    pub problem: ProblemKind,
+    /// `JoinedEvent.timestamp` of the interaction (of the episode event).
+    pub enqueued: TimeStamp,
+    /// `Metadata.client_time_utc` of the interaction.
+    pub client_time: TimeStamp,
+    /// `pass_probability` of every event.
+    pub pass_probability: f32,
+    /// `deferred_action` (multistep: see the steps).
+    pub deferred: bool,
+    /// An activation outcome was written (multistep: see the steps).
+    pub activated: bool,
+    /// `learning_mode` of the interaction and the CHECKPOINT.
+    pub learning_mode: LearningModeType,
+    /// `model_id` of the interaction.
+    pub model_id: String,
+    /// The context JSON (empty for multistep: see the steps).
+    pub context: String,
+    /// The dedup entries the context refers to, in order of first use
+    /// (empty without dedup).
+    pub dedup: Vec<(u64, String)>,
+    /// Actions, probabilities, slots or steps.
+    pub decision: Decision,
+    /// Outcomes and activations, in file order.
+    pub outcomes: Vec<OutcomeRecord>,
+}
+
+/// [`generate_with`] without a callback.
+pub fn generate<W: Write>(config: &GenConfig, out: W) -> Result<GenSummary> {
+    generate_with(config, out, |_| {})
+}
+
+/// Writes the log `config` describes to `out`, then flushes it; calls
+/// `on_record` for every decision once its REGULAR message is written.
+pub fn generate_with<W: Write, F: FnMut(GenRecord)>(
+    config: &GenConfig,
+    out: W,
+    mut on_record: F,
+) -> Result<GenSummary> {
+    config.validate()?;
+    let mut gen = Generator::new(config);
+    let mut writer = LogWriter::new(out);
+    let mut summary = GenSummary::default();
+    writer.file_magic(fb_format::SUPPORTED_VERSION)?;
+    let seed = config.seed.to_string();
+    writer.header(
+        &[
+            ("generator", "fb-writer synth"),
+            ("problem_type", config.problem.name()),
+            ("seed", &seed),
+        ],
+        timestamp_from_ticks(gen.clock),
+    )?;
+    let per_message = match config.problem {
+        ProblemKind::MultiStep => 1,
+        _ => config.events_per_message as u64,
+    };
+    let checkpoint = config.checkpoint_config();
+    let mut records = Vec::with_capacity(config.events_per_message);
+    loop {
+        let count = match config.limit {
+            Limit::Events(n) if summary.decisions >= n => break,
+            Limit::Events(n) => per_message.min(n - summary.decisions),
+            Limit::Bytes(n) if writer.offset() >= n => break,
+            Limit::Bytes(_) => per_message,
+        };
+        let every = config.checkpoint_every;
+        if summary.regular_messages == 0 || (every > 0 && summary.regular_messages % every == 0) {
+            writer.checkpoint(&checkpoint)?;
+            summary.checkpoints += 1;
+            gen.model_id.clear();
+            let _ = write!(
+                gen.model_id,
+                "synth-{:x}-{}",
+                config.seed, summary.checkpoints
+            );
+        }
+        records.clear();
+        for _ in 0..count {
+            records.push(gen.plan());
+        }
+        let index = writer.messages_written();
+        summary.events += gen.write_message(&mut writer, &records)?;
+        let offset = writer.end_regular()?;
+        summary.regular_messages += 1;
+        summary.decisions += count;
+        for mut record in records.drain(..) {
+            record.message_index = index;
+            record.message_offset = offset;
+            on_record(record);
+        }
+    }
+    writer.eof()?;
+    writer.flush()?;
+    summary.bytes = writer.offset();
+    summary.messages = writer.messages_written();
+    Ok(summary)
+}
+
+/// Ticks since 1970 of a `TimeStamp` (the inverse of
+/// [`timestamp_from_ticks`]), for ordering recorded times.
+pub fn ticks_from_timestamp(ts: &TimeStamp) -> u64 {
+    ticks_from_civil(
+        ts.year(),
+        ts.month(),
+        ts.day(),
+        ts.hour(),
+        ts.minute(),
+        ts.second(),
+    ) + u64::from(ts.subsecond())
+}
+
+fn meta_spec(
+    id: &str,
+    client: TimeStamp,
+    pass_probability: f32,
+    encoding: Encoding,
+) -> MetaSpec<'_> {
+    MetaSpec {
+        id: Some(id),
+        client_time: Some(client),
+        app_id: Some(APP_ID),
+        payload_type: None,
+        pass_probability,
+        encoding,
+    }
+}
+
+struct Generator<'c> {
+    cfg: &'c GenConfig,
+    rng: Rng,
+    /// Time of the latest decision, in ticks since 1970.
+    clock: u64,
+    model_id: String,
+    /// Pool items an action may be drawn from (per slot for slates).
+    pool: u64,
+}
+
+impl<'c> Generator<'c> {
+    fn new(cfg: &'c GenConfig) -> Self {
+        Self {
+            cfg,
+            rng: Rng::new(cfg.seed),
+            clock: ticks_from_civil(2024, 1, 1, 0, 0, 0),
+            model_id: String::new(),
+            pool: (cfg.actions as u64).saturating_mul(4).max(16),
+        }
+    }
+
+    /// A UUID-shaped id (version 4 layout) from the PRNG.
+    fn uuid(&mut self) -> String {
+        let a = self.rng.next_u64();
+        let b = self.rng.next_u64();
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xFFFF,
+            a & 0xFFF,
+            0x8000 | ((b >> 48) & 0x3FFF),
+            b & 0xFFFF_FFFF_FFFF
+        )
+    }
+
+    /// Advances the clock to the next decision: (enqueued, client) ticks.
+    fn tick(&mut self) -> (u64, u64) {
+        self.clock += 1 + self.rng.below(2 * TICKS_PER_SECOND);
+        let client = self.clock.saturating_sub(self.rng.below(TICKS_PER_SECOND));
+        (self.clock, client)
+    }
+
+    /// Epsilon-greedy over `n` choices: the order (chosen first, then the
+    /// rest ascending) and the probabilities in that order.
+    fn choose(&mut self, n: usize) -> (Vec<usize>, Vec<f32>) {
+        let top = self.rng.index(n);
+        let base = EPSILON / n as f32;
+        let prob = |i: usize| if i == top { base + 1.0 - EPSILON } else { base };
+        let r = self.rng.unit_f32();
+        let mut acc = 0.0f32;
+        let mut chosen = n.saturating_sub(1);
+        for i in 0..n {
+            acc += prob(i);
+            if r < acc {
+                chosen = i;
+                break;
+            }
+        }
+        let order: Vec<usize> = std::iter::once(chosen)
+            .chain((0..n).filter(|&i| i != chosen))
+            .collect();
+        let probabilities = order.iter().map(|&i| prob(i)).collect();
+        (order, probabilities)
+    }
+
+    /// Appends `"_multi":[...]` for these pool keys, inline or as dedup
+    /// references (recording the entries in `dedup`).
+    fn multi_json(
+        &self,
+        out: &mut String,
+        keys: &[(u64, Option<usize>)],
+        dedup: &mut Vec<(u64, String)>,
+    ) {
+        out.push_str("\"_multi\":[");
+        for (i, &(key, slot)) in keys.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            if self.cfg.dedup {
+                let id = context::dedup_id(key);
+                let _ = write!(out, "{{\"__aid\":{id}}}");
+                if !dedup.iter().any(|(known, _)| *known == id) {
+                    let mut text = String::new();
+                    context::action_json(&mut text, key, slot);
+                    dedup.push((id, text));
+                }
+            } else {
+                context::action_json(out, key, slot);
+            }
+        }
+        out.push(']');
+    }
+
+    /// `n` consecutive pool keys from a random start (offset by `base`).
+    fn pool_keys(&mut self, n: usize, base: u64, slot: Option<usize>) -> Vec<(u64, Option<usize>)> {
+        let start = self.rng.below(self.pool);
+        (0..n as u64)
+            .map(|i| (base + (start + i) % self.pool, slot))
+            .collect()
+    }
+
+    fn outcome_time(&mut self, after: u64) -> (TimeStamp, TimeStamp) {
+        let enqueued =
+            after + (1 + self.rng.below(300)) * TICKS_PER_SECOND + self.rng.below(TICKS_PER_SECOND);
+        let client = enqueued.saturating_sub(self.rng.below(TICKS_PER_SECOND));
+        (timestamp_from_ticks(enqueued), timestamp_from_ticks(client))
+    }
+
+    fn outcome(&mut self, after: u64, index: OutcomeIndex) -> OutcomeRecord {
+        let value = self.cfg.reward.sample(&mut self.rng);
+        let (enqueued, client_time) = self.outcome_time(after);
+        OutcomeRecord {
+            value: Some(value),
+            index,
+            action_taken: false,
+            enqueued,
+            client_time,
+        }
+    }
+
+    /// Inserts an activation at a random place among `outcomes`.
+    fn activate(&mut self, outcomes: &mut Vec<OutcomeRecord>, after: u64, index: OutcomeIndex) {
+        let (enqueued, client_time) = self.outcome_time(after);
+        let at = self.rng.index(outcomes.len() + 1);
+        outcomes.insert(
+            at.min(outcomes.len()),
+            OutcomeRecord {
+                value: None,
+                index,
+                action_taken: true,
+                enqueued,
+                client_time,
+            },
+        );
+    }
+
+    /// Plans one decision (one episode).
+    fn plan(&mut self) -> GenRecord {
+        let cfg = self.cfg;
+        let (enqueued, client) = self.tick();
+        let event_id = self.uuid();
+        let mut context = String::with_capacity(256);
+        let mut dedup = Vec::new();
+        let mut outcomes = Vec::with_capacity(cfg.outcomes + 1);
+        let mut deferred = false;
+        let mut activated = false;
+        if cfg.problem != ProblemKind::MultiStep {
+            deferred = self.rng.chance(cfg.deferred);
+            activated = self.rng.chance(cfg.activated);
+            context.push('{');
+            context::user_json(&mut context, &mut self.rng);
+            context.push(',');
+        }
+        let decision = match cfg.problem {
+            ProblemKind::Cb => {
+                let keys = self.pool_keys(cfg.actions, 0, None);
+                self.multi_json(&mut context, &keys, &mut dedup);
+                let (order, probabilities) = self.choose(cfg.actions);
+                for _ in 0..cfg.outcomes {
+                    let o = self.outcome(enqueued, OutcomeIndex::None);
+                    outcomes.push(o);
+                }
+                Decision::Cb {
+                    actions: order.iter().map(|&i| i as u64 + 1).collect(),
+                    probabilities,
+                }
+            }
+            ProblemKind::Ccb => {
+                let keys = self.pool_keys(cfg.actions, 0, None);
+                self.multi_json(&mut context, &keys, &mut dedup);
+                let ids: Vec<Option<String>> = (0..cfg.slots)
+                    .map(|i| (i % 2 == 0).then(|| format!("slot-{i}")))
+                    .collect();
+                context.push(',');
+                context::slots_json(&mut context, &ids);
+                let mut left: Vec<u32> = (0..cfg.actions as u32).collect();
+                let mut slots = Vec::with_capacity(cfg.slots);
+                for id in ids {
+                    let (order, probabilities) = self.choose(left.len());
+                    let actions: Vec<u32> =
+                        order.iter().filter_map(|&i| left.get(i).copied()).collect();
+                    if let Some(&chosen) = actions.first() {
+                        left.retain(|&a| a != chosen);
+                    }
+                    slots.push(SlotRecord {
+                        id,
+                        actions,
+                        probabilities,
+                    });
+                }
+                for _ in 0..cfg.outcomes {
+                    let slot = self.rng.index(slots.len());
+                    let index = match slots.get(slot).and_then(|s| s.id.clone()) {
+                        Some(id) if self.rng.chance(0.5) => OutcomeIndex::Literal(id),
+                        _ => OutcomeIndex::Numeric(slot as i32),
+                    };
+                    let o = self.outcome(enqueued, index);
+                    outcomes.push(o);
+                }
+                Decision::Ccb {
+                    baseline: (0..cfg.slots as i32).collect(),
+                    slots,
+                }
+            }
+            ProblemKind::Slates => {
+                let mut keys = Vec::with_capacity(cfg.actions * cfg.slots);
+                for slot in 0..cfg.slots {
+                    keys.extend(self.pool_keys(cfg.actions, slot as u64 * self.pool, Some(slot)));
+                }
+                self.multi_json(&mut context, &keys, &mut dedup);
+                context.push(',');
+                context::slots_json(&mut context, &vec![None; cfg.slots]);
+                let mut slots = Vec::with_capacity(cfg.slots);
+                for _ in 0..cfg.slots {
+                    let (order, probabilities) = self.choose(cfg.actions);
+                    slots.push(SlotRecord {
+                        id: None,
+                        actions: order.iter().map(|&i| i as u32).collect(),
+                        probabilities,
+                    });
+                }
+                for _ in 0..cfg.outcomes {
+                    let o = self.outcome(enqueued, OutcomeIndex::None);
+                    outcomes.push(o);
+                }
+                Decision::Slates {
+                    slots,
+                    baseline: vec![0; cfg.slots],
+                }
+            }
+            ProblemKind::Ca => {
+                context::ca_json(&mut context, &mut self.rng);
+                let action = 100.0 * self.rng.unit_f32();
+                let pdf_value = 0.005 + 0.045 * self.rng.unit_f32();
+                for _ in 0..cfg.outcomes {
+                    let o = self.outcome(enqueued, OutcomeIndex::None);
+                    outcomes.push(o);
+                }
+                Decision::Ca { action, pdf_value }
+            }
+            ProblemKind::MultiStep => {
+                let steps = self.plan_steps(&event_id, &mut dedup, &mut outcomes);
+                Decision::MultiStep { steps }
+            }
+        };
+        if cfg.problem != ProblemKind::MultiStep {
+            context.push('}');
+            if activated {
+                self.activate(&mut outcomes, enqueued, OutcomeIndex::None);
+            }
+        }
+        GenRecord {
+            message_index: 0,
+            message_offset: 0,
+            event_id,
+            problem: cfg.problem,
+            enqueued: timestamp_from_ticks(enqueued),
+            client_time: timestamp_from_ticks(client),
+            pass_probability: cfg.pass_probability,
+            deferred,
+            activated,
+            learning_mode: cfg.learning_mode(),
+            model_id: self.model_id.clone(),
+            context,
+            dedup,
+            decision,
+            outcomes,
+        }
+    }
+
+    fn plan_steps(
+        &mut self,
+        episode: &str,
+        dedup: &mut Vec<(u64, String)>,
+        outcomes: &mut Vec<OutcomeRecord>,
+    ) -> Vec<StepRecord> {
+        let cfg = self.cfg;
+        let mut steps: Vec<StepRecord> = Vec::with_capacity(cfg.steps);
+        let mut step_ticks = Vec::with_capacity(cfg.steps);
+        for n in 0..cfg.steps {
+            let (enqueued, client) = self.tick();
+            let previous_id = match n {
+                0 => None,
+                _ if self.rng.chance(0.2) => steps.get(self.rng.index(n)).map(|s| s.id.clone()),
+                _ => steps.last().map(|s| s.id.clone()),
+            };
+            let mut context = String::with_capacity(256);
+            context.push('{');
+            context::user_json(&mut context, &mut self.rng);
+            let _ = write!(context, ",\"TStep\":{{\"n\":{n}}},");
+            let keys = self.pool_keys(cfg.actions, 0, None);
+            self.multi_json(&mut context, &keys, dedup);
+            context.push('}');
+            let (order, probabilities) = self.choose(cfg.actions);
+            let deferred = self.rng.chance(cfg.deferred);
+            let activated = self.rng.chance(cfg.activated);
+            steps.push(StepRecord {
+                id: format!("{episode}-{n}"),
+                previous_id,
+                actions: order.iter().map(|&i| i as u64 + 1).collect(),
+                probabilities,
+                context,
+                deferred,
+                activated,
+                enqueued: timestamp_from_ticks(enqueued),
+                client_time: timestamp_from_ticks(client),
+            });
+            step_ticks.push(enqueued);
+        }
+        for (step, &ticks) in steps.iter().zip(&step_ticks) {
+            for _ in 0..cfg.outcomes {
+                let o = self.outcome(ticks, OutcomeIndex::Literal(step.id.clone()));
+                outcomes.push(o);
+            }
+            if step.activated {
+                self.activate(outcomes, ticks, OutcomeIndex::Literal(step.id.clone()));
+            }
+        }
+        if cfg.outcomes > 0 && self.rng.chance(0.5) {
+            let last = step_ticks.last().copied().unwrap_or(self.clock);
+            let o = self.outcome(last, OutcomeIndex::None);
+            outcomes.push(o);
+        }
+        steps
+    }
+
+    /// Pushes the events of `records` (one REGULAR message); returns how
+    /// many.
+    fn write_message<W: Write>(
+        &mut self,
+        writer: &mut LogWriter<W>,
+        records: &[GenRecord],
+    ) -> Result<u64> {
+        let cfg = self.cfg;
+        let encoding = if cfg.zstd {
+            Encoding::Zstd
+        } else {
+            Encoding::Identity
+        };
+        let pass = cfg.pass_probability;
+        let mut events = 0u64;
+        if cfg.dedup {
+            let mut seen = HashSet::new();
+            let mut ids = Vec::new();
+            let mut values = Vec::new();
+            for (id, text) in records.iter().flat_map(|r| &r.dedup) {
+                if seen.insert(*id) {
+                    ids.push(*id);
+                    values.push(text.as_str());
+                }
+            }
+            if let (false, Some(first)) = (ids.is_empty(), records.first()) {
+                let dedup_event = self.uuid();
+                writer.push_event(&JoinedEventSpec {
+                    meta: meta_spec(&dedup_event, first.client_time, pass, encoding),
+                    enqueued: first.enqueued,
+                    payload: PayloadSpec::Dedup(DedupSpec {
+                        ids: &ids,
+                        values: &values,
+                    }),
+                })?;
+                events += 1;
+            }
+        }
+        for record in records {
+            let id = record.event_id.as_str();
+            let model_id = Some(record.model_id.as_str());
+            let learning_mode = record.learning_mode;
+            let context = Some(record.context.as_bytes());
+            let interaction = |payload| JoinedEventSpec {
+                meta: meta_spec(id, record.client_time, pass, encoding),
+                enqueued: record.enqueued,
+                payload,
+            };
+            match &record.decision {
+                Decision::Cb {
+                    actions,
+                    probabilities,
+                } => {
+                    writer.push_event(&interaction(PayloadSpec::Cb(CbSpec {
+                        deferred_action: record.deferred,
+                        action_ids: Some(actions),
+                        context,
+                        probabilities: Some(probabilities),
+                        model_id,
+                        learning_mode,
+                    })))?;
+                    events += 1;
+                }
+                Decision::Ccb { slots, baseline } | Decision::Slates { slots, baseline } => {
+                    let slot_specs: Vec<SlotSpec<'_>> = slots
+                        .iter()
+                        .map(|s| SlotSpec {
+                            action_ids: &s.actions,
+                            probabilities: &s.probabilities,
+                            id: s.id.as_deref(),
+                        })
+                        .collect();
+                    let spec = MultiSlotSpec {
+                        context,
+                        slots: Some(&slot_specs),
+                        model_id,
+                        deferred_action: record.deferred,
+                        baseline_actions: Some(baseline),
+                        learning_mode,
+                    };
+                    let payload = match record.decision {
+                        Decision::Ccb { .. } => PayloadSpec::Ccb(spec),
+                        _ => PayloadSpec::Slates(spec),
+                    };
+                    writer.push_event(&interaction(payload))?;
+                    events += 1;
+                }
+                Decision::Ca { action, pdf_value } => {
+                    writer.push_event(&interaction(PayloadSpec::Ca(CaSpec {
+                        deferred_action: record.deferred,
+                        action: *action,
+                        context,
+                        pdf_value: *pdf_value,
+                        model_id,
+                        learning_mode,
+                    })))?;
+                    events += 1;
+                }
+                Decision::MultiStep { steps } => {
+                    writer.push_event(&interaction(PayloadSpec::Episode {
+                        episode_id: Some(id),
+                    }))?;
+                    events += 1;
+                    for step in steps {
+                        writer.push_event(&JoinedEventSpec {
+                            meta: meta_spec(id, step.client_time, pass, encoding),
+                            enqueued: step.enqueued,
+                            payload: PayloadSpec::MultiStep(MultiStepSpec {
+                                event_id: Some(&step.id),
+                                previous_id: step.previous_id.as_deref(),
+                                action_ids: Some(&step.actions),
+                                context: Some(step.context.as_bytes()),
+                                probabilities: Some(&step.probabilities),
+                                model_id,
+                                deferred_action: step.deferred,
+                            }),
+                        })?;
+                        events += 1;
+                    }
+                }
+            }
+            for outcome in &record.outcomes {
+                let args = OutcomeEventArgs {
+                    value: outcome.value.map_or(UnionArg::None, UnionArg::Numeric),
+                    index: match &outcome.index {
+                        OutcomeIndex::None => UnionArg::None,
+                        OutcomeIndex::Numeric(i) => UnionArg::Numeric(*i),
+                        OutcomeIndex::Literal(s) => UnionArg::Literal(s),
+                    },
+                    action_taken: outcome.action_taken,
+                };
+                writer.push_event(&JoinedEventSpec {
+                    meta: meta_spec(id, outcome.client_time, pass, encoding),
+                    enqueued: outcome.enqueued,
+                    payload: PayloadSpec::Outcome(args),
+                })?;
+                events += 1;
+            }
+        }
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reward_dist_parses_and_displays() {
+        for (text, dist) in [
+            ("constant", RewardDist::Constant(1.0)),
+            ("constant:2.5", RewardDist::Constant(2.5)),
+            (
+                "uniform",
+                RewardDist::Uniform {
+                    low: 0.0,
+                    high: 1.0,
+                },
+            ),
+            (
+                "uniform:-1:1",
+                RewardDist::Uniform {
+                    low: -1.0,
+                    high: 1.0,
+                },
+            ),
+            ("bernoulli", RewardDist::Bernoulli { p: 0.5 }),
+            ("Bernoulli:0.25", RewardDist::Bernoulli { p: 0.25 }),
+        ] {
+            assert_eq!(text.parse::<RewardDist>(), Ok(dist), "{text}");
+            assert_eq!(dist.to_string().parse::<RewardDist>(), Ok(dist), "{text}");
+        }
+        for bad in ["", "gauss", "uniform:1", "constant:x", "bernoulli:nan"] {
+            assert!(bad.parse::<RewardDist>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn problem_kind_names_round_trip() {
+        for kind in ProblemKind::ALL {
+            assert_eq!(kind.name().parse::<ProblemKind>(), Ok(kind));
+        }
+        assert_eq!("CCB".parse::<ProblemKind>(), Ok(ProblemKind::Ccb));
+        assert!("bandit".parse::<ProblemKind>().is_err());
+    }
+
+    #[test]
+    fn choose_puts_the_chosen_action_first_and_sums_to_one() {
+        let cfg = GenConfig::default();
+        let mut gen = Generator::new(&cfg);
+        for n in 1..10 {
+            let (order, probs) = gen.choose(n);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>());
+            let sum: f32 = probs.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-5, "{n}: {sum}");
+        }
+    }
+}
