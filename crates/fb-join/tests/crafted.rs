@@ -1,0 +1,279 @@
+//! Joiner rules on small logs written with fb-writer, for the cases the
+//! corpus does not hold.
+
+use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Kind, Options};
+use fb_schema::{
+    LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
+};
+use fb_writer::{
+    CaSpec, CbSpec, CheckpointConfig, JoinedEventSpec, LogWriter, MultiSlotSpec, PayloadSpec,
+    SlotSpec,
+};
+
+const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":{"b":1}},{"a":{"b":2}}]}"#;
+
+fn ts(second: u8) -> TimeStamp {
+    TimeStamp::new(2024, 1, 2, 3, 4, second, 0)
+}
+
+fn outcome(value: f32) -> PayloadSpec<'static> {
+    PayloadSpec::Outcome(OutcomeEventArgs {
+        value: UnionArg::Numeric(value),
+        index: UnionArg::None,
+        action_taken: false,
+    })
+}
+
+fn log(checkpoint: CheckpointConfig, events: &[JoinedEventSpec<'_>]) -> Vec<u8> {
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    w.checkpoint(&checkpoint).unwrap();
+    w.regular(events).unwrap();
+    w.eof().unwrap();
+    w.into_inner()
+}
+
+fn checkpoint(problem: ProblemType, mode: LearningModeType) -> CheckpointConfig {
+    CheckpointConfig {
+        reward_function: RewardFunctionType::Earliest,
+        default_reward: -3.0,
+        learning_mode: mode,
+        problem_type: problem,
+        use_client_time: false,
+    }
+}
+
+fn join(bytes: &[u8], compat: Compat) -> (Vec<JoinedEvent>, fb_join::Diagnostics) {
+    let mut it = JoinedEvents::new(
+        bytes,
+        Options {
+            compat,
+            ..Options::default()
+        },
+    );
+    let events: Vec<JoinedEvent> = it.by_ref().collect();
+    (events, it.joiner().diagnostics().clone())
+}
+
+#[test]
+fn apprentice_per_problem_type() {
+    let slots = [SlotSpec {
+        action_ids: &[1, 0],
+        probabilities: &[0.9, 0.1],
+        id: None,
+    }];
+    let cases: Vec<(&str, ProblemType, PayloadSpec<'_>, f32, Option<Kind>)> = vec![
+        (
+            "cb, first action is the baseline",
+            ProblemType::CB,
+            PayloadSpec::Cb(CbSpec {
+                action_ids: Some(&[1, 2]),
+                probabilities: Some(&[0.9, 0.1]),
+                context: Some(CTX),
+                learning_mode: LearningModeType::Apprentice,
+                ..CbSpec::default()
+            }),
+            1.0,
+            None,
+        ),
+        (
+            "cb, first action is not the baseline",
+            ProblemType::CB,
+            PayloadSpec::Cb(CbSpec {
+                action_ids: Some(&[2, 1]),
+                probabilities: Some(&[0.9, 0.1]),
+                context: Some(CTX),
+                learning_mode: LearningModeType::Apprentice,
+                ..CbSpec::default()
+            }),
+            0.0,
+            None,
+        ),
+        (
+            "slates: not defined, default reward",
+            ProblemType::SLATES,
+            PayloadSpec::Slates(MultiSlotSpec {
+                context: Some(CTX),
+                slots: Some(&slots),
+                learning_mode: LearningModeType::Apprentice,
+                ..MultiSlotSpec::default()
+            }),
+            -3.0,
+            Some(Kind::ApprenticeUnsupported),
+        ),
+        (
+            "ca: not defined, default reward",
+            ProblemType::CA,
+            PayloadSpec::Ca(CaSpec {
+                context: Some(CTX),
+                action: 1.5,
+                pdf_value: 0.25,
+                learning_mode: LearningModeType::Apprentice,
+                ..CaSpec::default()
+            }),
+            -3.0,
+            Some(Kind::ApprenticeUnsupported),
+        ),
+    ];
+    for (name, problem, payload, reward, diag) in cases {
+        let bytes = log(
+            checkpoint(problem, LearningModeType::Apprentice),
+            &[
+                JoinedEventSpec::new("e1", ts(1), payload),
+                JoinedEventSpec::new("e1", ts(2), outcome(5.0)),
+            ],
+        );
+        let (events, diags) = join(&bytes, Compat::Reference);
+        assert_eq!(events.len(), 1, "{name}");
+        assert_eq!(events[0].reward, reward, "{name}");
+        assert_eq!(
+            events[0].original_reward, 5.0,
+            "{name}: original reward is f(outcomes)"
+        );
+        match diag {
+            Some(kind) => assert_eq!(diags.count(kind), 1, "{name}"),
+            None => assert_eq!(diags.total(), 0, "{name}"),
+        }
+    }
+}
+
+#[test]
+fn ccb_apprentice_with_wrong_baseline_count_is_skipped() {
+    let slots = [
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.5, 0.5],
+            id: None,
+        },
+        SlotSpec {
+            action_ids: &[1],
+            probabilities: &[1.0],
+            id: None,
+        },
+    ];
+    let payload = PayloadSpec::Ccb(MultiSlotSpec {
+        context: Some(CTX),
+        slots: Some(&slots),
+        baseline_actions: Some(&[0]),
+        learning_mode: LearningModeType::Apprentice,
+        ..MultiSlotSpec::default()
+    });
+    let bytes = log(
+        checkpoint(ProblemType::CCB, LearningModeType::Apprentice),
+        &[JoinedEventSpec::new("e1", ts(1), payload)],
+    );
+    for compat in [Compat::Sane, Compat::Reference] {
+        let (events, diags) = join(&bytes, compat);
+        assert!(events.is_empty());
+        assert_eq!(diags.count(Kind::BaselineMismatch), 1);
+    }
+}
+
+#[test]
+fn ccb_outcomes_go_to_slots_by_index_or_id() {
+    let slots = [
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.5, 0.5],
+            id: Some("first"),
+        },
+        SlotSpec {
+            action_ids: &[1],
+            probabilities: &[1.0],
+            id: Some("second"),
+        },
+    ];
+    let payload = PayloadSpec::Ccb(MultiSlotSpec {
+        context: Some(CTX),
+        slots: Some(&slots),
+        ..MultiSlotSpec::default()
+    });
+    let o = |value, index| {
+        PayloadSpec::Outcome(OutcomeEventArgs {
+            value: UnionArg::Numeric(value),
+            index,
+            action_taken: false,
+        })
+    };
+    let bytes = log(
+        checkpoint(ProblemType::CCB, LearningModeType::Online),
+        &[
+            JoinedEventSpec::new("e1", ts(1), payload),
+            JoinedEventSpec::new("e1", ts(2), o(2.0, UnionArg::Literal("second"))),
+            JoinedEventSpec::new("e1", ts(3), o(4.0, UnionArg::Numeric(0))),
+            JoinedEventSpec::new("e1", ts(4), o(8.0, UnionArg::Literal("nowhere"))),
+            JoinedEventSpec::new("e1", ts(5), o(16.0, UnionArg::Numeric(7))),
+            JoinedEventSpec::new("e1", ts(6), o(32.0, UnionArg::None)),
+        ],
+    );
+    let (events, diags) = join(&bytes, Compat::Reference);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].slot_rewards(), vec![4.0, 2.0]);
+    assert_eq!(diags.count(Kind::UnknownSlotId), 1);
+    assert_eq!(diags.count(Kind::SlotIndexOutOfRange), 1);
+    assert_eq!(diags.count(Kind::OutcomeWithoutIndex), 1);
+    let Decision::MultiSlot { slots, .. } = &events[0].decision else {
+        panic!()
+    };
+    assert_eq!(slots[1].outcomes, vec![0]);
+}
+
+#[test]
+fn outcomes_before_their_interaction_are_dropped() {
+    let cb = PayloadSpec::Cb(CbSpec {
+        action_ids: Some(&[1, 2]),
+        probabilities: Some(&[0.5, 0.5]),
+        context: Some(CTX),
+        ..CbSpec::default()
+    });
+    let bytes = log(
+        checkpoint(ProblemType::CB, LearningModeType::Online),
+        &[
+            JoinedEventSpec::new("e1", ts(1), outcome(7.0)),
+            JoinedEventSpec::new("e1", ts(2), cb),
+            JoinedEventSpec::new("e1", ts(3), outcome(1.0)),
+        ],
+    );
+    let (events, diags) = join(&bytes, Compat::Reference);
+    assert_eq!(events[0].reward, 1.0);
+    assert_eq!(events[0].outcomes.len(), 1);
+    assert_eq!(diags.count(Kind::OutcomeWithoutInteraction), 1);
+}
+
+#[test]
+fn pass_probability_gives_pdrop_and_label_probability() {
+    let cb = PayloadSpec::Cb(CbSpec {
+        action_ids: Some(&[2, 1]),
+        probabilities: Some(&[0.8, 0.2]),
+        context: Some(CTX),
+        ..CbSpec::default()
+    });
+    let mut spec = JoinedEventSpec::new("e1", ts(1), cb);
+    spec.meta.pass_probability = 0.5;
+    let bytes = log(
+        checkpoint(ProblemType::CB, LearningModeType::Online),
+        &[spec],
+    );
+    let mut out = Vec::new();
+    fb_join::convert(
+        &bytes[..],
+        &mut out,
+        Options {
+            compat: Compat::Reference,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let line = String::from_utf8(out).unwrap();
+    assert!(
+        line.contains("\"_label_probability\":0.4000000059604645,"),
+        "{line}"
+    );
+    assert!(line.contains("\"pdrop\":0.5,"), "{line}");
+    assert!(
+        line.contains("\"_label_cost\":3.0,"),
+        "default reward -3 gives cost 3: {line}"
+    );
+    let (events, _) = join(&bytes, Compat::Reference);
+    assert_eq!(events[0].weight(), 2.0);
+}
