@@ -1,144 +1,171 @@
 //! `fb convert`: joined logs to DSJSON.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_join::{
-    Compat, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction, StepTransform,
-};
+use fb_join::{dsjson, EventKind, JoinedEvent, Joiner};
+
+use crate::joinargs::{drive, report_diagnostics, JoinArgs};
+use crate::Global;
 
 /// Arguments of `fb convert`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Joined logs to convert, read in order as one stream.
+    /// Logs to convert (files, directories of logs, `-` for stdin), read
+    /// in order as one stream: a checkpoint in one applies to the next.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
 
-    /// Write the DSJSON here instead of standard output.
+    /// Write the DSJSON here (`.gz` and `.zst` are compressed) instead of
+    /// standard output.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 
-    /// Reproduce the reference converter exactly (`reference`), quirks
-    /// included, or behave sanely (`sane`, the default).
-    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = parse_compat)]
-    pub compat: Compat,
+    #[command(flatten)]
+    pub join: JoinArgs,
 
-    /// Reward function, overriding every checkpoint:
-    /// earliest|average|median|sum|min|max.
-    #[arg(long, value_parser = parse_reward_function)]
-    pub reward_function: Option<RewardFunction>,
-
-    /// Reward of a decision without outcomes, overriding every checkpoint.
-    #[arg(long, allow_negative_numbers = true)]
-    pub default_reward: Option<f32>,
-
-    /// Learning mode, overriding every checkpoint: online|apprentice|loggingonly.
-    #[arg(long, value_parser = parse_learning_mode)]
-    pub learning_mode: Option<LearningMode>,
-
-    /// Problem type, overriding every checkpoint: cb|ccb|slates|ca.
-    #[arg(long, value_parser = parse_problem)]
-    pub problem_type: Option<Problem>,
-
-    /// Use client timestamps instead of enqueued ones (true|false),
-    /// overriding every checkpoint.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
-    pub use_client_time: Option<bool>,
-
-    /// Join multistep episodes.
-    #[arg(long)]
-    pub multistep: bool,
-
-    /// Multistep reward transform: suffix_mean|suffix_sum|identity.
-    #[arg(long, default_value = "suffix_mean", value_parser = parse_transform)]
-    pub multistep_reward: StepTransform,
-
-    /// Replace `{"__aid":N}` action references with the cached action JSON.
+    /// Replace `{"__aid":N}` action references with the cached action JSON,
+    /// so each line is self-contained.
     #[arg(long)]
     pub inline_dedup: bool,
 
-    /// Print nothing on standard error but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
+    /// Whether to write deferred events that were never activated (they
+    /// carry "_skipLearn":true).
+    #[arg(long, value_name = "WHAT", default_value = "include", value_parser = ["include", "exclude"])]
+    pub skip_learn: String,
+
+    /// Only events at or after this time (event time, UTC):
+    /// `2021-05-18` or `2021-05-18T13:28:29Z`.
+    #[arg(long, value_parser = parse_time)]
+    pub since: Option<i64>,
+
+    /// Only events before this time (event time, UTC).
+    #[arg(long, value_parser = parse_time)]
+    pub until: Option<i64>,
+
+    /// Only events of these problem types (comma-separated):
+    /// cb,ccb,slates,ca,multistep.
+    #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
+    pub only: Vec<EventKind>,
 }
 
-fn parse_compat(s: &str) -> Result<Compat, String> {
-    match s {
-        "reference" => Ok(Compat::Reference),
-        "sane" | "default" => Ok(Compat::Sane),
-        _ => Err("expected `reference` or `sane`".into()),
+fn parse_kind(s: &str) -> Result<EventKind, String> {
+    Ok(match s {
+        "cb" => EventKind::Cb,
+        "ccb" => EventKind::Ccb,
+        "slates" => EventKind::Slates,
+        "ca" => EventKind::Ca,
+        "multistep" => EventKind::MultiStep,
+        _ => return Err("expected cb|ccb|slates|ca|multistep".into()),
+    })
+}
+
+/// Parses `YYYY-MM-DD[THH:MM[:SS]][Z]` into seconds since 1970 (UTC).
+pub fn parse_time(s: &str) -> Result<i64, String> {
+    let err = || format!("`{s}` is not a time: expected 2021-05-18 or 2021-05-18T13:28:29Z");
+    let s = s.trim_end_matches('Z');
+    let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, "00:00:00"));
+    let d: Vec<&str> = date.split('-').collect();
+    let t: Vec<&str> = time.split(':').collect();
+    if d.len() != 3 || t.len() < 2 || t.len() > 3 {
+        return Err(err());
     }
-}
-
-fn parse_reward_function(s: &str) -> Result<RewardFunction, String> {
-    RewardFunction::parse(s).ok_or_else(|| "expected earliest|average|median|sum|min|max".into())
-}
-
-fn parse_learning_mode(s: &str) -> Result<LearningMode, String> {
-    LearningMode::parse(s).ok_or_else(|| "expected online|apprentice|loggingonly".into())
-}
-
-fn parse_problem(s: &str) -> Result<Problem, String> {
-    Problem::parse(s).ok_or_else(|| "expected cb|ccb|slates|ca|multistep".into())
-}
-
-fn parse_transform(s: &str) -> Result<StepTransform, String> {
-    StepTransform::parse(s).ok_or_else(|| "expected suffix_mean|suffix_sum|identity".into())
-}
-
-/// Converts; exit 0 clean, 1 when input was damaged (output still written
-/// for everything readable), 2 for usage or I/O errors.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let opts = Options {
-        overrides: Overrides {
-            reward_function: args.reward_function,
-            default_reward: args.default_reward,
-            learning_mode: args.learning_mode,
-            problem_type: args.problem_type,
-            use_client_time: args.use_client_time,
-        },
-        compat: args.compat,
-        multistep: args.multistep,
-        multistep_reward: args.multistep_reward,
-        inline_dedup: args.inline_dedup,
-        ..Options::default()
+    let num = |x: &str| {
+        x.split('.')
+            .next()
+            .unwrap_or(x)
+            .parse::<u32>()
+            .map_err(|_| err())
     };
-    let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
-        ),
-        None => Box::new(io::stdout().lock()),
-    };
-    let mut out = BufWriter::with_capacity(1 << 20, sink);
+    let (year, month, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
+    let (hour, minute) = (num(t[0])?, num(t[1])?);
+    let second = if t.len() == 3 { num(t[2])? } else { 0 };
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return Err(err());
+    }
+    let ts = fb_schema::TimeStamp::new(
+        u16::try_from(year).map_err(|_| err())?,
+        month as u8,
+        day as u8,
+        hour as u8,
+        minute as u8,
+        second as u8,
+        0,
+    );
+    Ok(fb_join::time::key(&ts).0)
+}
+
+fn keep(args: &Args, ev: &JoinedEvent) -> bool {
+    if args.skip_learn == "exclude" && ev.skip_learn {
+        return false;
+    }
+    let secs = fb_join::time::key(&ev.time).0;
+    if args.since.is_some_and(|s| secs < s) || args.until.is_some_and(|u| secs >= u) {
+        return false;
+    }
+    args.only.is_empty() || args.only.contains(&ev.kind)
+}
+
+/// Converts; exit 0 clean, 1 when an input was damaged or not a log (every
+/// readable line is still written), 2 for usage or I/O errors.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+    let inputs = crate::input::resolve(&args.inputs)?;
+    let mut opts = args.join.options();
+    opts.inline_dedup = args.inline_dedup;
+    let compat = opts.compat;
+    let mut out = crate::output::create(args.output.as_deref())?;
     let mut joiner = Joiner::new(opts);
-    let mut damaged = false;
-    let mut messages = 0;
-    for input in &args.inputs {
-        let file = crate::open_log(input)?;
-        let summary = fb_join::convert_into(&mut joiner, file, &mut out)
-            .map_err(|e| format!("{}: {e}", input.display()))?;
-        messages += summary.messages;
-        if let Some(err) = summary.framing_error {
-            damaged = true;
-            eprintln!("fb: {}: {err}", input.display());
+    let mut line = Vec::with_capacity(4096);
+    let (mut written, mut filtered) = (0u64, 0u64);
+    let report = drive(&inputs, &mut joiner, global.quiet, false, |ev| {
+        if !keep(args, ev) {
+            filtered += 1;
+            return Ok(());
         }
-    }
+        line.clear();
+        dsjson::write_line(ev, compat, &mut line);
+        written += 1;
+        out.write_all(&line)
+            .map_err(|e| format!("writing the output: {e}"))
+    })?;
     out.flush()
         .map_err(|e| format!("writing the output: {e}"))?;
-    let diags = joiner.diagnostics();
-    let metrics = joiner.metrics();
-    if !args.quiet {
+    drop(out);
+    if !global.quiet {
+        let metrics = joiner.metrics();
+        let msgs: u64 = report.messages.values().sum();
         eprintln!(
-            "fb: {} messages, {} events joined ({} not learnable)",
-            messages, metrics.joined, metrics.skipped_learn
+            "fb: {} inputs, {msgs} messages, {} events joined ({} not learnable), {written} lines written{}",
+            inputs.len(),
+            metrics.joined,
+            metrics.skipped_learn,
+            if filtered > 0 { format!(", {filtered} filtered out") } else { String::new() }
         );
-        crate::report_diagnostics(diags);
+        report_diagnostics(joiner.diagnostics(), global.verbose > 0);
     }
-    Ok(if damaged {
-        ExitCode::from(1)
-    } else {
+    Ok(if report.damaged.is_empty() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_time;
+
+    #[test]
+    fn times_parse() {
+        assert_eq!(parse_time("1970-01-02"), Ok(86_400));
+        assert_eq!(parse_time("1970-01-01T00:01:05Z"), Ok(65));
+        assert_eq!(parse_time("1970-01-01T00:01"), Ok(60));
+        assert!(parse_time("yesterday").is_err());
+        assert!(parse_time("2021-13-01").is_err());
+    }
 }

@@ -1,77 +1,176 @@
-//! `fb inspect`: a listing of the messages of one log.
+//! `fb inspect`: the messages of one log, or its events as JSON lines.
 
-use std::fs::File;
+use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_format::{MessageKind, StreamReader};
+use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder, StreamReader};
+use fb_schema::{IndexValue, OutcomeValue, TimeStamp};
+use serde_json::{json, Value};
+
+use crate::Global;
 
 /// Arguments of `fb inspect`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The log to list.
+    /// The log to look at (`-` for stdin).
     pub file: PathBuf,
+
+    /// Dump every decoded event as a JSON line (metadata, typed payload)
+    /// instead of the message listing; HEADER and CHECKPOINT too.
+    #[arg(long)]
+    pub events: bool,
+
+    /// Only the message that starts at this byte offset.
+    #[arg(long, value_name = "N")]
+    pub offset: Option<u64>,
+
+    /// Only count messages per type (framing only, nothing decoded).
+    #[arg(long, conflicts_with_all = ["events", "offset"])]
+    pub count: bool,
 }
 
-/// Lists every message; exits 1 when the log is damaged.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let file = File::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let mut reader = StreamReader::new(file);
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let write_err = |e: io::Error| format!("writing the listing: {e}");
-    writeln!(
-        out,
-        "{:>7}  {:>12}  {:<10}  {:>10}  details",
-        "index", "offset", "type", "size"
-    )
-    .map_err(write_err)?;
-    let mut problems = 0u64;
-    loop {
-        let msg = match reader.next_message() {
-            Ok(Some(msg)) => msg,
-            Ok(None) => break,
-            Err(err) => {
-                problems += 1;
-                eprintln!("fb: {}: {err}", args.file.display());
-                break;
-            }
-        };
-        let details = match msg.kind {
-            MessageKind::FileMagic => format!("version {}", msg.size_field),
-            MessageKind::Regular => regular_details(&msg, &mut problems),
-            MessageKind::Unknown(_) => {
-                if let Some(w) = msg.unknown_warning() {
-                    eprintln!("fb: warning: {w}");
-                }
-                String::from("skipped")
-            }
-            _ => String::new(),
-        };
-        let size = match msg.kind {
-            MessageKind::FileMagic => String::from("-"),
-            _ => msg.payload.len().to_string(),
-        };
-        let line = format!(
-            "{:>7}  {:>12}  {:<10}  {:>10}  {}",
-            msg.index,
-            msg.offset,
-            msg.kind.name(),
-            size,
-            details
-        );
-        writeln!(out, "{}", line.trim_end()).map_err(write_err)?;
+fn ts(t: &TimeStamp) -> Value {
+    Value::String(format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
+        t.year(),
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.subsecond()
+    ))
+}
+
+fn context(bytes: Option<flatbuffers::Vector<'_, u8>>) -> Value {
+    let Some(bytes) = bytes else {
+        return Value::Null;
+    };
+    serde_json::from_slice(bytes.bytes())
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes.bytes()).into_owned()))
+}
+
+fn list<T: serde::Serialize, I: IntoIterator<Item = T>>(v: Option<I>) -> Value {
+    v.map_or(Value::Null, |v| json!(v.into_iter().collect::<Vec<T>>()))
+}
+
+fn payload_json(p: &Payload<'_>) -> Value {
+    match p {
+        Payload::Cb(e) => json!({
+            "type": "CbEvent", "deferred_action": e.deferred_action(), "action_ids": list(e.action_ids()),
+            "probabilities": list(e.probabilities()), "model_id": e.model_id(),
+            "learning_mode": format!("{:?}", e.learning_mode()), "context": context(e.context()),
+        }),
+        Payload::Ccb(e) | Payload::Slates(e) => json!({
+            "type": if matches!(p, Payload::Ccb(_)) { "MultiSlotEvent (CCB)" } else { "MultiSlotEvent (Slates)" },
+            "deferred_action": e.deferred_action(),
+            "slots": e.slots().map_or(Value::Null, |s| s.iter().map(|s| json!({
+                "id": s.id(), "action_ids": list(s.action_ids()), "probabilities": list(s.probabilities()),
+            })).collect()),
+            "baseline_actions": list(e.baseline_actions()), "model_id": e.model_id(),
+            "learning_mode": format!("{:?}", e.learning_mode()), "context": context(e.context()),
+        }),
+        Payload::Ca(e) => json!({
+            "type": "CaEvent", "deferred_action": e.deferred_action(), "action": e.action(),
+            "pdf_value": e.pdf_value(), "model_id": e.model_id(),
+            "learning_mode": format!("{:?}", e.learning_mode()), "context": context(e.context()),
+        }),
+        Payload::Outcome(o) => json!({
+            "type": "OutcomeEvent",
+            "value": match o.value() {
+                OutcomeValue::Numeric(v) => json!(v),
+                OutcomeValue::Literal(s) => json!(s),
+                OutcomeValue::None => Value::Null,
+                OutcomeValue::Unknown(tag) => json!({"unknown_tag": tag}),
+            },
+            "index": match o.index() {
+                IndexValue::Numeric(v) => json!(v),
+                IndexValue::Literal(s) => json!(s),
+                IndexValue::None => Value::Null,
+                IndexValue::Unknown(tag) => json!({"unknown_tag": tag}),
+            },
+            "action_taken": o.action_taken(),
+        }),
+        Payload::Dedup(d) => json!({
+            "type": "DedupInfo", "ids": list(d.ids()),
+            "values": d.values().map_or(Value::Null, |v| v.iter().collect()),
+        }),
+        Payload::MultiStep(e) => json!({
+            "type": "MultiStepEvent", "event_id": e.event_id(), "previous_id": e.previous_id(),
+            "action_ids": list(e.action_ids()), "probabilities": list(e.probabilities()),
+            "model_id": e.model_id(), "deferred_action": e.deferred_action(), "context": context(e.context()),
+        }),
+        Payload::Episode(e) => json!({"type": "EpisodeEvent", "episode_id": e.episode_id()}),
+        Payload::Unknown(t) => json!({"type": "unknown", "payload_type": t.0}),
     }
-    out.flush().map_err(write_err)?;
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+}
+
+fn event_json(view: &EventView<'_>, decoder: &mut PayloadDecoder) -> Value {
+    let payload = match decoder.payload(view) {
+        Ok(p) => payload_json(&p),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    json!({
+        "message": view.index, "offset": view.offset, "position": view.position, "id": view.id,
+        "payload_type": format!("{:?}", view.payload_type()),
+        "encoding": format!("{:?}", view.meta.encoding()),
+        "pass_probability": view.meta.pass_probability(), "app_id": view.meta.app_id(),
+        "client_time": view.client_time().map(|t| ts(&t)), "enqueued": ts(&view.enqueued),
+        "payload": payload,
     })
 }
 
-fn regular_details(msg: &fb_format::Message<'_>, problems: &mut u64) -> String {
+/// JSON lines for one message in `--events` mode.
+fn message_json(msg: &Message<'_>, decoder: &mut PayloadDecoder, problems: &mut u64) -> Vec<Value> {
+    let head = json!({"message": msg.index, "offset": msg.offset, "type": msg.kind.name()});
+    match msg.kind {
+        MessageKind::Regular => match msg.events() {
+            Err(e) => {
+                *problems += 1;
+                vec![json!({"message": msg.index, "offset": msg.offset, "error": e.to_string()})]
+            }
+            Ok(events) => events
+                .enumerate()
+                .map(|(position, ev)| match ev {
+                    Ok(view) => event_json(&view, decoder),
+                    Err(e) => {
+                        *problems += 1;
+                        json!({"message": msg.index, "offset": msg.offset, "position": position, "error": e.to_string()})
+                    }
+                })
+                .collect(),
+        },
+        MessageKind::Checkpoint => vec![match msg.checkpoint() {
+            Ok(c) => json!({"message": msg.index, "offset": msg.offset, "type": "CHECKPOINT",
+                "reward_function": format!("{:?}", c.reward_function_type()), "default_reward": c.default_reward(),
+                "learning_mode": format!("{:?}", c.learning_mode_config()),
+                "problem_type": format!("{:?}", c.problem_type_config()), "use_client_time": c.use_client_time()}),
+            Err(e) => {
+                *problems += 1;
+                json!({"message": msg.index, "offset": msg.offset, "type": "CHECKPOINT", "error": e.to_string()})
+            }
+        }],
+        MessageKind::Header => vec![match msg.file_header() {
+            Ok(h) => {
+                let props: BTreeMap<&str, &str> = h
+                    .properties()
+                    .map(|p| p.iter().map(|kv| (kv.key().unwrap_or(""), kv.value().unwrap_or(""))).collect())
+                    .unwrap_or_default();
+                json!({"message": msg.index, "offset": msg.offset, "type": "HEADER",
+                    "join_time": h.join_time().map(ts), "properties": props})
+            }
+            Err(e) => {
+                *problems += 1;
+                json!({"message": msg.index, "offset": msg.offset, "type": "HEADER", "error": e.to_string()})
+            }
+        }],
+        _ => vec![head],
+    }
+}
+
+fn regular_details(msg: &Message<'_>, problems: &mut u64) -> String {
     let events = match msg.events() {
         Ok(events) => events,
         Err(err) => {
@@ -95,4 +194,117 @@ fn regular_details(msg: &fb_format::Message<'_>, problems: &mut u64) -> String {
         }
     }
     format!("{count} events: {}", ids.join(", "))
+}
+
+fn listing_line(msg: &Message<'_>, problems: &mut u64, global: &Global) -> String {
+    let details = match msg.kind {
+        MessageKind::FileMagic => format!("version {}", msg.size_field),
+        MessageKind::Regular => regular_details(msg, problems),
+        MessageKind::Unknown(_) => {
+            if let (Some(w), false) = (msg.unknown_warning(), global.quiet) {
+                eprintln!("fb: warning: {w}");
+            }
+            String::from("skipped")
+        }
+        _ => String::new(),
+    };
+    let size = match msg.kind {
+        MessageKind::FileMagic => String::from("-"),
+        _ => msg.payload.len().to_string(),
+    };
+    let line = format!(
+        "{:>7}  {:>12}  {:<10}  {:>10}  {}",
+        msg.index,
+        msg.offset,
+        msg.kind.name(),
+        size,
+        details
+    );
+    line.trim_end().to_string()
+}
+
+/// Lists (or dumps) the log; exits 1 when it is damaged.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+    let inputs = crate::input::resolve(std::slice::from_ref(&args.file))?;
+    let input = inputs.first().ok_or("no input")?;
+    let opened = crate::input::open(input)?;
+    if let Some(why) = opened.not_a_log {
+        eprintln!("fb: {}: {why}", input.name());
+        return Ok(ExitCode::from(1));
+    }
+    let mut reader = StreamReader::new(opened.reader);
+    let mut out = BufWriter::new(io::stdout().lock());
+    let write_err = |e: io::Error| format!("writing the listing: {e}");
+    let mut decoder = PayloadDecoder::default();
+    let mut problems = 0u64;
+    let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut found = args.offset.is_none();
+    let mut nearest: (Option<u64>, Option<u64>) = (None, None);
+    if !args.events && !args.count {
+        writeln!(
+            out,
+            "{:>7}  {:>12}  {:<10}  {:>10}  details",
+            "index", "offset", "type", "size"
+        )
+        .map_err(write_err)?;
+    }
+    loop {
+        let msg = match reader.next_message() {
+            Ok(Some(msg)) => msg,
+            Ok(None) => break,
+            Err(err) => {
+                problems += 1;
+                eprintln!("fb: {}: {err}", input.name());
+                break;
+            }
+        };
+        if args.count {
+            *counts.entry(msg.kind.name()).or_default() += 1;
+            continue;
+        }
+        if let Some(want) = args.offset {
+            if msg.offset != want {
+                if msg.offset < want {
+                    nearest.0 = Some(msg.offset);
+                } else if nearest.1.is_none() {
+                    nearest.1 = Some(msg.offset);
+                }
+                continue;
+            }
+            found = true;
+        }
+        if args.events {
+            for v in message_json(&msg, &mut decoder, &mut problems) {
+                writeln!(out, "{v}").map_err(write_err)?;
+            }
+        } else {
+            writeln!(out, "{}", listing_line(&msg, &mut problems, global)).map_err(write_err)?;
+        }
+        if args.offset.is_some() {
+            break;
+        }
+    }
+    if args.count {
+        for (kind, n) in &counts {
+            writeln!(out, "{kind:<10} {n}").map_err(write_err)?;
+        }
+        writeln!(out, "{:<10} {}", "total", counts.values().sum::<u64>()).map_err(write_err)?;
+        writeln!(out, "{:<10} {}", "bytes", reader.offset()).map_err(write_err)?;
+    }
+    out.flush().map_err(write_err)?;
+    if !found {
+        let near = |o: Option<u64>| o.map_or("-".to_string(), |o| o.to_string());
+        eprintln!(
+            "fb: no message starts at byte {}; the nearest start at {} and {}",
+            args.offset.unwrap_or(0),
+            near(nearest.0),
+            near(nearest.1)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

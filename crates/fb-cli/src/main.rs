@@ -1,8 +1,15 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 mod convert;
+mod estimate;
 mod gen;
+mod input;
 mod inspect;
+mod joinargs;
+mod output;
+mod progress;
+mod stats;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -14,6 +21,21 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    #[command(flatten)]
+    global: Global,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Global {
+    /// Print nothing on standard error but errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Say more: every diagnostic instead of the first few of each kind.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,50 +52,39 @@ enum Command {
         after_help = "Example:\n  fb gen --problem-type ccb --size 50MiB --zstd --dedup --seed 1 -o /tmp/ccb.fb"
     )]
     Gen(gen::Args),
-    /// List the messages of a log: index, offset, type, size, events.
-    #[command(after_help = "Example:\n  fb inspect tests/data/valid_joined_logs/cb_simple.log")]
+    /// List the messages of a log, or dump its events as JSON lines.
+    #[command(
+        after_help = "Examples:\n  fb inspect tests/data/valid_joined_logs/cb_simple.log\n  \
+        fb inspect --events --offset 160 tests/data/valid_joined_logs/cb_simple.log"
+    )]
     Inspect(inspect::Args),
+    /// Counts, rewards, skipped events by reason, and counterfactual
+    /// estimates (IPS, SNIPS) of the baseline policy.
+    #[command(after_help = "Examples:\n  fb stats tests/data/valid_joined_logs/\n  \
+        fb stats --json tests/data/valid_joined_logs/cb_simple.log")]
+    Stats(stats::Args),
+    /// Check logs end to end and list every problem with where it is.
+    /// Exit 0 clean, 1 problems found, 2 usage or I/O error.
+    #[command(
+        after_help = "Example:\n  fb validate --max-errors 20 tests/data/invalid_joined_logs/"
+    )]
+    Validate(validate::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Convert(args) => convert::run(&args),
+        Command::Convert(args) => convert::run(&args, &cli.global),
         Command::Gen(args) => gen::run(&args),
-        Command::Inspect(args) => inspect::run(&args),
+        Command::Inspect(args) => inspect::run(&args, &cli.global),
+        Command::Stats(args) => stats::run(&args, &cli.global),
+        Command::Validate(args) => validate::run(&args, &cli.global),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("fb: error: {err}");
             ExitCode::from(2)
-        }
-    }
-}
-
-/// Opens a log for reading, with a message that says what to do.
-fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {
-    if path.is_dir() {
-        return Err(format!(
-            "{} is a directory: give the log files in it",
-            path.display()
-        ));
-    }
-    std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
-}
-
-/// Prints a count per diagnostic kind and the first few examples of each.
-fn report_diagnostics(diags: &fb_join::Diagnostics) {
-    const EXAMPLES: usize = 3;
-    for (kind, count) in diags.counts() {
-        eprintln!("fb: warning: {count} x {}", kind.name());
-        for d in diags
-            .kept()
-            .iter()
-            .filter(|d| d.kind == *kind)
-            .take(EXAMPLES)
-        {
-            eprintln!("fb:   {d}");
         }
     }
 }

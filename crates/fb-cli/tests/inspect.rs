@@ -53,10 +53,17 @@ fn inspect_flags_a_damaged_message_and_exits_1() {
 
 #[test]
 fn inspect_reports_truncation_with_its_offset() {
-    let path = data("invalid_joined_logs/bad_magic.log");
-    let (code, _, stderr) = fb(&["inspect", path.to_str().unwrap()]);
+    let mut log = std::fs::read(data("valid_joined_logs/cb_simple.log")).unwrap();
+    log.truncate(log.len() - 20);
+    let path = std::env::temp_dir().join(format!("fb-inspect-cut-{}.log", std::process::id()));
+    std::fs::write(&path, &log).unwrap();
+    let (code, stdout, stderr) = fb(&["inspect", path.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("starting at byte 0"), "{stderr}");
+    assert!(
+        stderr.contains("REGULAR message 3 starting at byte 160"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("CHECKPOINT"), "{stdout}");
 }
 
 #[test]

@@ -1,0 +1,135 @@
+//! Resolving and opening inputs: files, directories, `-` for stdin.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use fb_format::MessageKind;
+
+/// One input to read, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Standard input.
+    Stdin,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Input {
+    /// How messages name it.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Stdin => "<stdin>".into(),
+            Self::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Its size in bytes, when known.
+    pub fn len(&self) -> Option<u64> {
+        match self {
+            Self::Stdin => None,
+            Self::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+        }
+    }
+}
+
+/// Expands the command-line paths: a directory gives its files (not
+/// hidden, sorted by name, not recursive), `-` gives stdin.
+pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            out.push(Input::Stdin);
+            continue;
+        }
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => format!("{}: no such file or directory", path.display()),
+            _ => format!("{}: {e}", path.display()),
+        })?;
+        if meta.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .filter(|p| {
+                    !p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(format!("{}: the directory holds no files", path.display()));
+            }
+            out.extend(files.into_iter().map(Input::File));
+        } else {
+            out.push(Input::File(path.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// An opened input whose first bytes were checked.
+pub struct Opened {
+    /// The reader, positioned at byte 0.
+    pub reader: Box<dyn Read>,
+    /// Set when the first bytes are not those of a joined log: why. The
+    /// reader still yields every byte.
+    pub not_a_log: Option<String>,
+}
+
+/// Opens `input` and looks at its first 4 bytes: a joined log starts with a
+/// known message type.
+pub fn open(input: &Input) -> Result<Opened, String> {
+    let mut reader: Box<dyn Read> = match input {
+        Input::Stdin => Box::new(io::stdin().lock()),
+        Input::File(path) => Box::new(open_file(path)?),
+    };
+    let mut head = Vec::with_capacity(4);
+    (&mut reader)
+        .take(4)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("{}: {e}", input.name()))?;
+    let not_a_log = sniff(&head);
+    Ok(Opened {
+        reader: Box::new(io::Cursor::new(head).chain(reader)),
+        not_a_log,
+    })
+}
+
+fn open_file(path: &Path) -> Result<File, String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{} is a directory: give the log files in it",
+            path.display()
+        ));
+    }
+    File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// Why `head` cannot start a joined log, if it cannot.
+pub fn sniff(head: &[u8]) -> Option<String> {
+    if head.is_empty() {
+        return None;
+    }
+    let known = <[u8; 4]>::try_from(head)
+        .map(|b| {
+            !matches!(
+                MessageKind::from_type(u32::from_le_bytes(b)),
+                MessageKind::Unknown(_)
+            )
+        })
+        .unwrap_or(false);
+    if known {
+        return None;
+    }
+    let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+    let text: String = head
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
+        .collect();
+    Some(format!(
+        "not a joined binary log: first bytes are {} (\"{text}\"), a log starts with VWFB or a \
+         known message type",
+        hex.join(" ")
+    ))
+}

@@ -1,0 +1,193 @@
+//! Flags shared by the commands that join (convert, stats), and the loop
+//! that drives a joiner over several inputs as one stream.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use fb_format::{Framer, MessageKind, StreamReader};
+use fb_join::{
+    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
+    StepTransform,
+};
+
+use crate::input::{self, Input};
+use crate::progress::{Counting, Progress};
+
+/// How to join: the reference's overrides and our options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JoinArgs {
+    /// `sane` (default) fixes the reference's quirks; `reference`
+    /// reproduces its output byte for byte.
+    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = parse_compat)]
+    pub compat: Compat,
+
+    /// Reward function for every checkpoint: earliest|average|median|sum|min|max.
+    #[arg(long, value_parser = parse_reward_function)]
+    pub reward_function: Option<RewardFunction>,
+
+    /// Reward of a decision without outcomes, for every checkpoint.
+    #[arg(long, allow_negative_numbers = true)]
+    pub default_reward: Option<f32>,
+
+    /// Learning mode for every checkpoint: online|apprentice|loggingonly.
+    #[arg(long, value_parser = parse_learning_mode)]
+    pub learning_mode: Option<LearningMode>,
+
+    /// Problem type for every checkpoint: cb|ccb|slates|ca.
+    #[arg(long, value_parser = parse_problem)]
+    pub problem_type: Option<Problem>,
+
+    /// Use client timestamps instead of enqueued ones (true|false), for
+    /// every checkpoint.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub use_client_time: Option<bool>,
+
+    /// Join multistep episodes.
+    #[arg(long)]
+    pub multistep: bool,
+
+    /// Multistep reward transform: suffix_mean|suffix_sum|identity.
+    #[arg(long, default_value = "suffix_mean", value_parser = parse_transform)]
+    pub multistep_reward: StepTransform,
+}
+
+impl JoinArgs {
+    /// Joiner options from the flags.
+    pub fn options(&self) -> Options {
+        Options {
+            overrides: Overrides {
+                reward_function: self.reward_function,
+                default_reward: self.default_reward,
+                learning_mode: self.learning_mode,
+                problem_type: self.problem_type,
+                use_client_time: self.use_client_time,
+            },
+            compat: self.compat,
+            multistep: self.multistep,
+            multistep_reward: self.multistep_reward,
+            ..Options::default()
+        }
+    }
+}
+
+fn parse_compat(s: &str) -> Result<Compat, String> {
+    match s {
+        "reference" => Ok(Compat::Reference),
+        "sane" | "default" => Ok(Compat::Sane),
+        _ => Err("expected `reference` or `sane`".into()),
+    }
+}
+
+fn parse_reward_function(s: &str) -> Result<RewardFunction, String> {
+    RewardFunction::parse(s).ok_or_else(|| "expected earliest|average|median|sum|min|max".into())
+}
+
+fn parse_learning_mode(s: &str) -> Result<LearningMode, String> {
+    LearningMode::parse(s).ok_or_else(|| "expected online|apprentice|loggingonly".into())
+}
+
+fn parse_problem(s: &str) -> Result<Problem, String> {
+    Problem::parse(s).ok_or_else(|| "expected cb|ccb|slates|ca|multistep".into())
+}
+
+fn parse_transform(s: &str) -> Result<StepTransform, String> {
+    StepTransform::parse(s).ok_or_else(|| "expected suffix_mean|suffix_sum|identity".into())
+}
+
+/// What a run over the inputs saw besides joined events.
+#[derive(Debug, Default, Clone)]
+pub struct RunReport {
+    /// Messages read, per type name.
+    pub messages: std::collections::BTreeMap<&'static str, u64>,
+    /// Events inside REGULAR messages.
+    pub events_read: u64,
+    /// Inputs that ended with a framing error or are not logs.
+    pub damaged: Vec<String>,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+/// Runs `joiner` over `inputs` in order (one stream) and hands every joined
+/// event to `on_event`. Damaged inputs are reported and reading goes on
+/// with the next one.
+pub fn drive(
+    inputs: &[Input],
+    joiner: &mut Joiner,
+    quiet: bool,
+    count_events: bool,
+    mut on_event: impl FnMut(&JoinedEvent) -> Result<(), String>,
+) -> Result<RunReport, String> {
+    let total = inputs.iter().map(Input::len).sum::<Option<u64>>();
+    let mut progress = Progress::new(total, quiet);
+    let mut report = RunReport::default();
+    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
+    for input in inputs {
+        let opened = input::open(input)?;
+        if let Some(why) = opened.not_a_log {
+            let why = format!("{}: {why}", input.name());
+            if !quiet {
+                eprintln!("fb: {why}");
+            }
+            report.damaged.push(why);
+            continue;
+        }
+        let count = Rc::new(Cell::new(0u64));
+        let counting = Counting {
+            inner: opened.reader,
+            count: Rc::clone(&count),
+        };
+        let mut reader = StreamReader::with_framer(counting, Framer::with_max_payload(limit));
+        let mut seen = 0u64;
+        loop {
+            match reader.next_message() {
+                Ok(Some(msg)) => {
+                    *report.messages.entry(msg.kind.name()).or_default() += 1;
+                    if count_events && msg.kind == MessageKind::Regular {
+                        report.events_read += msg.events().map_or(0, |e| e.total() as u64);
+                    }
+                    joiner.push(&msg);
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    joiner.record_framing_error(&err);
+                    let why = format!("{}: {err}", input.name());
+                    if !quiet {
+                        eprintln!("fb: {why}");
+                    }
+                    report.damaged.push(why);
+                    break;
+                }
+            }
+            let mut events = 0;
+            while let Some(ev) = joiner.pop() {
+                on_event(&ev)?;
+                events += 1;
+            }
+            progress.add(count.get() - seen, events);
+            seen = count.get();
+        }
+        report.bytes += count.get();
+    }
+    progress.finish();
+    Ok(report)
+}
+
+/// Prints a count per diagnostic kind and the first few examples of each
+/// (all of them with `verbose`).
+pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool) {
+    let examples = if verbose { usize::MAX } else { 3 };
+    for (kind, count) in diags.counts() {
+        if *kind == fb_join::Kind::Framing {
+            continue; // already said when it happened
+        }
+        eprintln!("fb: warning: {count} x {}", kind.name());
+        let kept: Vec<_> = diags.kept().iter().filter(|d| d.kind == *kind).collect();
+        for d in kept.iter().take(examples) {
+            eprintln!("fb:   {d}");
+        }
+        let shown = kept.len().min(examples) as u64;
+        if *count > shown {
+            eprintln!("fb:   ... and {} more", count - shown);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! A progress bar on stderr, only when stderr is a terminal and the work
+//! has taken more than a second.
+
+use std::io::{IsTerminal, Read};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Tracks bytes and events; draws once the work is slow enough to need it.
+pub struct Progress {
+    enabled: bool,
+    start: Instant,
+    total: Option<u64>,
+    bar: Option<ProgressBar>,
+    bytes: u64,
+    events: u64,
+}
+
+impl Progress {
+    /// `total` bytes when known; `quiet` turns it off.
+    pub fn new(total: Option<u64>, quiet: bool) -> Self {
+        Self {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            start: Instant::now(),
+            total,
+            bar: None,
+            bytes: 0,
+            events: 0,
+        }
+    }
+
+    /// Adds read bytes and produced events.
+    pub fn add(&mut self, bytes: u64, events: u64) {
+        self.bytes += bytes;
+        self.events += events;
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
+            let bar = match self.total {
+                Some(total) => ProgressBar::new(total),
+                None => ProgressBar::new_spinner(),
+            };
+            let template = if self.total.is_some() {
+                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}"
+            } else {
+                "{spinner} {bytes} {bytes_per_sec} {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.bytes);
+            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} events ({:.0}/s)",
+                self.events,
+                self.events as f64 / secs
+            ));
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Counts the bytes read through it.
+pub struct Counting<R> {
+    /// The wrapped reader.
+    pub inner: R,
+    /// Bytes read so far.
+    pub count: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}

@@ -1,0 +1,576 @@
+//! The `fb` commands as a user runs them: flags, outputs, exit codes.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(rel)
+}
+
+fn expected(rel: &str) -> String {
+    std::fs::read_to_string(data(&format!("expected/{rel}.dsjson"))).unwrap()
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn fb<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(args)
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fb-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn convert_reads_a_directory_in_name_order_as_one_stream() {
+    let out = fb(&[
+        "convert",
+        "-q",
+        "--compat",
+        "reference",
+        p(&data("skip_learn/cb")),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(data("skip_learn/cb"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let joined: String = names
+        .iter()
+        .map(|n| expected(&format!("skip_learn/cb/{n}")))
+        .collect();
+    assert_eq!(out.stdout, joined);
+}
+
+#[test]
+fn convert_reads_stdin() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["convert", "-q", "--compat", "reference", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = std::fs::read(data("valid_joined_logs/ccb_simple.log")).unwrap();
+    child.stdin.take().unwrap().write_all(&log).unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(stdout, expected("valid_joined_logs/ccb_simple.log"));
+}
+
+#[test]
+fn convert_inline_dedup_makes_self_contained_lines() {
+    let input = data("valid_joined_logs/cb_dedup_compressed.log");
+    let plain = fb(&["convert", "-q", p(&input)]);
+    assert!(plain.stdout.contains("__aid"));
+    let inlined = fb(&["convert", "-q", "--inline-dedup", p(&input)]);
+    assert_eq!(inlined.code, 0);
+    assert!(!inlined.stdout.contains("__aid"), "{}", inlined.stdout);
+    for line in inlined.stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let multi = v["c"]["_multi"].as_array().unwrap();
+        assert!(multi
+            .iter()
+            .all(|a| a.is_object() && a.get("__aid").is_none()));
+    }
+}
+
+#[test]
+fn convert_skip_learn_exclude_drops_deferred_unactivated_events() {
+    let input = data("skip_learn/ccb/mixed_deferred_action_events.fb");
+    let all = fb(&["convert", "-q", p(&input)]);
+    let kept = fb(&["convert", "-q", "--skip-learn", "exclude", p(&input)]);
+    let skipped = all
+        .stdout
+        .lines()
+        .filter(|l| l.contains("\"_skipLearn\":true"))
+        .count();
+    assert!(skipped > 0);
+    assert_eq!(
+        kept.stdout.lines().count(),
+        all.stdout.lines().count() - skipped
+    );
+    assert!(!kept.stdout.contains("_skipLearn"));
+    let loud = fb(&["convert", "--skip-learn", "exclude", p(&input)]);
+    assert!(
+        loud.stderr.contains(&format!("{skipped} filtered out")),
+        "{}",
+        loud.stderr
+    );
+}
+
+#[test]
+fn convert_filters_by_time_and_type() {
+    let dir = data("valid_joined_logs");
+    let cases: &[(&str, &[&str], usize)] = &[
+        ("nothing after 2030", &["--since", "2030-01-01"], 0),
+        ("everything before 2030", &["--until", "2030-01-01"], 0),
+        (
+            "one day of CB",
+            &[
+                "--since",
+                "2021-04-13",
+                "--until",
+                "2021-04-14",
+                "--only",
+                "cb",
+            ],
+            1,
+        ),
+        ("only ccb", &["--only", "ccb"], 0),
+    ];
+    let all = fb(&["convert", "-q", p(&dir)]);
+    let total = all.stdout.lines().count();
+    for (name, flags, _) in cases {
+        let mut args = vec!["convert", "-q"];
+        args.extend_from_slice(flags);
+        args.push(p(&dir));
+        let out = fb(&args);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let n = out.stdout.lines().count();
+        match *name {
+            "nothing after 2030" => assert_eq!(n, 0, "{name}"),
+            "everything before 2030" => assert_eq!(n, total, "{name}"),
+            "one day of CB" => {
+                let want = all
+                    .stdout
+                    .lines()
+                    .filter(|l| {
+                        l.contains("\"Timestamp\":\"2021-04-13T") && l.contains("\"_label_Action\"")
+                    })
+                    .count();
+                assert!(want > 0, "{name}");
+                assert_eq!(n, want, "{name}");
+                assert!(
+                    out.stdout
+                        .lines()
+                        .all(|l| l.contains("\"Timestamp\":\"2021-04-13T")),
+                    "{name}"
+                );
+            }
+            _ => {
+                assert!(n > 0 && n < total, "{name}");
+                assert!(
+                    out.stdout
+                        .lines()
+                        .all(|l| l.contains("\"_outcomes\":[{\"_label_cost\"")),
+                    "{name}"
+                );
+            }
+        }
+    }
+    let bad = fb(&["convert", "--since", "yesterday", p(&dir)]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("is not a time"), "{}", bad.stderr);
+}
+
+#[test]
+fn convert_compresses_by_extension() {
+    let input = data("valid_joined_logs/slates_simple.log");
+    let want = expected("valid_joined_logs/slates_simple.log");
+    let gz = scratch("out.dsjson.gz");
+    assert_eq!(
+        fb(&[
+            "convert",
+            "-q",
+            "--compat",
+            "reference",
+            p(&input),
+            "-o",
+            p(&gz)
+        ])
+        .code,
+        0
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, want);
+    let zst = scratch("out.dsjson.zst");
+    assert_eq!(
+        fb(&[
+            "convert",
+            "-q",
+            "--compat",
+            "reference",
+            p(&input),
+            "-o",
+            p(&zst)
+        ])
+        .code,
+        0
+    );
+    let bytes = zstd::decode_all(std::fs::File::open(&zst).unwrap()).unwrap();
+    assert_eq!(String::from_utf8(bytes).unwrap(), want);
+}
+
+#[test]
+fn bad_inputs_say_what_and_exit_as_documented() {
+    let not_a_log = scratch("notes.txt");
+    std::fs::write(&not_a_log, "hello world\n").unwrap();
+    let bad_magic = data("invalid_joined_logs/bad_magic.log");
+    let bad_version = data("invalid_joined_logs/bad_version.log");
+    let empty_dir = scratch("empty-dir");
+    std::fs::create_dir_all(&empty_dir).unwrap();
+    let cases: Vec<(&str, Vec<&str>, i32, String)> = vec![
+        (
+            "missing file",
+            vec!["convert", "/no/such/file.log"],
+            2,
+            "/no/such/file.log: no such file or directory".into(),
+        ),
+        (
+            "empty directory",
+            vec!["convert", p(&empty_dir)],
+            2,
+            "the directory holds no files".into(),
+        ),
+        (
+            "not a log",
+            vec!["convert", p(&not_a_log)],
+            1,
+            "not a joined binary log: first bytes are 68 65 6c 6c (\"hell\")".into(),
+        ),
+        (
+            "stats of a missing file",
+            vec!["stats", "/no/such/file.log"],
+            2,
+            "no such file or directory".into(),
+        ),
+        (
+            "validate a missing file",
+            vec!["validate", "/no/such/file.log"],
+            2,
+            "no such file or directory".into(),
+        ),
+        (
+            "inspect a non-log",
+            vec!["inspect", p(&not_a_log)],
+            1,
+            "not a joined binary log".into(),
+        ),
+        (
+            "truncated log",
+            vec!["convert", p(&bad_magic)],
+            1,
+            "not a joined binary log".into(),
+        ),
+        (
+            "bad version",
+            vec!["convert", p(&bad_version)],
+            1,
+            "declares file-format version 2".into(),
+        ),
+        (
+            "unknown flag",
+            vec!["convert", "--frobnicate", "x"],
+            2,
+            "unexpected argument".into(),
+        ),
+    ];
+    for (name, args, code, message) in cases {
+        let out = fb(&args);
+        assert_eq!(out.code, code, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(&message), "{name}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn warnings_are_summarized_not_flooded() {
+    let out = fb(&[
+        "convert",
+        p(&data(
+            "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
+        )),
+    ]);
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stderr.contains("fb: warning: 72 x unknown_slot_id"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("... and 69 more"), "{}", out.stderr);
+    assert!(out.stderr.lines().count() < 20, "{}", out.stderr);
+    let verbose = fb(&[
+        "convert",
+        "-v",
+        p(&data(
+            "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
+        )),
+    ]);
+    assert!(verbose.stderr.lines().count() > 80);
+    let quiet = fb(&[
+        "convert",
+        "-q",
+        p(&data(
+            "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
+        )),
+    ]);
+    assert_eq!(quiet.stderr, "");
+}
+
+#[test]
+fn stats_json_on_a_small_log() {
+    let out = fb(&[
+        "stats",
+        "--json",
+        p(&data("valid_joined_logs/cb_simple.log")),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["events_read"], 2);
+    assert_eq!(v["joined"], 1);
+    assert_eq!(v["learnable"], 1);
+    assert_eq!(v["outcomes"], 1);
+    assert_eq!(v["first"]["event_id"], "91f71c8");
+    assert_eq!(v["cost_sum"], -1.5);
+    assert_eq!(v["by_problem_type"]["cb"]["reward_mean"], 1.5);
+    assert_eq!(v["messages"]["REGULAR"], 1);
+    assert_eq!(v["skipped_by_reason"], serde_json::json!({}));
+    let table = fb(&["stats", p(&data("valid_joined_logs/cb_simple.log"))]);
+    assert!(
+        table
+            .stdout
+            .contains("events joined                        1\n"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("baseline policy reward (IPS)"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn stats_counts_skipped_events_by_reason() {
+    let out = fb(&[
+        "stats",
+        "--json",
+        p(&data(
+            "invalid_joined_logs/no_interaction_but_with_observation.log",
+        )),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["skipped_by_reason"]["outcome_without_interaction"], 2);
+    assert_eq!(v["skipped_by_reason"]["no_interaction"], 1);
+}
+
+/// IPS and SNIPS against a hand computation on four CB decisions.
+#[test]
+fn stats_counterfactual_estimates_match_a_hand_computation() {
+    use fb_schema::{
+        LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
+    };
+    use fb_writer::{CbSpec, CheckpointConfig, JoinedEventSpec, LogWriter, PayloadSpec};
+    // (chosen first, probability of the chosen action, reward)
+    let decisions: [(&[u64], &[f32], f32); 4] = [
+        (&[1, 2], &[0.5, 0.5], 1.0),
+        (&[2, 1], &[0.25, 0.75], 0.0),
+        (&[1, 2], &[0.625, 0.375], 2.0),
+        (&[2, 1], &[0.5, 0.5], 1.0),
+    ];
+    let ctx = br#"{"U":{"a":1},"_multi":[{"x":1},{"x":2}]}"#;
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    w.checkpoint(&CheckpointConfig {
+        reward_function: RewardFunctionType::Earliest,
+        default_reward: 0.0,
+        learning_mode: LearningModeType::Online,
+        problem_type: ProblemType::CB,
+        use_client_time: false,
+    })
+    .unwrap();
+    let ids = ["a", "b", "c", "d"];
+    for (i, (actions, probs, reward)) in decisions.iter().enumerate() {
+        let t = TimeStamp::new(2024, 1, 1, 0, 0, i as u8, 0);
+        let cb = PayloadSpec::Cb(CbSpec {
+            action_ids: Some(actions),
+            probabilities: Some(probs),
+            context: Some(ctx),
+            ..CbSpec::default()
+        });
+        let outcome = PayloadSpec::Outcome(OutcomeEventArgs {
+            value: UnionArg::Numeric(*reward),
+            index: UnionArg::None,
+            action_taken: false,
+        });
+        w.regular(&[
+            JoinedEventSpec::new(ids[i], t, cb),
+            JoinedEventSpec::new(ids[i], t, outcome),
+        ])
+        .unwrap();
+    }
+    w.eof().unwrap();
+    let log = scratch("estimates.fb");
+    std::fs::write(&log, w.into_inner()).unwrap();
+
+    let out = fb(&["stats", "--json", p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let c = &v["counterfactual"];
+    // By hand: the baseline (action 1) was taken in a (p .5, r 1) and
+    // c (p .625, r 2): importance weights 2 and 1.6, terms 2, 0, 3.2, 0.
+    // logged = (1 + 0 + 2 + 1) / 4 = 1
+    // IPS    = (2 + 3.2) / 4 = 1.3, SE = sqrt(.49 + 1.69 + 3.61 + 1.69) / 4
+    // SNIPS  = (2 + 3.2) / (2 + 1.6) = 1.4444…,
+    //          SE = sqrt((2 (1 − m))² + (1.6 (2 − m))²) / 3.6
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
+    assert_eq!(c["decisions"], 4);
+    assert!(close(&c["logged_policy_reward"]["value"], 1.0), "{c}");
+    assert!(close(&c["baseline_ips"]["value"], 1.3), "{c}");
+    let ips_se = 7.48f64.sqrt() / 4.0;
+    assert!(
+        close(&c["baseline_ips"]["ci95"][0], 1.3 - 1.96 * ips_se),
+        "{c}"
+    );
+    assert!(
+        close(&c["baseline_ips"]["ci95"][1], 1.3 + 1.96 * ips_se),
+        "{c}"
+    );
+    let m = 5.2 / 3.6;
+    assert!(close(&c["baseline_snips"]["value"], m), "{c}");
+    let snips_se = ((2.0 * (1.0 - m)).powi(2) + (1.6 * (2.0 - m)).powi(2)).sqrt() / 3.6;
+    assert!(
+        close(&c["baseline_snips"]["ci95"][1], m + 1.96 * snips_se),
+        "{c}"
+    );
+}
+
+#[test]
+fn validate_exit_codes_and_listing() {
+    let clean = fb(&["validate", p(&data("valid_joined_logs/cb_simple.log"))]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    assert_eq!(clean.stdout, "");
+    assert!(clean.stderr.contains("valid"), "{}", clean.stderr);
+
+    let corrupt = fb(&[
+        "validate",
+        p(&data("invalid_joined_logs/corrupt_joined_payload.log")),
+    ]);
+    assert_eq!(corrupt.code, 1);
+    assert!(
+        corrupt.stdout.starts_with(&format!(
+        "{}: byte 160, message 3: JoinedPayload in message 3 at byte 160 is not a valid flatbuffer",
+        p(&data("invalid_joined_logs/corrupt_joined_payload.log"))
+    )),
+        "{}",
+        corrupt.stdout
+    );
+
+    let joinability = fb(&[
+        "validate",
+        p(&data(
+            "invalid_joined_logs/no_interaction_but_with_observation.log",
+        )),
+    ]);
+    assert_eq!(joinability.code, 1);
+    assert!(
+        joinability
+            .stdout
+            .contains("message 3, event `91f71c8`: no interaction was accepted"),
+        "{}",
+        joinability.stdout
+    );
+
+    let limited = fb(&[
+        "validate",
+        "--max-errors",
+        "2",
+        p(&data("invalid_joined_logs")),
+    ]);
+    assert_eq!(limited.code, 1);
+    let lines: Vec<&str> = limited.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", limited.stdout);
+    assert!(
+        lines[2].starts_with("... and ") && lines[2].contains("more problems"),
+        "{}",
+        limited.stdout
+    );
+}
+
+#[test]
+fn inspect_events_dumps_json_lines() {
+    let out = fb(&[
+        "inspect",
+        "--events",
+        p(&data("valid_joined_logs/cb_simple.log")),
+    ]);
+    assert_eq!(out.code, 0);
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // FILEMAGIC, HEADER, CHECKPOINT, two events, EOF
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[2]["type"], "CHECKPOINT");
+    assert_eq!(lines[2]["problem_type"], "CB");
+    assert_eq!(lines[3]["payload"]["type"], "CbEvent");
+    assert_eq!(lines[3]["payload"]["action_ids"], serde_json::json!([1, 2]));
+    assert_eq!(lines[3]["payload"]["context"]["GUser"]["id"], "a");
+    assert_eq!(
+        lines[4]["payload"],
+        serde_json::json!({"type": "OutcomeEvent", "value": 1.5, "index": null, "action_taken": false})
+    );
+    assert_eq!(lines[4]["enqueued"], "2021-04-13T15:08:46.0386001Z");
+}
+
+#[test]
+fn inspect_offset_and_count() {
+    let file = data("valid_joined_logs/cb_simple.log");
+    let one = fb(&["inspect", "--offset", "128", p(&file)]);
+    assert_eq!(one.code, 0);
+    assert_eq!(
+        one.stdout.lines().nth(1),
+        Some("      2           128  CHECKPOINT          24")
+    );
+    assert_eq!(one.stdout.lines().count(), 2);
+    let miss = fb(&["inspect", "--offset", "130", p(&file)]);
+    assert_eq!(miss.code, 1);
+    assert!(
+        miss.stderr
+            .contains("no message starts at byte 130; the nearest start at 128 and 160"),
+        "{}",
+        miss.stderr
+    );
+    let count = fb(&["inspect", "--count", p(&file)]);
+    assert_eq!(count.stdout, "CHECKPOINT 1\nEOF        1\nFILEMAGIC  1\nHEADER     1\nREGULAR    1\ntotal      5\nbytes      672\n");
+}
+
+#[test]
+fn every_command_has_an_example_in_its_help() {
+    for cmd in ["convert", "stats", "inspect", "validate", "gen"] {
+        let out = fb(&[cmd, "--help"]);
+        assert_eq!(out.code, 0, "{cmd}");
+        assert!(out.stdout.contains("Example"), "{cmd}: {}", out.stdout);
+    }
+}
