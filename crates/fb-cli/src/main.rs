@@ -8,6 +8,7 @@ mod inspect;
 mod joinargs;
 mod output;
 mod progress;
+mod repair;
 mod stats;
 mod validate;
 
@@ -69,6 +70,13 @@ enum Command {
         after_help = "Example:\n  fb validate --max-errors 20 tests/data/invalid_joined_logs/"
     )]
     Validate(validate::Args),
+    /// Write a valid log holding every intact message of a damaged one
+    /// (FILEMAGIC first, EOF last) and list what was dropped.
+    /// Exit 0 nothing dropped, 1 something dropped, 2 usage or I/O error.
+    #[command(
+        after_help = "Example:\n  fb repair tests/data/invalid_joined_logs/corrupt_joined_payload.log /tmp/repaired.log"
+    )]
+    Repair(repair::Args),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +87,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),
+        Command::Repair(args) => repair::run(&args, &cli.global),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,9 @@
 //! - Typed decoding: [`Message::checkpoint`], [`Message::events`],
 //!   [`PayloadDecoder::payload`], each verifying its buffer first.
 //!
+//! For damaged logs, [`recover::RecoveringReader`] yields every intact
+//! message and reports every skipped byte range.
+//!
 //! Unknown message types are yielded as [`MessageKind::Unknown`] so a
 //! listing can show them; [`Message::unknown_warning`] gives the structured
 //! warning readers that skip them should record.
@@ -32,6 +35,16 @@
 //! }
 //! ```
 #![deny(missing_docs)]
+// Untrusted input must never panic: checked access only (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 mod decode;
 mod error;
@@ -39,6 +52,7 @@ mod framer;
 mod kind;
 pub mod raw;
 mod reader;
+pub mod recover;
 
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};

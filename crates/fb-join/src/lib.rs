@@ -277,3 +277,92 @@ impl<R: Read> Iterator for JoinedEvents<R> {
         }
     }
 }
+
+/// What [`convert_recovering`] did.
+#[derive(Debug, Clone)]
+pub struct RecoverySummary {
+    /// The conversion summary, as [`convert_into`] gives it. Its
+    /// `framing_error` is always `None`: a recovering read never stops
+    /// early, damage is in `skipped` instead.
+    pub summary: Summary,
+    /// Every byte range that was skipped, in file order, with why.
+    pub skipped: Vec<fb_format::recover::Skipped>,
+}
+
+impl RecoverySummary {
+    /// Total bytes skipped.
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped.iter().map(|s| s.len()).sum()
+    }
+}
+
+/// Like [`convert_into`], but reads a damaged log whole from `data` with
+/// [`fb_format::recover::RecoveringReader`]: every intact message is fed to
+/// the joiner in order and its DSJSON written exactly as [`convert_into`]
+/// writes it; corrupt or truncated ranges are skipped and returned in
+/// [`RecoverySummary::skipped`] (they do not appear in the joiner's
+/// diagnostics). Data after an EOF message is read on when it holds more
+/// messages (two logs concatenated).
+///
+/// ```
+/// use fb_join::{convert_recovering, Joiner, Options};
+///
+/// let mut log = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/../../tests/data/valid_joined_logs/cb_simple.log"
+/// ))
+/// .unwrap();
+/// log.truncate(log.len() - 3); // cut inside the final EOF message
+/// let mut out = Vec::new();
+/// let mut joiner = Joiner::new(Options::default());
+/// let report = convert_recovering(&mut joiner, &log, &mut out).unwrap();
+/// assert_eq!(report.summary.metrics.joined, 1);
+/// assert!(report.skipped.is_empty());
+/// ```
+pub fn convert_recovering<W: Write>(
+    joiner: &mut Joiner,
+    data: &[u8],
+    output: &mut W,
+) -> Result<RecoverySummary, Error> {
+    use fb_format::recover::{Recovered, RecoveringReader};
+
+    let compat = joiner_compat(joiner);
+    let limit = u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX);
+    let mut line = Vec::with_capacity(4096);
+    let mut messages = 0;
+    let mut written = 0u64;
+    let mut skipped = Vec::new();
+    for item in RecoveringReader::with_max_payload(data, limit) {
+        match item {
+            Recovered::Message(msg) => {
+                messages += 1;
+                joiner.push(&msg);
+            }
+            Recovered::Skipped(range) => {
+                skipped.push(range);
+                continue;
+            }
+        }
+        line.clear();
+        while let Some(ev) = joiner.pop() {
+            dsjson::write_line(&ev, compat, &mut line);
+        }
+        output
+            .write_all(&line)
+            .map_err(|source| Error::Write { written, source })?;
+        written += line.len() as u64;
+    }
+    output
+        .flush()
+        .map_err(|source| Error::Write { written, source })?;
+    Ok(RecoverySummary {
+        summary: Summary {
+            metrics: joiner.metrics().clone(),
+            diagnostics: joiner.diagnostics().clone(),
+            messages,
+            bytes_written: written,
+            framing_error: None,
+        },
+        skipped,
+    })
+}

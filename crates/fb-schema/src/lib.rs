@@ -24,7 +24,24 @@
 //! assert!(verified::<CheckpointInfo>(&[1, 2, 3]).is_err());
 //! ```
 #![deny(missing_docs)]
+// Untrusted input must never panic: checked access only (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
+// flatc's accessors unwrap `Some(default)` lookups, which cannot fail.
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 mod generated;
 mod outcome;
 

@@ -1,0 +1,193 @@
+//! `fb repair`: a valid log made of every intact message of a damaged one.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use fb_format::recover::{Recovered, RecoveringReader};
+use fb_format::{Message, MessageKind, PayloadDecoder, DEFAULT_MAX_PAYLOAD};
+use fb_writer::LogWriter;
+
+use crate::Global;
+
+/// Arguments of `fb repair`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The damaged log (read whole into memory).
+    pub input: PathBuf,
+
+    /// Where to write the repaired log (must not be the input).
+    pub output: PathBuf,
+
+    /// Dropped ranges listed on standard error (all are counted; `-v`
+    /// lists every one).
+    #[arg(long, default_value_t = 20)]
+    pub max_listed: usize,
+}
+
+/// One dropped byte range and why.
+struct Dropped {
+    start: u64,
+    end: u64,
+    why: String,
+}
+
+/// What was kept, by message type.
+#[derive(Default)]
+struct Kept {
+    headers: u64,
+    checkpoints: u64,
+    regulars: u64,
+}
+
+/// Writes the repaired log; exit 0 when nothing was dropped, 1 when
+/// something was, 2 (an `Err`) on usage or I/O errors.
+///
+/// The output starts with FILEMAGIC (version 1), holds every intact
+/// HEADER, CHECKPOINT and REGULAR message of the input in order, re-framed
+/// (`size % 8` zero padding), and ends with an EOF message. FILEMAGIC and
+/// EOF messages of the input are not copied: the output has one of each,
+/// at its ends. A message is intact when the recovering reader accepts it
+/// (its framing is sound and its payload verifies) and, for a REGULAR
+/// message, when every event in it and every event's typed payload verify
+/// (and decompress) too; otherwise it is dropped whole.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+    if same_file(&args.input, &args.output) {
+        return Err(format!(
+            "{} is both the input and the output: write the repaired log elsewhere",
+            args.input.display()
+        ));
+    }
+    let data = std::fs::read(&args.input)
+        .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
+    let file = File::create(&args.output)
+        .map_err(|e| format!("cannot create {}: {e}", args.output.display()))?;
+    let write_err = |e: fb_writer::Error| format!("writing {}: {e}", args.output.display());
+    let mut writer = LogWriter::new(BufWriter::with_capacity(1 << 20, file));
+    writer.file_magic(1).map_err(write_err)?;
+
+    let mut decoder = PayloadDecoder::new(DEFAULT_MAX_PAYLOAD as usize);
+    let mut dropped: Vec<Dropped> = Vec::new();
+    let mut kept = Kept::default();
+    for item in RecoveringReader::new(&data) {
+        let msg = match item {
+            Recovered::Skipped(s) => {
+                dropped.push(Dropped {
+                    start: s.start,
+                    end: s.end,
+                    why: s.reason.to_string(),
+                });
+                continue;
+            }
+            Recovered::Message(msg) => msg,
+        };
+        match msg.kind {
+            MessageKind::Header => kept.headers += 1,
+            MessageKind::Checkpoint => kept.checkpoints += 1,
+            MessageKind::Regular => {
+                if let Err(why) = damaged_event(&msg, &mut decoder) {
+                    dropped.push(Dropped {
+                        start: msg.offset,
+                        end: msg.offset + msg.len as u64,
+                        why: format!("REGULAR message: {why}"),
+                    });
+                    continue;
+                }
+                kept.regulars += 1;
+            }
+            // Written once each, at the ends.
+            MessageKind::FileMagic | MessageKind::Eof => continue,
+            // The recovering reader never yields these.
+            MessageKind::Unknown(_) => continue,
+        }
+        writer
+            .message(msg.kind.type_id(), msg.payload)
+            .map_err(write_err)?;
+    }
+    writer.eof().map_err(write_err)?;
+    writer.flush().map_err(write_err)?;
+    let written = writer.offset();
+    let mut file = writer.into_inner();
+    file.flush()
+        .map_err(|e| format!("writing {}: {e}", args.output.display()))?;
+
+    if !global.quiet {
+        report(args, global, &kept, &dropped, data.len(), written);
+    }
+    Ok(if dropped.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The first event of a REGULAR message that does not decode, if any.
+fn damaged_event(msg: &Message<'_>, decoder: &mut PayloadDecoder) -> Result<(), String> {
+    let events = msg.events().map_err(|e| e.to_string())?;
+    for (position, event) in events.enumerate() {
+        let view = event.map_err(|e| format!("event {position}: {e}"))?;
+        decoder
+            .payload(&view)
+            .map_err(|e| format!("event {position}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn report(
+    args: &Args,
+    global: &Global,
+    kept: &Kept,
+    dropped: &[Dropped],
+    read: usize,
+    written: u64,
+) {
+    let bytes: u64 = dropped.iter().map(|d| d.end - d.start).sum();
+    eprintln!(
+        "fb: repair: {} ({read} bytes) -> {} ({written} bytes): kept {} messages \
+         ({} HEADER, {} CHECKPOINT, {} REGULAR)",
+        args.input.display(),
+        args.output.display(),
+        kept.headers + kept.checkpoints + kept.regulars,
+        kept.headers,
+        kept.checkpoints,
+        kept.regulars,
+    );
+    if dropped.is_empty() {
+        eprintln!("fb: repair: nothing dropped");
+        return;
+    }
+    let plural = if dropped.len() == 1 { "" } else { "s" };
+    eprintln!(
+        "fb: repair: dropped {} byte range{plural}, {bytes} bytes in all:",
+        dropped.len()
+    );
+    let listed = if global.verbose > 0 {
+        dropped.len()
+    } else {
+        args.max_listed.min(dropped.len())
+    };
+    for d in dropped.iter().take(listed) {
+        eprintln!(
+            "fb:   bytes {}..{} ({} bytes): {}",
+            d.start,
+            d.end,
+            d.end - d.start,
+            d.why
+        );
+    }
+    if listed < dropped.len() {
+        eprintln!(
+            "fb:   ... and {} more ranges (-v lists them all)",
+            dropped.len() - listed
+        );
+    }
+}
+
+/// True when both paths name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,267 @@
+//! Fuzz harnesses over `fb-format`, shared by the fuzz targets in
+//! `fuzz/fuzz_targets/` and the regression test that replays
+//! `tests/data/fuzz/{framing,decode}/` (`crates/fb-format/tests/recover.rs`
+//! includes this file). A panic is a finding: either in the code under
+//! test, or an invariant below that does not hold.
+
+use std::io::{Read, Write};
+
+use fb_format::raw::RawStreamReader;
+use fb_format::recover::{Recovered, RecoveringReader};
+use fb_format::{
+    Error, Framer, Message, MessageKind, PayloadDecoder, SliceReader, Step, StreamReader,
+    DEFAULT_MAX_PAYLOAD,
+};
+
+/// A message, owned, as the harness compares them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owned {
+    kind: MessageKind,
+    offset: u64,
+    index: u64,
+    size_field: u32,
+    payload: Vec<u8>,
+    len: usize,
+}
+
+impl From<Message<'_>> for Owned {
+    fn from(m: Message<'_>) -> Self {
+        Self {
+            kind: m.kind,
+            offset: m.offset,
+            index: m.index,
+            size_field: m.size_field,
+            payload: m.payload.to_vec(),
+            len: m.len,
+        }
+    }
+}
+
+/// Messages, then the error that ended reading (as text and offset).
+type Outcome = (Vec<Owned>, Option<(u64, String)>);
+
+fn error(e: &Error) -> Option<(u64, String)> {
+    Some((e.offset(), e.to_string()))
+}
+
+/// Target (a), the framing core. The first two bytes choose a split point
+/// and options; the rest is the log.
+///
+/// The [`Framer`] over the whole input, the `Framer` fed the input in two
+/// parts split at an arbitrary point, [`SliceReader`] and [`StreamReader`]
+/// (small reads) must agree; the raw-stream reader must not panic; the
+/// [`RecoveringReader`] must account for every byte exactly once, and
+/// agree with the plain reader on an intact log.
+pub fn framing(data: &[u8]) {
+    let [a, b, input @ ..] = data else {
+        return;
+    };
+    let control = u16::from_le_bytes([*a, *b]);
+    let limit = if control & 1 == 0 {
+        DEFAULT_MAX_PAYLOAD
+    } else {
+        64
+    };
+    let split = usize::from(control >> 1) % (input.len() + 1);
+
+    let whole = framer_run(input, input.len(), limit);
+    let parts = framer_run(input, split, limit);
+    assert_eq!(whole, parts, "split at {split} changed the messages");
+
+    let mut slice = SliceReader::with_framer(input, Framer::with_max_payload(limit));
+    let mut got = Vec::new();
+    let slice_outcome = loop {
+        match slice.next_message() {
+            Ok(Some(m)) => got.push(Owned::from(m)),
+            Ok(None) => break (got, None),
+            Err(e) => break (got, error(&e)),
+        }
+    };
+    assert_eq!(whole, slice_outcome, "SliceReader differs from the Framer");
+
+    let step = usize::from(*a % 13) + 1;
+    let dribble = Dribble { data: input, step };
+    let mut stream = StreamReader::with_framer(dribble, Framer::with_max_payload(limit));
+    let mut got = Vec::new();
+    let stream_outcome = loop {
+        match stream.next_message() {
+            Ok(Some(m)) => got.push(Owned::from(m)),
+            Ok(None) => break (got, None),
+            Err(e) => break (got, error(&e)),
+        }
+    };
+    assert_eq!(whole, stream_outcome, "StreamReader ({step}) differs");
+
+    for msg in RawStreamReader::new(input).flatten() {
+        if let Ok(events) = msg.events() {
+            for event in events {
+                let _ = write!(std::io::sink(), "{event:?}");
+            }
+        }
+    }
+
+    recovery(input, limit, &whole);
+}
+
+/// Runs the [`Framer`] over `input` given in two parts: `input[..split]`
+/// (not the end), then the whole input.
+fn framer_run(input: &[u8], split: usize, limit: u32) -> Outcome {
+    let mut framer = Framer::with_max_payload(limit);
+    let mut got = Vec::new();
+    let (mut start, mut end) = (0usize, split);
+    loop {
+        let at_end = end == input.len();
+        let unread = input.get(start..end).expect("start <= end <= len");
+        match framer.next(unread, at_end) {
+            Ok(Step::Message(m)) => {
+                assert!(m.len <= unread.len(), "message longer than the input");
+                start += m.len;
+                got.push(Owned::from(m));
+            }
+            Ok(Step::NeedMore(n)) => {
+                assert!(!at_end, "NeedMore at the end of the input");
+                assert!(
+                    n > unread.len(),
+                    "NeedMore({n}) with {} unread",
+                    unread.len()
+                );
+                end = input.len();
+            }
+            Ok(Step::End) => return (got, None),
+            Err(e) => {
+                assert!(framer.is_done(), "the framer goes on after an error");
+                return (got, error(&e));
+            }
+        }
+    }
+}
+
+/// Checks the [`RecoveringReader`]: items cover `input` exactly, in order;
+/// messages are what the input holds at their offset; on an intact log the
+/// messages are the plain reader's.
+fn recovery(input: &[u8], limit: u32, plain: &Outcome) {
+    let mut next = 0u64;
+    let mut messages = Vec::new();
+    let mut skipped = 0usize;
+    for item in RecoveringReader::with_max_payload(input, limit) {
+        match item {
+            Recovered::Message(m) => {
+                assert_eq!(m.offset, next, "gap or overlap before message {m:?}");
+                let at = usize::try_from(m.offset).expect("offset fits");
+                let bytes = input.get(at..at + m.len).expect("message within input");
+                if m.kind != MessageKind::FileMagic && m.kind != MessageKind::Eof {
+                    assert_eq!(bytes.get(8..8 + m.payload.len()), Some(m.payload));
+                }
+                assert!(!matches!(m.kind, MessageKind::Unknown(_)));
+                assert_eq!(m.index, messages.len() as u64);
+                next += m.len as u64;
+                messages.push(Owned::from(m));
+            }
+            Recovered::Skipped(s) => {
+                assert_eq!(s.start, next, "gap or overlap before {s:?}");
+                assert!(s.end > s.start, "empty skipped range {s:?}");
+                let _ = write!(std::io::sink(), "{s}");
+                next = s.end;
+                skipped += 1;
+            }
+        }
+    }
+    assert_eq!(next, input.len() as u64, "recovery did not reach the end");
+
+    // An intact log: read without error, to its last byte, every message of
+    // a known type with a payload that verifies.
+    let (plain_messages, plain_error) = plain;
+    let read_to_end =
+        plain_messages.last().map_or(0, |m| m.offset + m.len as u64) == input.len() as u64;
+    let intact = plain_error.is_none()
+        && read_to_end
+        && plain_messages.iter().all(|m| {
+            let msg = Message {
+                kind: m.kind,
+                offset: m.offset,
+                index: m.index,
+                size_field: m.size_field,
+                payload: &m.payload,
+                len: m.len,
+            };
+            match m.kind {
+                MessageKind::Header => msg.file_header().is_ok(),
+                MessageKind::Checkpoint => msg.checkpoint().is_ok(),
+                MessageKind::Regular => msg.joined_payload().is_ok(),
+                MessageKind::FileMagic | MessageKind::Eof => true,
+                MessageKind::Unknown(_) => false,
+            }
+        });
+    if intact {
+        assert_eq!(skipped, 0, "an intact log lost bytes");
+        assert_eq!(messages, *plain_messages, "an intact log read differently");
+    }
+}
+
+/// A reader that returns at most `step` bytes per call.
+struct Dribble<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl Read for Dribble<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.data.len());
+        let (head, rest) = self.data.split_at(n);
+        buf.get_mut(..n)
+            .expect("n <= buf.len()")
+            .copy_from_slice(head);
+        self.data = rest;
+        Ok(n)
+    }
+}
+
+/// Target (b), typed decoding of a REGULAR payload: the input is the
+/// payload. Every event is decoded with [`PayloadDecoder::payload`] and
+/// every field read. The same bytes are also read as a `FileHeader` and a
+/// `CheckpointInfo`.
+pub fn decode(data: &[u8]) {
+    let msg = Message {
+        kind: MessageKind::Regular,
+        offset: 0,
+        index: 0,
+        size_field: u32::try_from(data.len()).unwrap_or(u32::MAX),
+        payload: data,
+        len: data.len() + 8,
+    };
+    let mut sink = std::io::sink();
+    if let Ok(header) = msg.file_header() {
+        let _ = write!(sink, "{header:?}");
+    }
+    if let Ok(info) = msg.checkpoint() {
+        let _ = write!(sink, "{info:?}");
+    }
+    let Ok(events) = msg.events() else {
+        return;
+    };
+    let total = events.total();
+    let mut decoder = PayloadDecoder::new(1 << 20);
+    let mut seen = 0;
+    for event in events {
+        seen += 1;
+        let Ok(view) = event else {
+            continue;
+        };
+        let _ = write!(
+            sink,
+            "{} {:?} {:?} {:?} {}",
+            view.id,
+            view.enqueued,
+            view.client_time(),
+            view.payload_type(),
+            view.raw_payload().len()
+        );
+        if let Ok(bytes) = decoder.bytes(&view) {
+            let _ = bytes.len();
+        }
+        if let Ok(payload) = decoder.payload(&view) {
+            let _ = write!(sink, "{} {payload:?}", payload.table_name());
+        }
+    }
+    assert_eq!(seen, total, "Events yielded a different count than total()");
+}
