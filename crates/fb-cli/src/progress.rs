@@ -75,13 +75,14 @@ pub struct Counting<R> {
     /// The wrapped reader.
     pub inner: R,
     /// Bytes read so far.
-    pub count: std::rc::Rc<std::cell::Cell<u64>>,
+    pub count: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.set(self.count.get() + n as u64);
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }
