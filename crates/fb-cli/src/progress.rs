@@ -41,10 +41,12 @@ impl Progress {
                 Some(total) => ProgressBar::new(total),
                 None => ProgressBar::new_spinner(),
             };
+            // Rates are computed here from the true start: the bar itself
+            // only appears after a second and would see a jump.
             let template = if self.total.is_some() {
-                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}"
+                "{bar:30} {bytes}/{total_bytes} {msg}"
             } else {
-                "{spinner} {bytes} {bytes_per_sec} {msg}"
+                "{spinner} {bytes} {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
