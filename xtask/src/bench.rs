@@ -203,6 +203,38 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             eprintln!("bench: {} {label}: {:.3} s", log.name, median.secs);
         }
     }
+    if args.iter().any(|a| a == "--huge") {
+        // Memory must stay flat in the file size: one 10 GiB conversion.
+        let path = cache.join("cb-10GiB.fb");
+        if !path.exists() {
+            eprintln!("bench: generating {}", path.display());
+            let gen: Vec<String> = ["gen", "-q", "--size", "10GiB", "--seed", "9", "-o"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([path.display().to_string()])
+                .collect();
+            measure(&fb, &gen)?;
+        }
+        let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+        for threads in ["1", "2"] {
+            let argv: Vec<String> = ["convert", "-q", "--threads", threads]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([path.display().to_string(), "-o".into(), "/dev/null".into()])
+                .collect();
+            let s = measure(&fb, &argv)?;
+            let _ = writeln!(
+                table,
+                "| cb 10 GiB | `fb convert --threads {threads}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
+                s.secs,
+                s.secs,
+                s.secs,
+                bytes as f64 / 1e6 / s.secs,
+                s.max_rss_kb as f64 / 1024.0
+            );
+            eprintln!("bench: 10 GiB convert --threads {threads}: {:.3} s", s.secs);
+        }
+    }
     let machine = format!(
         "- cores: {}\n- cpu: {}\n- memory: {}\n- {}\n- commit: {}\n- runs per command: {runs}; log size {size}\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),

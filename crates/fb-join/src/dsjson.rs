@@ -110,6 +110,17 @@ fn context(out: &mut Vec<u8>, ctx: &[u8]) {
     out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
 }
 
+fn uints(out: &mut Vec<u8>, values: impl Iterator<Item = u64>) {
+    out.push(b'[');
+    for (i, v) in values.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_u64(out, v);
+    }
+    out.push(b']');
+}
+
 fn floats(fl: &mut Floats, out: &mut Vec<u8>, values: &[f32]) {
     out.push(b'[');
     for (i, v) in values.iter().enumerate() {
@@ -226,14 +237,8 @@ fn write_cb(
     push_str(out, &ev.event_id);
     out.push(b',');
     key(out, "a");
-    out.push(b'[');
-    for (i, a) in actions.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_u64(out, *a);
-    }
-    out.extend_from_slice(b"],");
+    uints(out, actions.iter().copied());
+    out.push(b',');
     context(out, &ev.context);
     out.push(b',');
     key(out, "p");
@@ -281,14 +286,8 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8
         push_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
         out.push(b',');
         key(out, "_a");
-        out.push(b'[');
-        for (j, a) in slot.actions.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            push_u64(out, u64::from(*a));
-        }
-        out.extend_from_slice(b"],");
+        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
+        out.push(b',');
         key(out, "_p");
         floats(fl, out, &slot.probabilities);
         out.push(b',');
@@ -348,14 +347,10 @@ fn write_slates(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"_a\":[");
-        for (j, a) in slot.actions.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            push_u64(out, u64::from(*a));
-        }
-        out.extend_from_slice(b"],");
+        out.push(b'{');
+        key(out, "_a");
+        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
+        out.push(b',');
         key(out, "_p");
         floats(fl, out, &slot.probabilities);
         out.push(b'}');
