@@ -1,4 +1,4 @@
-//! Development tasks: `cargo xtask codegen [--check]`.
+//! Development tasks: `cargo xtask codegen [--check]`, `cargo xtask bench`.
 //!
 //! Codegen runs the pinned flatc (built from source by the `flatc` crate) on
 //! `crates/fb-schema/schema/schema.fbs`, prepends a "generated, do not edit"
@@ -9,11 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod bench;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("codegen") => codegen(args.iter().any(|a| a == "--check")),
-        _ => Err("usage: cargo xtask codegen [--check]".to_string()),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        _ => {
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB]".to_string())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use fb_join::{dsjson, EventKind, JoinedEvent, Joiner};
 
-use crate::joinargs::{drive, report_diagnostics, JoinArgs};
+use crate::joinargs::{drive, report_diagnostics, JoinArgs, RunReport};
+use crate::progress::Progress;
 use crate::Global;
 
 /// Arguments of `fb convert`.
@@ -43,6 +44,11 @@ pub struct Args {
     /// Only events before this time (event time, UTC).
     #[arg(long, value_parser = parse_time)]
     pub until: Option<i64>,
+
+    /// Worker threads joining and serializing in parallel; the output is
+    /// the same bytes whatever the number. Default: the available cores.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 
     /// Only events of these problem types (comma-separated):
     /// cb,ccb,slates,ca,multistep.
@@ -121,19 +127,28 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     let compat = opts.compat;
     let mut out = crate::output::create(args.output.as_deref())?;
     let mut joiner = Joiner::new(opts);
-    let mut line = Vec::with_capacity(4096);
-    let (mut written, mut filtered) = (0u64, 0u64);
-    let report = drive(&inputs, &mut joiner, global.quiet, false, |ev| {
-        if !keep(args, ev) {
-            filtered += 1;
-            return Ok(());
-        }
-        line.clear();
-        dsjson::write_line(ev, compat, &mut line);
-        written += 1;
-        out.write_all(&line)
-            .map_err(|e| format!("writing the output: {e}"))
-    })?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let (report, written, filtered) = if threads > 1 {
+        convert_parallel(&inputs, &mut joiner, &mut out, threads, args, global)?
+    } else {
+        let mut writer = dsjson::Writer::new(compat);
+        let mut line = Vec::with_capacity(4096);
+        let (mut written, mut filtered) = (0u64, 0u64);
+        let report = drive(&inputs, &mut joiner, global.quiet, false, |ev| {
+            if !keep(args, ev) {
+                filtered += 1;
+                return Ok(());
+            }
+            line.clear();
+            writer.write_line(ev, &mut line);
+            written += 1;
+            out.write_all(&line)
+                .map_err(|e| format!("writing the output: {e}"))
+        })?;
+        (report, written, filtered)
+    };
     out.flush()
         .map_err(|e| format!("writing the output: {e}"))?;
     drop(out);
@@ -154,6 +169,67 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The `--threads N` path: each input through the parallel pipeline.
+fn convert_parallel(
+    inputs: &[crate::input::Input],
+    joiner: &mut Joiner,
+    out: &mut Box<dyn Write>,
+    threads: usize,
+    args: &Args,
+    global: &Global,
+) -> Result<(RunReport, u64, u64), String> {
+    let total = inputs
+        .iter()
+        .map(crate::input::Input::len)
+        .sum::<Option<u64>>();
+    let mut progress = Progress::new(total, global.quiet);
+    let mut report = RunReport::default();
+    let (mut written, mut joined) = (0u64, 0u64);
+    let mut done_bytes = 0u64;
+    for input in inputs {
+        let opened = crate::input::open(input)?;
+        if let Some(why) = opened.not_a_log {
+            let why = format!("{}: {why}", input.name());
+            if !global.quiet {
+                eprintln!("fb: {why}");
+            }
+            report.damaged.push(why);
+            continue;
+        }
+        let (mut seen_bytes, mut seen_events) = (0u64, 0u64);
+        let summary = fb_join::convert_parallel(
+            joiner,
+            opened.reader,
+            out,
+            threads,
+            |ev| keep(args, ev),
+            |bytes, events| {
+                progress.add(
+                    bytes.saturating_sub(seen_bytes),
+                    events.saturating_sub(seen_events),
+                );
+                seen_bytes = bytes.max(seen_bytes);
+                seen_events = events.max(seen_events);
+            },
+        )
+        .map_err(|e| format!("{}: {e}", input.name()))?;
+        done_bytes += seen_bytes;
+        written += summary.lines;
+        joined = summary.metrics.joined;
+        *report.messages.entry("all").or_default() += summary.messages;
+        if let Some(err) = summary.framing_error {
+            let why = format!("{}: {err}", input.name());
+            if !global.quiet {
+                eprintln!("fb: {why}");
+            }
+            report.damaged.push(why);
+        }
+    }
+    progress.finish();
+    report.bytes = done_bytes;
+    Ok((report, written, joined - written))
 }
 
 #[cfg(test)]

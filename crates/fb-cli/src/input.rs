@@ -68,10 +68,28 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     Ok(out)
 }
 
+/// Maps `input` when it is a regular, non-empty file.
+pub fn map(input: &Input) -> Option<memmap2::Mmap> {
+    let Input::File(path) = input else {
+        return None;
+    };
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return None;
+    }
+    // SAFETY: the map is read-only and private to this process. A file
+    // changed underneath by another process can show changing bytes, which
+    // the parser treats like any untrusted input (verified, never trusted).
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
 /// An opened input whose first bytes were checked.
 pub struct Opened {
     /// The reader, positioned at byte 0.
-    pub reader: Box<dyn Read>,
+    pub reader: Box<dyn Read + Send>,
     /// Set when the first bytes are not those of a joined log: why. The
     /// reader still yields every byte.
     pub not_a_log: Option<String>,
@@ -80,8 +98,8 @@ pub struct Opened {
 /// Opens `input` and looks at its first 4 bytes: a joined log starts with a
 /// known message type.
 pub fn open(input: &Input) -> Result<Opened, String> {
-    let mut reader: Box<dyn Read> = match input {
-        Input::Stdin => Box::new(io::stdin().lock()),
+    let mut reader: Box<dyn Read + Send> = match input {
+        Input::Stdin => Box::new(io::stdin()),
         Input::File(path) => Box::new(open_file(path)?),
     };
     let mut head = Vec::with_capacity(4);

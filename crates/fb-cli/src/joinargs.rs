@@ -1,10 +1,10 @@
 //! Flags shared by the commands that join (convert, stats), and the loop
 //! that drives a joiner over several inputs as one stream.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use fb_format::{Framer, MessageKind, StreamReader};
+use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use fb_join::{
     Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
     StepTransform,
@@ -107,9 +107,14 @@ pub struct RunReport {
     pub bytes: u64,
 }
 
+/// Bytes of a mapped input processed between two releases of its pages.
+const RELEASE_EVERY: usize = 8 << 20;
+
 /// Runs `joiner` over `inputs` in order (one stream) and hands every joined
 /// event to `on_event`. Damaged inputs are reported and reading goes on
-/// with the next one.
+/// with the next one. Regular files are memory-mapped (their consumed pages
+/// released as reading goes, so memory stays flat); pipes are streamed
+/// through one reused buffer.
 pub fn drive(
     inputs: &[Input],
     joiner: &mut Joiner,
@@ -122,51 +127,95 @@ pub fn drive(
     let mut report = RunReport::default();
     let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
     for input in inputs {
-        let opened = input::open(input)?;
-        if let Some(why) = opened.not_a_log {
+        let damaged = |report: &mut RunReport, why: String| {
             let why = format!("{}: {why}", input.name());
             if !quiet {
                 eprintln!("fb: {why}");
             }
             report.damaged.push(why);
+        };
+        let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, String> {
+            *report.messages.entry(msg.kind.name()).or_default() += 1;
+            if count_events && msg.kind == MessageKind::Regular {
+                report.events_read += msg.events().map_or(0, |e| e.total() as u64);
+            }
+            joiner.push(msg);
+            let mut events = 0;
+            while let Some(ev) = joiner.pop() {
+                on_event(&ev)?;
+                events += 1;
+            }
+            Ok(events)
+        };
+        if let Some(map) = input::map(input) {
+            if let Some(why) = input::sniff(map.get(..4).unwrap_or(&map)) {
+                damaged(&mut report, why);
+                continue;
+            }
+            let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
+            let (mut seen, mut released) = (0u64, 0usize);
+            let error = loop {
+                match reader.next_message() {
+                    Ok(Some(msg)) => {
+                        let events = step(&msg, &mut report)?;
+                        let at = reader.offset();
+                        progress.add(at - seen, events);
+                        seen = at;
+                        // Pages already parsed are not needed again.
+                        let done = usize::try_from(at).unwrap_or(usize::MAX) / 4096 * 4096;
+                        if done - released >= RELEASE_EVERY {
+                            // SAFETY: nothing borrows the released range any
+                            // more: every message before `at` is processed.
+                            let _ = unsafe {
+                                map.unchecked_advise_range(
+                                    memmap2::UncheckedAdvice::DontNeed,
+                                    released,
+                                    done - released,
+                                )
+                            };
+                            released = done;
+                        }
+                    }
+                    Ok(None) => break None,
+                    Err(err) => break Some(err),
+                }
+            };
+            if let Some(err) = error {
+                joiner.record_framing_error(&err);
+                damaged(&mut report, err.to_string());
+            }
+            report.bytes += seen;
             continue;
         }
-        let count = Rc::new(Cell::new(0u64));
+        let opened = input::open(input)?;
+        if let Some(why) = opened.not_a_log {
+            damaged(&mut report, why);
+            continue;
+        }
+        let count = Arc::new(AtomicU64::new(0));
         let counting = Counting {
             inner: opened.reader,
-            count: Rc::clone(&count),
+            count: Arc::clone(&count),
         };
         let mut reader = StreamReader::with_framer(counting, Framer::with_max_payload(limit));
         let mut seen = 0u64;
         loop {
             match reader.next_message() {
                 Ok(Some(msg)) => {
-                    *report.messages.entry(msg.kind.name()).or_default() += 1;
-                    if count_events && msg.kind == MessageKind::Regular {
-                        report.events_read += msg.events().map_or(0, |e| e.total() as u64);
-                    }
-                    joiner.push(&msg);
+                    let events = step(&msg, &mut report)?;
+                    let now = count.load(Ordering::Relaxed);
+                    progress.add(now - seen, events);
+                    seen = now;
                 }
                 Ok(None) => break,
                 Err(err) => {
                     joiner.record_framing_error(&err);
-                    let why = format!("{}: {err}", input.name());
-                    if !quiet {
-                        eprintln!("fb: {why}");
-                    }
-                    report.damaged.push(why);
+                    damaged(&mut report, err.to_string());
                     break;
                 }
             }
-            let mut events = 0;
-            while let Some(ev) = joiner.pop() {
-                on_event(&ev)?;
-                events += 1;
-            }
-            progress.add(count.get() - seen, events);
-            seen = count.get();
         }
-        report.bytes += count.get();
+        report.bytes += count.load(Ordering::Relaxed);
     }
     progress.finish();
     Ok(report)

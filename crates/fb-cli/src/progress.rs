@@ -41,10 +41,12 @@ impl Progress {
                 Some(total) => ProgressBar::new(total),
                 None => ProgressBar::new_spinner(),
             };
+            // Rates are computed here from the true start: the bar itself
+            // only appears after a second and would see a jump.
             let template = if self.total.is_some() {
-                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}"
+                "{bar:30} {bytes}/{total_bytes} {msg}"
             } else {
-                "{spinner} {bytes} {bytes_per_sec} {msg}"
+                "{spinner} {bytes} {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
@@ -75,13 +77,14 @@ pub struct Counting<R> {
     /// The wrapped reader.
     pub inner: R,
     /// Bytes read so far.
-    pub count: std::rc::Rc<std::cell::Cell<u64>>,
+    pub count: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.set(self.count.get() + n as u64);
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }

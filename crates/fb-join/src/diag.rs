@@ -156,6 +156,15 @@ impl Diagnostics {
         }
     }
 
+    /// Adds `other`'s counts and kept diagnostics (after ours).
+    pub fn merge(&mut self, other: &Diagnostics) {
+        for (kind, n) in &other.counts {
+            self.add(*kind, *n);
+        }
+        let room = self.limit.saturating_sub(self.kept.len());
+        self.kept.extend(other.kept.iter().take(room).cloned());
+    }
+
     /// Count per kind.
     pub fn counts(&self) -> &BTreeMap<Kind, u64> {
         &self.counts

@@ -2,12 +2,83 @@
 //! order, numbers in its format.
 
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
-use crate::number::{push_f32, push_i64, push_str, push_u64};
+use crate::number::{push_f64, push_i64, push_str, push_u64};
 use crate::time::push_timestamp;
 use crate::Compat;
 
 /// Appends the DSJSON line of `ev` to `out`, `\n` included.
+///
+/// For many lines, a [`Writer`] is faster: it remembers how recent floats
+/// print.
 pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+    line(ev, compat, &mut Floats::default(), out);
+}
+
+/// Writes DSJSON lines, caching the text of recently printed floats
+/// (probabilities and rewards repeat a lot, and printing a float the way
+/// the reference does is the costliest step of a line).
+#[derive(Debug)]
+pub struct Writer {
+    compat: Compat,
+    floats: Floats,
+}
+
+impl Writer {
+    /// A writer for `compat` output.
+    pub fn new(compat: Compat) -> Self {
+        Self {
+            compat,
+            floats: Floats {
+                cache: vec![Slot::default(); CACHE_SLOTS].into_boxed_slice(),
+            },
+        }
+    }
+
+    /// Appends the line of `ev` to `out`, `\n` included.
+    pub fn write_line(&mut self, ev: &JoinedEvent, out: &mut Vec<u8>) {
+        line(ev, self.compat, &mut self.floats, out);
+    }
+}
+
+const CACHE_SLOTS: usize = 512;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    bits: u32,
+    len: u8,
+    text: [u8; 27],
+}
+
+/// Float printing with an optional direct-mapped cache keyed by the bits.
+#[derive(Debug, Default)]
+struct Floats {
+    cache: Box<[Slot]>,
+}
+
+impl Floats {
+    fn push(&mut self, out: &mut Vec<u8>, v: f32) {
+        let bits = v.to_bits();
+        let index = (bits.wrapping_mul(0x9E37_79B9) >> 23) as usize % CACHE_SLOTS.max(1);
+        if let Some(slot) = self.cache.get_mut(index) {
+            if slot.len > 0 && slot.bits == bits {
+                out.extend_from_slice(&slot.text[..usize::from(slot.len)]);
+                return;
+            }
+            let start = out.len();
+            push_f64(out, f64::from(v));
+            let text = &out[start..];
+            if text.len() <= slot.text.len() {
+                slot.text[..text.len()].copy_from_slice(text);
+                slot.len = text.len() as u8;
+                slot.bits = bits;
+            }
+            return;
+        }
+        push_f64(out, f64::from(v));
+    }
+}
+
+fn line(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
     match (&ev.kind, &ev.decision) {
         (
             EventKind::Cb | EventKind::MultiStep,
@@ -15,11 +86,11 @@ pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
                 actions,
                 probabilities,
             },
-        ) => write_cb(ev, actions, probabilities, compat, out),
-        (EventKind::Ccb, Decision::MultiSlot { .. }) => write_ccb(ev, compat, out),
-        (EventKind::Slates, Decision::MultiSlot { .. }) => write_slates(ev, compat, out),
+        ) => write_cb(ev, actions, probabilities, compat, fl, out),
+        (EventKind::Ccb, Decision::MultiSlot { .. }) => write_ccb(ev, compat, fl, out),
+        (EventKind::Slates, Decision::MultiSlot { .. }) => write_slates(ev, compat, fl, out),
         (EventKind::Ca, Decision::Ca { action, pdf_value }) => {
-            write_ca(ev, *action, *pdf_value, compat, out)
+            write_ca(ev, *action, *pdf_value, compat, fl, out)
         }
         // The joiner never builds other pairs.
         _ => return,
@@ -39,31 +110,42 @@ fn context(out: &mut Vec<u8>, ctx: &[u8]) {
     out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
 }
 
-fn floats(out: &mut Vec<u8>, values: &[f32]) {
+fn uints(out: &mut Vec<u8>, values: impl Iterator<Item = u64>) {
+    out.push(b'[');
+    for (i, v) in values.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_u64(out, v);
+    }
+    out.push(b']');
+}
+
+fn floats(fl: &mut Floats, out: &mut Vec<u8>, values: &[f32]) {
     out.push(b'[');
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        push_f32(out, *v);
+        fl.push(out, *v);
     }
     out.push(b']');
 }
 
-fn value(out: &mut Vec<u8>, v: &Value) {
+fn value(fl: &mut Floats, out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Numeric(x) => push_f32(out, *x),
-        Value::None => push_f32(out, 0.0),
+        Value::Numeric(x) => fl.push(out, *x),
+        Value::None => fl.push(out, 0.0),
         Value::Literal(s) => push_str(out, s),
     }
 }
 
 /// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
-fn outcome(out: &mut Vec<u8>, o: &Outcome, with_index: bool) {
+fn outcome(fl: &mut Floats, out: &mut Vec<u8>, o: &Outcome, with_index: bool) {
     out.push(b'{');
     if !o.action_taken {
         key(out, "v");
-        value(out, &o.value);
+        value(fl, out, &o.value);
         out.push(b',');
     }
     key(out, "EventId");
@@ -87,13 +169,18 @@ fn outcome(out: &mut Vec<u8>, o: &Outcome, with_index: bool) {
     out.push(b'}');
 }
 
-fn outcomes<'a>(out: &mut Vec<u8>, list: impl Iterator<Item = &'a Outcome>, with_index: bool) {
+fn outcomes<'a>(
+    fl: &mut Floats,
+    out: &mut Vec<u8>,
+    list: impl Iterator<Item = &'a Outcome>,
+    with_index: bool,
+) {
     out.push(b'[');
     for (i, o) in list.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        outcome(out, o, with_index);
+        outcome(fl, out, o, with_index);
     }
     out.push(b']');
 }
@@ -105,23 +192,30 @@ fn vw_state(out: &mut Vec<u8>, model: &str) {
     out.push(b'}');
 }
 
-fn pdrop(out: &mut Vec<u8>, ev: &JoinedEvent) {
+fn pdrop(fl: &mut Floats, out: &mut Vec<u8>, ev: &JoinedEvent) {
     let p = ev.pdrop();
     if p != 0.0 {
         out.push(b',');
         key(out, "pdrop");
-        push_f32(out, p);
+        fl.push(out, p);
     }
 }
 
-fn write_cb(ev: &JoinedEvent, actions: &[u64], probs: &[f32], compat: Compat, out: &mut Vec<u8>) {
+fn write_cb(
+    ev: &JoinedEvent,
+    actions: &[u64],
+    probs: &[f32],
+    compat: Compat,
+    fl: &mut Floats,
+    out: &mut Vec<u8>,
+) {
     let first = actions.first().copied().unwrap_or(0);
     out.push(b'{');
     key(out, "_label_cost");
-    push_f32(out, -ev.reward);
+    fl.push(out, -ev.reward);
     out.push(b',');
     key(out, "_label_probability");
-    push_f32(out, probs.first().map_or(0.0, |p| p * ev.pass_probability));
+    fl.push(out, probs.first().map_or(0.0, |p| p * ev.pass_probability));
     out.push(b',');
     key(out, "_label_Action");
     push_u64(out, first);
@@ -134,7 +228,7 @@ fn write_cb(ev: &JoinedEvent, actions: &[u64], probs: &[f32], compat: Compat, ou
         out.extend_from_slice(b"true,");
     }
     key(out, "o");
-    outcomes(out, ev.outcomes.iter(), false);
+    outcomes(fl, out, ev.outcomes.iter(), false);
     out.push(b',');
     key(out, "Timestamp");
     push_timestamp(out, &ev.time, compat);
@@ -143,28 +237,22 @@ fn write_cb(ev: &JoinedEvent, actions: &[u64], probs: &[f32], compat: Compat, ou
     push_str(out, &ev.event_id);
     out.push(b',');
     key(out, "a");
-    out.push(b'[');
-    for (i, a) in actions.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_u64(out, *a);
-    }
-    out.extend_from_slice(b"],");
+    uints(out, actions.iter().copied());
+    out.push(b',');
     context(out, &ev.context);
     out.push(b',');
     key(out, "p");
-    floats(out, probs);
+    floats(fl, out, probs);
     out.push(b',');
     vw_state(out, &ev.model_id);
-    pdrop(out, ev);
+    pdrop(fl, out, ev);
     out.push(b',');
     key(out, "_original_label_cost");
-    push_f32(out, -ev.original_reward);
+    fl.push(out, -ev.original_reward);
     out.push(b'}');
 }
 
-fn write_ccb(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+fn write_ccb(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
     let Decision::MultiSlot { slots, baseline } = &ev.decision else {
         return;
     };
@@ -192,26 +280,21 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
         }
         out.push(b'{');
         key(out, "_label_cost");
-        push_f32(out, -slot.reward);
+        fl.push(out, -slot.reward);
         out.push(b',');
         key(out, "_id");
         push_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
         out.push(b',');
         key(out, "_a");
-        out.push(b'[');
-        for (j, a) in slot.actions.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            push_u64(out, u64::from(*a));
-        }
-        out.extend_from_slice(b"],");
+        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
+        out.push(b',');
         key(out, "_p");
-        floats(out, &slot.probabilities);
+        floats(fl, out, &slot.probabilities);
         out.push(b',');
         if !slot.outcomes.is_empty() {
             key(out, "_o");
             outcomes(
+                fl,
                 out,
                 slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)),
                 true,
@@ -219,7 +302,7 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
             out.push(b',');
         }
         key(out, "_original_label_cost");
-        push_f32(out, -slot.original_reward);
+        fl.push(out, -slot.original_reward);
         out.push(b'}');
     }
     out.extend_from_slice(b"],");
@@ -235,11 +318,11 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
         out.extend_from_slice(b"],");
     }
     vw_state(out, &ev.model_id);
-    pdrop(out, ev);
+    pdrop(fl, out, ev);
     out.push(b'}');
 }
 
-fn write_slates(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
+fn write_slates(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
     let Decision::MultiSlot { slots, .. } = &ev.decision else {
         return;
     };
@@ -253,10 +336,10 @@ fn write_slates(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
         out.push(b',');
     }
     key(out, "_label_cost");
-    push_f32(out, -ev.reward);
+    fl.push(out, -ev.reward);
     out.push(b',');
     key(out, "o");
-    outcomes(out, ev.outcomes.iter(), false);
+    outcomes(fl, out, ev.outcomes.iter(), false);
     out.push(b',');
     key(out, "_outcomes");
     out.push(b'[');
@@ -264,36 +347,39 @@ fn write_slates(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"_a\":[");
-        for (j, a) in slot.actions.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            push_u64(out, u64::from(*a));
-        }
-        out.extend_from_slice(b"],");
+        out.push(b'{');
+        key(out, "_a");
+        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
+        out.push(b',');
         key(out, "_p");
-        floats(out, &slot.probabilities);
+        floats(fl, out, &slot.probabilities);
         out.push(b'}');
     }
     out.extend_from_slice(b"],");
     context(out, &ev.context);
     out.push(b',');
     vw_state(out, &ev.model_id);
-    pdrop(out, ev);
+    pdrop(fl, out, ev);
     if ev.skip_learn {
         out.extend_from_slice(b",\"_skipLearn\":true");
     }
     out.push(b'}');
 }
 
-fn write_ca(ev: &JoinedEvent, action: f32, pdf: f32, compat: Compat, out: &mut Vec<u8>) {
+fn write_ca(
+    ev: &JoinedEvent,
+    action: f32,
+    pdf: f32,
+    compat: Compat,
+    fl: &mut Floats,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"{\"_label_ca\":{\"cost\":");
-    push_f32(out, -ev.reward);
+    fl.push(out, -ev.reward);
     out.extend_from_slice(b",\"pdf_value\":");
-    push_f32(out, pdf);
+    fl.push(out, pdf);
     out.extend_from_slice(b",\"action\":");
-    push_f32(out, action);
+    fl.push(out, action);
     out.extend_from_slice(b"},");
     key(out, "Timestamp");
     push_timestamp(out, &ev.time, compat);
@@ -304,7 +390,7 @@ fn write_ca(ev: &JoinedEvent, action: f32, pdf: f32, compat: Compat, out: &mut V
     context(out, &ev.context);
     out.push(b',');
     vw_state(out, &ev.model_id);
-    pdrop(out, ev);
+    pdrop(fl, out, ev);
     if ev.skip_learn {
         out.extend_from_slice(b",\"_skipLearn\":true");
     }

@@ -73,6 +73,65 @@ impl Joiner {
         &self.metrics
     }
 
+    /// The ordered state a parallel worker needs: configuration and dedup
+    /// cache.
+    pub fn state(&self) -> (LoopConfig, DedupCache) {
+        (self.config, self.dedup.clone())
+    }
+
+    /// Replaces the ordered state (see [`Joiner::state`]).
+    pub fn set_state(&mut self, config: LoopConfig, dedup: DedupCache) {
+        self.config = config;
+        self.dedup = dedup;
+    }
+
+    /// Takes the diagnostics and metrics gathered so far, leaving empty
+    /// ones (a worker hands its share to the merging side).
+    pub fn take_report(&mut self) -> (Diagnostics, Metrics) {
+        let limit = self.opts.diagnostics_limit;
+        (
+            std::mem::replace(&mut self.diags, Diagnostics::with_limit(limit)),
+            std::mem::take(&mut self.metrics),
+        )
+    }
+
+    /// Adds what a worker gathered, in order.
+    pub fn absorb(&mut self, diags: &Diagnostics, metrics: &Metrics) {
+        self.diags.merge(diags);
+        self.metrics.merge(metrics);
+    }
+
+    /// Follows the ordered state of a message without joining it:
+    /// checkpoints, unknown messages, and — when dedup references are
+    /// inlined — the DedupInfo events of REGULAR messages. What it reports
+    /// about a REGULAR message is left to the worker that joins it.
+    pub fn track(&mut self, msg: &Message<'_>) {
+        if msg.kind != MessageKind::Regular {
+            self.push(msg);
+            return;
+        }
+        if !self.opts.inline_dedup || !self.config.is_ready() {
+            return;
+        }
+        let Ok(events) = msg.events() else { return };
+        let mut pending = Vec::new();
+        for event in events {
+            let Ok(view) = event else { break };
+            match view.payload_type() {
+                PayloadType::DedupInfo => pending.push(view),
+                // As in `regular`: the rest of the message is dropped.
+                PayloadType::Episode if !self.opts.multistep => break,
+                _ => {}
+            }
+        }
+        for view in pending {
+            if self.apply_dedup(&view).is_err() {
+                // The worker drops this message and reports why.
+                break;
+            }
+        }
+    }
+
     /// The next joined event, in output order.
     pub fn pop(&mut self) -> Option<JoinedEvent> {
         self.ready.pop_front()
@@ -331,7 +390,7 @@ impl Joiner {
             raw
         };
         if self.opts.compat == Compat::Sane {
-            if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&ctx) {
+            if let Err(err) = crate::json::validate(&ctx) {
                 self.diag(
                     at,
                     Kind::InvalidContext,
@@ -410,7 +469,9 @@ impl Joiner {
             );
             return;
         }
-        let Some(context) = self.context(at, id, interaction.context.clone()) else {
+        let mut interaction = interaction;
+        let raw = std::mem::take(&mut interaction.context);
+        let Some(context) = self.context(at, id, raw) else {
             return;
         };
         let time = self.time_of(at, view);

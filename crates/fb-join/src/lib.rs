@@ -30,8 +30,10 @@ pub mod dsjson;
 mod event;
 mod interaction;
 mod joiner;
+pub mod json;
 mod metrics;
 pub mod number;
+mod parallel;
 mod reward;
 pub mod time;
 
@@ -43,6 +45,7 @@ pub use diag::{Diagnostic, Diagnostics, Kind};
 pub use event::{Decision, EventKind, Index, JoinedEvent, Outcome, Slot, Value};
 pub use joiner::{transform, Joiner};
 pub use metrics::{KindMetrics, Metrics};
+pub use parallel::convert_parallel;
 pub use reward::{compute as compute_reward, Signal};
 
 /// Sane behaviour, or the reference's exact output including its quirks.
@@ -123,6 +126,8 @@ pub struct Summary {
     pub messages: u64,
     /// Bytes of DSJSON written.
     pub bytes_written: u64,
+    /// Lines of DSJSON written.
+    pub lines: u64,
     /// The framing error that ended reading early, if any.
     pub framing_error: Option<String>,
 }
@@ -169,9 +174,11 @@ pub fn convert_into<R: Read, W: Write>(
         u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX),
     );
     let mut reader = fb_format::StreamReader::with_framer(input, framer);
+    let mut writer = dsjson::Writer::new(compat);
     let mut line = Vec::with_capacity(4096);
     let mut messages = 0;
     let mut written = 0u64;
+    let mut lines = 0u64;
     let mut framing_error = None;
     loop {
         match reader.next_message() {
@@ -188,7 +195,8 @@ pub fn convert_into<R: Read, W: Write>(
         }
         line.clear();
         while let Some(ev) = joiner.pop() {
-            dsjson::write_line(&ev, compat, &mut line);
+            writer.write_line(&ev, &mut line);
+            lines += 1;
         }
         output
             .write_all(&line)
@@ -203,6 +211,7 @@ pub fn convert_into<R: Read, W: Write>(
         diagnostics: joiner.diagnostics().clone(),
         messages,
         bytes_written: written,
+        lines,
         framing_error,
     })
 }

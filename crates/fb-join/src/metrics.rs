@@ -57,7 +57,42 @@ pub struct Metrics {
     pub by_kind: BTreeMap<&'static str, KindMetrics>,
 }
 
+impl KindMetrics {
+    fn merge(&mut self, o: &KindMetrics) {
+        self.events += o.events;
+        self.learnable += o.learnable;
+        self.reward_sum += o.reward_sum;
+        self.original_reward_sum += o.original_reward_sum;
+    }
+}
+
 impl Metrics {
+    /// Adds the metrics of events that came after ours.
+    pub fn merge(&mut self, o: &Metrics) {
+        self.joined += o.joined;
+        self.skipped_learn += o.skipped_learn;
+        self.outcomes += o.outcomes;
+        self.activations += o.activations;
+        self.original_cost_sum += o.original_cost_sum;
+        self.cost_sum += o.cost_sum;
+        if self.first.is_none() {
+            self.first.clone_from(&o.first);
+        }
+        if o.last.is_some() {
+            self.last.clone_from(&o.last);
+        }
+        self.zero_actions += o.zero_actions;
+        self.cb_baseline_original_cost_sum += o.cb_baseline_original_cost_sum;
+        self.cb_baseline_count += o.cb_baseline_count;
+        self.first_slot_original_cost_sum += o.first_slot_original_cost_sum;
+        self.first_slot_equal_baseline += o.first_slot_equal_baseline;
+        self.first_slot_not_equal_baseline += o.first_slot_not_equal_baseline;
+        self.first_slot_equal_baseline_cost_sum += o.first_slot_equal_baseline_cost_sum;
+        for (k, v) in &o.by_kind {
+            self.by_kind.entry(k).or_default().merge(v);
+        }
+    }
+
     /// Adds one joined event.
     pub fn record(&mut self, ev: &JoinedEvent) {
         self.joined += 1;

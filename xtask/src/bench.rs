@@ -1,0 +1,261 @@
+//! `cargo xtask bench`: end-to-end throughput and memory of the `fb`
+//! binary on generated 1 GiB logs, with `cat` as this machine's ceiling.
+//!
+//! Logs are generated once with fixed seeds into `bench/cache/` and reused.
+//! Each command runs several times; the table gives median, min and max
+//! wall time, input MB/s and events/s at the median, and the peak RSS of
+//! the child (from wait4). Results go to `bench/RESULTS.md`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+struct Log {
+    name: &'static str,
+    gen: &'static [&'static str],
+}
+
+const LOGS: &[Log] = &[
+    Log {
+        name: "cb",
+        gen: &["--problem-type", "cb", "--seed", "1"],
+    },
+    Log {
+        name: "ccb",
+        gen: &["--problem-type", "ccb", "--seed", "2"],
+    },
+    Log {
+        name: "cb-zstd-dedup",
+        gen: &["--problem-type", "cb", "--zstd", "--dedup", "--seed", "3"],
+    },
+];
+
+struct Sample {
+    secs: f64,
+    max_rss_kb: i64,
+}
+
+/// Runs `cmd` to completion with stdout to /dev/null; wall time and the
+/// child's peak RSS.
+fn measure(program: &Path, args: &[String]) -> Result<Sample, String> {
+    let start = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is a child of this process that nothing else waits for.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let secs = start.elapsed().as_secs_f64();
+    if r != pid {
+        return Err(format!("wait4 failed for {}", program.display()));
+    }
+    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) > 1 {
+        return Err(format!(
+            "{} {args:?} failed with status {status}",
+            program.display()
+        ));
+    }
+    Ok(Sample {
+        secs,
+        max_rss_kb: usage.ru_maxrss,
+    })
+}
+
+fn sh(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{cmd:?}: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn json_number(text: &str, key: &str) -> Option<u64> {
+    let at = text.find(&format!("\"{key}\":"))? + key.len() + 3;
+    text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let size = args
+        .iter()
+        .position(|a| a == "--size")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "1GiB".to_string());
+    let status = Command::new("cargo")
+        .current_dir(root)
+        .args(["build", "--release", "--quiet", "-p", "fb-cli"])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p fb-cli failed".into());
+    }
+    let fb = root.join("target/release/fb");
+    let cache = root.join("bench/cache");
+    std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "| log | command | median s | min s | max s | MB/s | events/s | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for log in LOGS {
+        let path: PathBuf = cache.join(format!("{}-{size}.fb", log.name));
+        if !path.exists() {
+            eprintln!("bench: generating {}", path.display());
+            let mut gen = vec![
+                "gen".to_string(),
+                "-q".into(),
+                "--size".into(),
+                size.clone(),
+            ];
+            gen.extend(log.gen.iter().map(|s| s.to_string()));
+            gen.extend(["-o".to_string(), path.display().to_string()]);
+            measure(&fb, &gen)?;
+        }
+        let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+        let p = path.display().to_string();
+        let stats = sh(Command::new(&fb).args(["stats", "--json", "-q", &p]))?;
+        let events = json_number(&stats, "joined").unwrap_or(0);
+        let commands: Vec<(&str, PathBuf, Vec<String>)> = vec![
+            ("cat (ceiling)", PathBuf::from("cat"), vec![p.clone()]),
+            (
+                "fb inspect --count",
+                fb.clone(),
+                vec!["inspect".into(), "--count".into(), p.clone()],
+            ),
+            (
+                "fb convert --threads 1",
+                fb.clone(),
+                vec![
+                    "convert".into(),
+                    "-q".into(),
+                    "--threads".into(),
+                    "1".into(),
+                    p.clone(),
+                    "-o".into(),
+                    "/dev/null".into(),
+                ],
+            ),
+            (
+                "fb convert --threads 2",
+                fb.clone(),
+                vec![
+                    "convert".into(),
+                    "-q".into(),
+                    "--threads".into(),
+                    "2".into(),
+                    p.clone(),
+                    "-o".into(),
+                    "/dev/null".into(),
+                ],
+            ),
+            (
+                "fb stats",
+                fb.clone(),
+                vec!["stats".into(), "-q".into(), p.clone()],
+            ),
+        ];
+        for (label, program, argv) in commands {
+            let program = if program == Path::new("cat") {
+                PathBuf::from("/bin/cat")
+            } else {
+                program
+            };
+            let mut samples: Vec<Sample> = (0..runs)
+                .map(|_| measure(&program, &argv))
+                .collect::<Result<_, _>>()?;
+            samples.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+            let median = &samples[samples.len() / 2];
+            let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
+            let eps = if label.starts_with("fb convert") || label == "fb stats" {
+                format!("{:.0}", events as f64 / median.secs)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                table,
+                "| {} | `{label}` | {:.3} | {:.3} | {:.3} | {:.0} | {eps} | {:.1} |",
+                log.name,
+                median.secs,
+                samples[0].secs,
+                samples[samples.len() - 1].secs,
+                bytes as f64 / 1e6 / median.secs,
+                rss as f64 / 1024.0
+            );
+            eprintln!("bench: {} {label}: {:.3} s", log.name, median.secs);
+        }
+    }
+    if args.iter().any(|a| a == "--huge") {
+        // Memory must stay flat in the file size: one 10 GiB conversion.
+        let path = cache.join("cb-10GiB.fb");
+        if !path.exists() {
+            eprintln!("bench: generating {}", path.display());
+            let gen: Vec<String> = ["gen", "-q", "--size", "10GiB", "--seed", "9", "-o"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([path.display().to_string()])
+                .collect();
+            measure(&fb, &gen)?;
+        }
+        let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+        for threads in ["1", "2"] {
+            let argv: Vec<String> = ["convert", "-q", "--threads", threads]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([path.display().to_string(), "-o".into(), "/dev/null".into()])
+                .collect();
+            let s = measure(&fb, &argv)?;
+            let _ = writeln!(
+                table,
+                "| cb 10 GiB | `fb convert --threads {threads}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
+                s.secs,
+                s.secs,
+                s.secs,
+                bytes as f64 / 1e6 / s.secs,
+                s.max_rss_kb as f64 / 1024.0
+            );
+            eprintln!("bench: 10 GiB convert --threads {threads}: {:.3} s", s.secs);
+        }
+    }
+    let machine = format!(
+        "- cores: {}\n- cpu: {}\n- memory: {}\n- {}\n- commit: {}\n- runs per command: {runs}; log size {size}\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+            .unwrap_or_default(),
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| m.lines().next().map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")))
+            .unwrap_or_default(),
+        sh(Command::new("rustc").arg("--version")).unwrap_or_default().trim(),
+        sh(Command::new("git").current_dir(root).args(["rev-parse", "--short", "HEAD"])).unwrap_or_default().trim(),
+    );
+    let out = root.join("bench/RESULTS.md");
+    let text = format!(
+        "# Benchmark results\n\nWritten by `cargo xtask bench` (see `xtask/src/bench.rs`). Input MB/s is \
+         the log's size over the median wall time; files are in the page cache after the first \
+         run, so `cat` is the ceiling of this machine.\n\n## Machine\n\n{machine}\n## Results\n\n{table}"
+    );
+    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("bench: wrote {}", out.display());
+    Ok(())
+}
