@@ -56,17 +56,16 @@ pub fn convert_all(data: &[u8]) {
     }
 }
 
-/// fb-join's sane mode checks the JSON syntax of a context but not that it
-/// is UTF-8 (serde's `IgnoredAny` skips string contents unchecked), so a
-/// damaged context byte can give a line that is not UTF-8, hence not JSON.
-/// Set to `true` once the joiner rejects such contexts: the harness and
-/// the tests then require UTF-8 too.
-pub const CONTEXTS_ARE_UTF8_CHECKED: bool = false;
+/// fb-join's sane mode rejects contexts that are not UTF-8 JSON
+/// (`fb_join::json::validate`), so every line must be UTF-8. (An earlier
+/// check skipped string contents unchecked; the fuzzer's find is replayed
+/// from `tests/data/fuzz/convert/context-not-utf8`.)
+pub const CONTEXTS_ARE_UTF8_CHECKED: bool = true;
 
 /// Why `line` is not a valid DSJSON line: bad syntax, or (when
 /// [`CONTEXTS_ARE_UTF8_CHECKED`]) not UTF-8.
 pub fn check_json_line(line: &[u8]) -> Result<(), String> {
-    serde_json::from_slice::<serde::de::IgnoredAny>(line).map_err(|e| format!("not JSON ({e})"))?;
+    serde_json::from_slice::<serde_json::Value>(line).map_err(|e| format!("not JSON ({e})"))?;
     if CONTEXTS_ARE_UTF8_CHECKED {
         std::str::from_utf8(line).map_err(|e| format!("not UTF-8 ({e})"))?;
     }

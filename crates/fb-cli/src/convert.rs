@@ -45,6 +45,12 @@ pub struct Args {
     #[arg(long, value_parser = parse_time)]
     pub until: Option<i64>,
 
+    /// Keep going past damage: after a corrupt or truncated region, resume
+    /// at the next plausible message, and report every skipped byte range.
+    /// Reads each input whole (a file is memory-mapped).
+    #[arg(long)]
+    pub recover: bool,
+
     /// Worker threads joining and serializing in parallel; the output is
     /// the same bytes whatever the number. Default: the available cores.
     #[arg(long, value_name = "N")]
@@ -130,7 +136,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let (report, written, filtered) = if threads > 1 {
+    let (report, written, filtered) = if args.recover {
+        convert_recovering(&inputs, &mut joiner, &mut out, args, global)?
+    } else if threads > 1 {
         convert_parallel(&inputs, &mut joiner, &mut out, threads, args, global)?
     } else {
         let mut writer = dsjson::Writer::new(compat);
@@ -169,6 +177,91 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The `--recover` path: each input read whole and resynchronized after
+/// damage; skipped ranges are listed on stderr.
+fn convert_recovering(
+    inputs: &[crate::input::Input],
+    joiner: &mut Joiner,
+    out: &mut Box<dyn Write>,
+    args: &Args,
+    global: &Global,
+) -> Result<(RunReport, u64, u64), String> {
+    use std::io::Read as _;
+    let mut report = RunReport::default();
+    let (mut written, mut joined_before) = (0u64, joiner.metrics().joined);
+    let mut filtered = 0u64;
+    let mut writer = dsjson::Writer::new(joiner.options().compat);
+    for input in inputs {
+        let data: Vec<u8>;
+        let map = crate::input::map(input);
+        let bytes: &[u8] = match &map {
+            Some(m) => m,
+            None => {
+                let mut opened = crate::input::open(input)?;
+                let mut buf = Vec::new();
+                opened
+                    .reader
+                    .read_to_end(&mut buf)
+                    .map_err(|e| format!("{}: {e}", input.name()))?;
+                data = buf;
+                &data
+            }
+        };
+        let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
+        let mut skipped = Vec::new();
+        let mut line = Vec::with_capacity(4096);
+        for item in fb_format::recover::RecoveringReader::with_max_payload(bytes, limit) {
+            match item {
+                fb_format::recover::Recovered::Message(msg) => {
+                    *report.messages.entry(msg.kind.name()).or_default() += 1;
+                    joiner.push(&msg);
+                    line.clear();
+                    while let Some(ev) = joiner.pop() {
+                        if keep(args, &ev) {
+                            writer.write_line(&ev, &mut line);
+                            written += 1;
+                        } else {
+                            filtered += 1;
+                        }
+                    }
+                    out.write_all(&line)
+                        .map_err(|e| format!("writing the output: {e}"))?;
+                }
+                fb_format::recover::Recovered::Skipped(range) => skipped.push(range),
+            }
+        }
+        report.bytes += bytes.len() as u64;
+        for range in &skipped {
+            let why = format!(
+                "{}: skipped bytes {}..{} ({} bytes): {}",
+                input.name(),
+                range.start,
+                range.end,
+                range.len(),
+                range.reason
+            );
+            if !global.quiet {
+                eprintln!("fb: {why}");
+            }
+            report.damaged.push(why);
+        }
+        if !global.quiet && !skipped.is_empty() {
+            eprintln!(
+                "fb: {}: recovered {} events; {} bytes in {} ranges skipped",
+                input.name(),
+                joiner.metrics().joined - joined_before,
+                skipped
+                    .iter()
+                    .map(fb_format::recover::Skipped::len)
+                    .sum::<u64>(),
+                skipped.len()
+            );
+        }
+        joined_before = joiner.metrics().joined;
+    }
+    Ok((report, written, filtered))
 }
 
 /// The `--threads N` path: each input through the parallel pipeline.

@@ -574,3 +574,53 @@ fn every_command_has_an_example_in_its_help() {
         assert!(out.stdout.contains("Example"), "{cmd}: {}", out.stdout);
     }
 }
+
+#[test]
+fn convert_recover_keeps_both_logs_around_garbage_and_reports_the_range() {
+    let a = std::fs::read(data("valid_joined_logs/ccb_simple.log")).unwrap();
+    let b = std::fs::read(data("valid_joined_logs/cb_simple.log")).unwrap();
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let junk: Vec<u8> = (0..1024)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        })
+        .collect();
+    let log = scratch("two-logs.fb");
+    std::fs::write(&log, [a.clone(), junk, b].concat()).unwrap();
+    let out = fb(&["convert", "--recover", "--compat", "reference", p(&log)]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let want =
+        expected("valid_joined_logs/ccb_simple.log") + &expected("valid_joined_logs/cb_simple.log");
+    assert_eq!(out.stdout, want);
+    let range = format!("skipped bytes {}..{} (1024 bytes)", a.len(), a.len() + 1024);
+    assert!(out.stderr.contains(&range), "{}", out.stderr);
+    // Without --recover the reader stops at the EOF of the first log.
+    let plain = fb(&["convert", "-q", "--compat", "reference", p(&log)]);
+    assert_eq!(plain.stdout, expected("valid_joined_logs/ccb_simple.log"));
+}
+
+#[test]
+fn convert_recover_on_a_cut_file_writes_only_lines_of_the_intact_file() {
+    let gen = scratch("for-cut.fb");
+    fb(&["gen", "-q", "--events", "50", "--seed", "3", "-o", p(&gen)]);
+    let whole = std::fs::read(&gen).unwrap();
+    let intact = fb(&["convert", "-q", "--compat", "reference", p(&gen)]).stdout;
+    let log = scratch("cut.log");
+    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let out = fb(&[
+        "convert",
+        "--recover",
+        "--compat",
+        "reference",
+        "--threads",
+        "1",
+        p(&log),
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(!out.stdout.is_empty());
+    assert!(intact.starts_with(&out.stdout), "{}", out.stdout);
+    assert!(out.stderr.contains("skipped bytes"), "{}", out.stderr);
+}

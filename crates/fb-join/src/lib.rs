@@ -169,22 +169,18 @@ pub fn convert_into<R: Read, W: Write>(
     input: R,
     output: &mut W,
 ) -> Result<Summary, Error> {
-    let compat = joiner_compat(joiner);
     let framer = fb_format::Framer::with_max_payload(
         u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX),
     );
     let mut reader = fb_format::StreamReader::with_framer(input, framer);
-    let mut writer = dsjson::Writer::new(compat);
-    let mut line = Vec::with_capacity(4096);
+    let mut pump = Pump::new(joiner_compat(joiner));
     let mut messages = 0;
-    let mut written = 0u64;
-    let mut lines = 0u64;
     let mut framing_error = None;
     loop {
         match reader.next_message() {
             Ok(Some(msg)) => {
                 messages += 1;
-                joiner.push(&msg);
+                pump.feed(joiner, &msg, output)?;
             }
             Ok(None) => break,
             Err(err) => {
@@ -193,27 +189,71 @@ pub fn convert_into<R: Read, W: Write>(
                 break;
             }
         }
-        line.clear();
+    }
+    pump.finish(joiner, messages, framing_error, output)
+}
+
+/// Joins messages one by one and writes their lines: the loop every
+/// serial conversion shares.
+struct Pump {
+    writer: dsjson::Writer,
+    line: Vec<u8>,
+    written: u64,
+    lines: u64,
+}
+
+impl Pump {
+    fn new(compat: Compat) -> Self {
+        Self {
+            writer: dsjson::Writer::new(compat),
+            line: Vec::with_capacity(4096),
+            written: 0,
+            lines: 0,
+        }
+    }
+
+    fn feed<W: Write>(
+        &mut self,
+        joiner: &mut Joiner,
+        msg: &fb_format::Message<'_>,
+        output: &mut W,
+    ) -> Result<(), Error> {
+        joiner.push(msg);
+        self.line.clear();
         while let Some(ev) = joiner.pop() {
-            writer.write_line(&ev, &mut line);
-            lines += 1;
+            self.writer.write_line(&ev, &mut self.line);
+            self.lines += 1;
         }
         output
-            .write_all(&line)
-            .map_err(|source| Error::Write { written, source })?;
-        written += line.len() as u64;
+            .write_all(&self.line)
+            .map_err(|source| Error::Write {
+                written: self.written,
+                source,
+            })?;
+        self.written += self.line.len() as u64;
+        Ok(())
     }
-    output
-        .flush()
-        .map_err(|source| Error::Write { written, source })?;
-    Ok(Summary {
-        metrics: joiner.metrics().clone(),
-        diagnostics: joiner.diagnostics().clone(),
-        messages,
-        bytes_written: written,
-        lines,
-        framing_error,
-    })
+
+    fn finish<W: Write>(
+        self,
+        joiner: &Joiner,
+        messages: u64,
+        framing_error: Option<String>,
+        output: &mut W,
+    ) -> Result<Summary, Error> {
+        output.flush().map_err(|source| Error::Write {
+            written: self.written,
+            source,
+        })?;
+        Ok(Summary {
+            metrics: joiner.metrics().clone(),
+            diagnostics: joiner.diagnostics().clone(),
+            messages,
+            bytes_written: self.written,
+            lines: self.lines,
+            framing_error,
+        })
+    }
 }
 
 fn joiner_compat(j: &Joiner) -> Compat {
@@ -335,43 +375,21 @@ pub fn convert_recovering<W: Write>(
 ) -> Result<RecoverySummary, Error> {
     use fb_format::recover::{Recovered, RecoveringReader};
 
-    let compat = joiner_compat(joiner);
     let limit = u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX);
-    let mut line = Vec::with_capacity(4096);
+    let mut pump = Pump::new(joiner_compat(joiner));
     let mut messages = 0;
-    let mut written = 0u64;
     let mut skipped = Vec::new();
     for item in RecoveringReader::with_max_payload(data, limit) {
         match item {
             Recovered::Message(msg) => {
                 messages += 1;
-                joiner.push(&msg);
+                pump.feed(joiner, &msg, output)?;
             }
-            Recovered::Skipped(range) => {
-                skipped.push(range);
-                continue;
-            }
+            Recovered::Skipped(range) => skipped.push(range),
         }
-        line.clear();
-        while let Some(ev) = joiner.pop() {
-            dsjson::write_line(&ev, compat, &mut line);
-        }
-        output
-            .write_all(&line)
-            .map_err(|source| Error::Write { written, source })?;
-        written += line.len() as u64;
     }
-    output
-        .flush()
-        .map_err(|source| Error::Write { written, source })?;
     Ok(RecoverySummary {
-        summary: Summary {
-            metrics: joiner.metrics().clone(),
-            diagnostics: joiner.diagnostics().clone(),
-            messages,
-            bytes_written: written,
-            framing_error: None,
-        },
+        summary: pump.finish(joiner, messages, None, output)?,
         skipped,
     })
 }
