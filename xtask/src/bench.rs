@@ -112,6 +112,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
 
     let mut table = String::new();
+    // (log, command) -> (median seconds, MB/s, peak RSS MiB)
+    let mut seen: Vec<(String, String, f64, f64, f64)> = Vec::new();
     let _ = writeln!(
         table,
         "| log | command | median s | min s | max s | MB/s | events/s | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
@@ -200,6 +202,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 bytes as f64 / 1e6 / median.secs,
                 rss as f64 / 1024.0
             );
+            seen.push((
+                log.name.to_string(),
+                label.to_string(),
+                median.secs,
+                bytes as f64 / 1e6 / median.secs,
+                rss as f64 / 1024.0,
+            ));
             eprintln!("bench: {} {label}: {:.3} s", log.name, median.secs);
         }
     }
@@ -232,6 +241,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 bytes as f64 / 1e6 / s.secs,
                 s.max_rss_kb as f64 / 1024.0
             );
+            seen.push((
+                "cb 10 GiB".to_string(),
+                format!("fb convert --threads {threads}"),
+                s.secs,
+                bytes as f64 / 1e6 / s.secs,
+                s.max_rss_kb as f64 / 1024.0,
+            ));
             eprintln!("bench: 10 GiB convert --threads {threads}: {:.3} s", s.secs);
         }
     }
@@ -249,11 +265,46 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         sh(Command::new("rustc").arg("--version")).unwrap_or_default().trim(),
         sh(Command::new("git").current_dir(root).args(["rev-parse", "--short", "HEAD"])).unwrap_or_default().trim(),
     );
+    let find = |log: &str, cmd: &str| seen.iter().find(|r| r.0 == log && r.1 == cmd);
+    let mut targets = String::from("| log | framing scan / cat | convert 1 thread MB/s (target 1000) | 2 threads / 1 thread (target 1.7) | peak RSS MiB, 1 and 2 threads (target < 64) |\n|---|---:|---:|---:|---|\n");
+    for log in LOGS {
+        let (Some(cat), Some(scan), Some(t1), Some(t2)) = (
+            find(log.name, "cat (ceiling)"),
+            find(log.name, "fb inspect --count"),
+            find(log.name, "fb convert --threads 1"),
+            find(log.name, "fb convert --threads 2"),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            targets,
+            "| {} | {:.0}% | {:.0} | {:.2}x | {:.1}, {:.1} |",
+            log.name,
+            100.0 * cat.2 / scan.2,
+            t1.3,
+            t1.2 / t2.2,
+            t1.4,
+            t2.4
+        );
+    }
+    if let (Some(t1), Some(t2)) = (
+        find("cb 10 GiB", "fb convert --threads 1"),
+        find("cb 10 GiB", "fb convert --threads 2"),
+    ) {
+        let _ = writeln!(
+            targets,
+            "| cb 10 GiB | - | {:.0} | {:.2}x | {:.1}, {:.1} |",
+            t1.3,
+            t1.2 / t2.2,
+            t1.4,
+            t2.4
+        );
+    }
     let out = root.join("bench/RESULTS.md");
     let text = format!(
         "# Benchmark results\n\nWritten by `cargo xtask bench` (see `xtask/src/bench.rs`). Input MB/s is \
          the log's size over the median wall time; files are in the page cache after the first \
-         run, so `cat` is the ceiling of this machine.\n\n## Machine\n\n{machine}\n## Results\n\n{table}"
+         run, so `cat` is the ceiling of this machine.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());

@@ -47,10 +47,18 @@ impl Estimate {
     }
 }
 
-/// Running sums for the three estimates.
+/// Running sums for the three estimates: constant memory however many
+/// decisions (the standard errors expand `Σ a²(x − m)²` into sums of
+/// powers, accumulated in f64).
 #[derive(Debug, Clone, Default)]
 pub struct Estimator {
-    samples: Vec<Sample>,
+    n: usize,
+    /// Σu, Σu·r, Σu², Σu²·r, Σu²·r²
+    logged: [f64; 5],
+    /// Σu·w·r, Σu²·(w·r), Σu²·(w·r)² (IPS terms x = w·r)
+    ips: [f64; 3],
+    /// Σu·w, Σ(u·w)², Σ(u·w)²·r, Σ(u·w)²·r²
+    snips: [f64; 4],
 }
 
 /// The three estimates; `None` where undefined (no samples, or no sample
@@ -67,74 +75,65 @@ pub struct Estimates {
     pub snips: Option<Estimate>,
 }
 
+/// `sqrt(Σa²x² − 2mΣa²x + m²Σa²) / norm`, clamped at 0 against rounding.
+fn se(sum_a2: f64, sum_a2x: f64, sum_a2x2: f64, m: f64, norm: f64) -> f64 {
+    (sum_a2x2 - 2.0 * m * sum_a2x + m * m * sum_a2)
+        .max(0.0)
+        .sqrt()
+        / norm
+}
+
 impl Estimator {
     /// Adds a decision (ignored when its probability is not positive).
     pub fn add(&mut self, s: Sample) {
-        if s.probability > 0.0 && s.weight.is_finite() && s.weight > 0.0 {
-            self.samples.push(s);
+        if !(s.probability > 0.0 && s.weight.is_finite() && s.weight > 0.0) {
+            return;
         }
+        let (u, r) = (s.weight, s.reward);
+        let w = if s.baseline { 1.0 / s.probability } else { 0.0 };
+        self.n += 1;
+        let l = &mut self.logged;
+        l[0] += u;
+        l[1] += u * r;
+        l[2] += u * u;
+        l[3] += u * u * r;
+        l[4] += u * u * r * r;
+        let x = w * r;
+        self.ips[0] += u * x;
+        self.ips[1] += u * u * x;
+        self.ips[2] += u * u * x * x;
+        let uw = u * w;
+        self.snips[0] += uw;
+        self.snips[1] += uw * uw;
+        self.snips[2] += uw * uw * r;
+        self.snips[3] += uw * uw * r * r;
     }
 
     /// Computes the estimates.
     pub fn finish(&self) -> Estimates {
-        let n = self.samples.len();
-        let su: f64 = self.samples.iter().map(|s| s.weight).sum();
-        if n == 0 || su <= 0.0 {
+        let [su, sur, su2, su2r, su2r2] = self.logged;
+        if self.n == 0 || su <= 0.0 {
             return Estimates {
-                count: n,
+                count: self.n,
                 logged: None,
                 ips: None,
                 snips: None,
             };
         }
-        let iw = |s: &Sample| if s.baseline { 1.0 / s.probability } else { 0.0 };
-        let logged = self
-            .samples
-            .iter()
-            .map(|s| s.weight * s.reward)
-            .sum::<f64>()
-            / su;
-        let logged_se = self
-            .samples
-            .iter()
-            .map(|s| (s.weight * (s.reward - logged)).powi(2))
-            .sum::<f64>()
-            .sqrt()
-            / su;
-        let ips = self
-            .samples
-            .iter()
-            .map(|s| s.weight * iw(s) * s.reward)
-            .sum::<f64>()
-            / su;
-        let ips_se = self
-            .samples
-            .iter()
-            .map(|s| (s.weight * (iw(s) * s.reward - ips)).powi(2))
-            .sum::<f64>()
-            .sqrt()
-            / su;
-        let suw: f64 = self.samples.iter().map(|s| s.weight * iw(s)).sum();
+        let logged = sur / su;
+        let ips = self.ips[0] / su;
+        let [suw, suw2, suw2r, suw2r2] = self.snips;
         let snips = (suw > 0.0).then(|| {
-            let m = self
-                .samples
-                .iter()
-                .map(|s| s.weight * iw(s) * s.reward)
-                .sum::<f64>()
-                / suw;
-            let se = self
-                .samples
-                .iter()
-                .map(|s| (s.weight * iw(s) * (s.reward - m)).powi(2))
-                .sum::<f64>()
-                .sqrt()
-                / suw;
-            Estimate::new(m, se)
+            let m = self.ips[0] / suw;
+            Estimate::new(m, se(suw2, suw2r, suw2r2, m, suw))
         });
         Estimates {
-            count: n,
-            logged: Some(Estimate::new(logged, logged_se)),
-            ips: Some(Estimate::new(ips, ips_se)),
+            count: self.n,
+            logged: Some(Estimate::new(logged, se(su2, su2r, su2r2, logged, su))),
+            ips: Some(Estimate::new(
+                ips,
+                se(su2, self.ips[1], self.ips[2], ips, su),
+            )),
             snips,
         }
     }

@@ -56,26 +56,22 @@ pub fn inline_actions(context: &[u8], cache: &DedupCache, out: &mut Vec<u8>) -> 
     const KEY: &[u8] = b"\"__aid\"";
     let mut rest = context;
     while let Some(pos) = find(rest, KEY) {
-        // Walk back over whitespace to the opening brace of the reference.
-        let mut open = pos;
-        while open > 0 && rest[open - 1].is_ascii_whitespace() {
-            open -= 1;
-        }
-        let Some(reference) = open.checked_sub(1).filter(|&o| rest[o] == b'{') else {
-            out.extend_from_slice(&rest[..pos + KEY.len()]);
-            rest = &rest[pos + KEY.len()..];
-            continue;
-        };
-        match parse_reference(&rest[pos + KEY.len()..]) {
-            Some((id, used)) => {
+        let (before, after) = rest.split_at(pos);
+        let after_key = after.get(KEY.len()..).unwrap_or_default();
+        // The reference is `{`, optional whitespace, then the key.
+        let open = before.iter().rposition(|b| !b.is_ascii_whitespace());
+        let reference = open.filter(|&o| before.get(o) == Some(&b'{'));
+        match (reference, parse_reference(after_key)) {
+            (Some(reference), Some((id, used))) => {
                 let text = cache.get(id).ok_or(id)?;
-                out.extend_from_slice(&rest[..reference]);
+                out.extend_from_slice(before.get(..reference).unwrap_or_default());
                 out.extend_from_slice(text.as_bytes());
-                rest = &rest[pos + KEY.len() + used..];
+                rest = after_key.get(used..).unwrap_or_default();
             }
-            None => {
-                out.extend_from_slice(&rest[..pos + KEY.len()]);
-                rest = &rest[pos + KEY.len()..];
+            _ => {
+                out.extend_from_slice(before);
+                out.extend_from_slice(KEY);
+                rest = after_key;
             }
         }
     }

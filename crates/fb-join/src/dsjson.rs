@@ -61,14 +61,14 @@ impl Floats {
         let index = (bits.wrapping_mul(0x9E37_79B9) >> 23) as usize % CACHE_SLOTS.max(1);
         if let Some(slot) = self.cache.get_mut(index) {
             if slot.len > 0 && slot.bits == bits {
-                out.extend_from_slice(&slot.text[..usize::from(slot.len)]);
+                out.extend_from_slice(slot.text.get(..usize::from(slot.len)).unwrap_or_default());
                 return;
             }
             let start = out.len();
             push_f64(out, f64::from(v));
-            let text = &out[start..];
-            if text.len() <= slot.text.len() {
-                slot.text[..text.len()].copy_from_slice(text);
+            let text = out.get(start..).unwrap_or_default();
+            if let Some(room) = slot.text.get_mut(..text.len()) {
+                room.copy_from_slice(text);
                 slot.len = text.len() as u8;
                 slot.bits = bits;
             }

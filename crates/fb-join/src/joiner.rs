@@ -866,8 +866,9 @@ impl Joiner {
         let mut visited = vec![false; steps.len()];
         let mut stack: Vec<usize> = roots.into_iter().rev().collect();
         while let Some(k) = stack.pop() {
-            if std::mem::replace(&mut visited[k], true) {
-                continue;
+            match visited.get_mut(k) {
+                Some(seen) if !*seen => *seen = true,
+                _ => continue,
             }
             order.push(k);
             if let Some(list) = children.get(&k) {

@@ -53,10 +53,12 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
                             return err(pos, "nested too deeply");
                         }
                         let bit = 1u64 << (depth % 64);
-                        if b == b'{' {
-                            stack[depth / 64] |= bit;
-                        } else {
-                            stack[depth / 64] &= !bit;
+                        if let Some(word) = stack.get_mut(depth / 64) {
+                            if b == b'{' {
+                                *word |= bit;
+                            } else {
+                                *word &= !bit;
+                            }
                         }
                         depth += 1;
                         pos = skip_ws(text, pos + 1);
@@ -101,7 +103,10 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
                         err(pos, "text after the value")
                     };
                 }
-                let in_object = stack[(depth - 1) / 64] & (1u64 << ((depth - 1) % 64)) != 0;
+                let top = depth - 1;
+                let in_object = stack
+                    .get(top / 64)
+                    .is_some_and(|w| w & (1u64 << (top % 64)) != 0);
                 match (text.get(pos), in_object) {
                     (Some(b','), true) => {
                         pos = key(text, skip_ws(text, pos + 1))?;

@@ -22,6 +22,15 @@
 //! assert!(out.starts_with(br#"{"_label_cost":-1.5,"#));
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 mod config;
 mod dedup;

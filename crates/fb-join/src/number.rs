@@ -22,15 +22,16 @@ pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut n = v;
-    loop {
+    // u64::MAX has 20 digits: `i` never goes below 0.
+    for slot in buf.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
         i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&buf[i..]);
+    out.extend_from_slice(buf.get(i..).unwrap_or_default());
 }
 
 /// Appends a signed integer.
@@ -60,17 +61,18 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
             0..=0x1F => b"",
             _ => continue,
         };
-        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         if escape.is_empty() {
             out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xF)]);
+            let hex = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
+            out.push(hex(b >> 4));
+            out.push(hex(b & 0xF));
         } else {
             out.extend_from_slice(escape);
         }
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');
 }
 
