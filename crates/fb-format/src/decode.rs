@@ -217,6 +217,12 @@ impl Payload<'_> {
     }
 }
 
+/// Compression ratio above which a frame's declared size is not trusted
+/// for reserving memory up front (JSON contexts compress 5-20x).
+const PLAUSIBLE_RATIO: u64 = 64;
+/// Declared sizes up to this are always reserved up front.
+const PLAUSIBLE_SLACK: u64 = 64 << 10;
+
 /// Decodes typed payloads, decompressing zstd into one reused buffer.
 pub struct PayloadDecoder {
     scratch: Vec<u8>,
@@ -275,6 +281,27 @@ impl PayloadDecoder {
                 self.max_size
             )));
         }
+        self.scratch.clear();
+        if size
+            > PLAUSIBLE_RATIO
+                .saturating_mul(raw.len() as u64)
+                .saturating_add(PLAUSIBLE_SLACK)
+        {
+            // A frame claiming far more than its bytes can plausibly hold:
+            // decode it as a stream, so memory follows what really comes
+            // out instead of what the header claims.
+            use std::io::Read as _;
+            let decoder = zstd::stream::read::Decoder::with_buffer(raw)
+                .map_err(|e| fail(format!("cannot create a decompressor: {e}")))?;
+            let n = decoder
+                .take(size.saturating_add(1))
+                .read_to_end(&mut self.scratch)
+                .map_err(|e| fail(format!("corrupt frame: {e}")))?;
+            if n as u64 != size {
+                return Err(fail(format!("frame declared {size} bytes but held {n}")));
+            }
+            return Ok(&self.scratch);
+        }
         let dctx = match &mut self.zstd {
             Some(dctx) => dctx,
             slot => slot.insert(
@@ -282,8 +309,7 @@ impl PayloadDecoder {
                     .map_err(|e| fail(format!("cannot create a decompressor: {e}")))?,
             ),
         };
-        self.scratch.clear();
-        // `size` is bounded by max_size above, so this reservation is too.
+        // `size` is bounded by max_size and by the ratio check above.
         self.scratch.reserve(size as usize);
         let n = dctx
             .decompress_to_buffer(raw, &mut self.scratch)

@@ -277,3 +277,47 @@ fn pass_probability_gives_pdrop_and_label_probability() {
     let (events, _) = join(&bytes, Compat::Reference);
     assert_eq!(events[0].weight(), 2.0);
 }
+
+/// A tiny zstd frame that declares (and holds) 100 MiB decodes through the
+/// streaming path; a cut one is an error, never a panic.
+#[test]
+fn zstd_frames_with_implausible_ratios_decode_as_streams() {
+    use fb_format::{MessageKind, PayloadDecoder, SliceReader};
+    use fb_schema::PayloadType;
+    use fb_writer::{Encoding, MetaSpec};
+    let frame = zstd::bulk::compress(&vec![0u8; 100 << 20], 19).unwrap();
+    assert!(frame.len() < 64 << 10, "{}", frame.len());
+    let cut = &frame[..frame.len() - 8];
+    for (name, bytes, whole) in [("whole frame", &frame[..], true), ("cut frame", cut, false)] {
+        let mut spec = JoinedEventSpec::new(
+            "e1",
+            ts(1),
+            PayloadSpec::Raw {
+                payload_type: PayloadType::CB,
+                bytes,
+            },
+        );
+        spec.meta = MetaSpec {
+            encoding: Encoding::ClaimsZstd,
+            ..MetaSpec::new("e1")
+        };
+        let log = log(
+            checkpoint(ProblemType::CB, LearningModeType::Online),
+            &[spec],
+        );
+        let msg = SliceReader::new(&log)
+            .flatten()
+            .find(|m| m.kind == MessageKind::Regular)
+            .unwrap();
+        let view = msg.events().unwrap().next().unwrap().unwrap();
+        let mut decoder = PayloadDecoder::new(256 << 20);
+        match decoder.bytes(&view) {
+            Ok(bytes) => assert!(
+                whole && bytes.len() == 100 << 20,
+                "{name}: {} bytes",
+                bytes.len()
+            ),
+            Err(err) => assert!(!whole, "{name}: {err}"),
+        }
+    }
+}
