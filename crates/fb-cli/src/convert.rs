@@ -144,7 +144,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
         let mut writer = dsjson::Writer::new(compat);
         let mut line = Vec::with_capacity(4096);
         let (mut written, mut filtered) = (0u64, 0u64);
-        let report = drive(&inputs, &mut joiner, global.quiet, false, |ev| {
+        let report = drive(&inputs, &mut joiner, global.quiet, |ev| {
             if !keep(args, ev) {
                 filtered += 1;
                 return Ok(());
@@ -233,19 +233,15 @@ fn convert_recovering(
             }
         }
         report.bytes += bytes.len() as u64;
-        for range in &skipped {
+        for r in &skipped {
             let why = format!(
-                "{}: skipped bytes {}..{} ({} bytes): {}",
-                input.name(),
-                range.start,
-                range.end,
-                range.len(),
-                range.reason
+                "skipped bytes {}..{} ({} bytes): {}",
+                r.start,
+                r.end,
+                r.len(),
+                r.reason
             );
-            if !global.quiet {
-                eprintln!("fb: {why}");
-            }
-            report.damaged.push(why);
+            report.damaged(input, why, global.quiet);
         }
         if !global.quiet && !skipped.is_empty() {
             eprintln!(
@@ -284,11 +280,7 @@ fn convert_parallel(
     for input in inputs {
         let opened = crate::input::open(input)?;
         if let Some(why) = opened.not_a_log {
-            let why = format!("{}: {why}", input.name());
-            if !global.quiet {
-                eprintln!("fb: {why}");
-            }
-            report.damaged.push(why);
+            report.damaged(input, why, global.quiet);
             continue;
         }
         let (mut seen_bytes, mut seen_events) = (0u64, 0u64);
@@ -313,11 +305,7 @@ fn convert_parallel(
         joined = summary.metrics.joined;
         *report.messages.entry("all").or_default() += summary.messages;
         if let Some(err) = summary.framing_error {
-            let why = format!("{}: {err}", input.name());
-            if !global.quiet {
-                eprintln!("fb: {why}");
-            }
-            report.damaged.push(why);
+            report.damaged(input, err, global.quiet);
         }
     }
     progress.finish();

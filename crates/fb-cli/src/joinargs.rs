@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+use fb_format::{Framer, Message, SliceReader, StreamReader};
 use fb_join::{
     Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
     StepTransform,
@@ -99,12 +99,21 @@ fn parse_transform(s: &str) -> Result<StepTransform, String> {
 pub struct RunReport {
     /// Messages read, per type name.
     pub messages: std::collections::BTreeMap<&'static str, u64>,
-    /// Events inside REGULAR messages.
-    pub events_read: u64,
     /// Inputs that ended with a framing error or are not logs.
     pub damaged: Vec<String>,
     /// Bytes read.
     pub bytes: u64,
+}
+
+impl RunReport {
+    /// Records (and unless `quiet`, says) that `input` is damaged.
+    pub fn damaged(&mut self, input: &Input, why: impl std::fmt::Display, quiet: bool) {
+        let why = format!("{}: {why}", input.name());
+        if !quiet {
+            eprintln!("fb: {why}");
+        }
+        self.damaged.push(why);
+    }
 }
 
 /// Bytes of a mapped input processed between two releases of its pages.
@@ -119,7 +128,6 @@ pub fn drive(
     inputs: &[Input],
     joiner: &mut Joiner,
     quiet: bool,
-    count_events: bool,
     mut on_event: impl FnMut(&JoinedEvent) -> Result<(), String>,
 ) -> Result<RunReport, String> {
     let total = inputs.iter().map(Input::len).sum::<Option<u64>>();
@@ -127,18 +135,8 @@ pub fn drive(
     let mut report = RunReport::default();
     let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
     for input in inputs {
-        let damaged = |report: &mut RunReport, why: String| {
-            let why = format!("{}: {why}", input.name());
-            if !quiet {
-                eprintln!("fb: {why}");
-            }
-            report.damaged.push(why);
-        };
         let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, String> {
             *report.messages.entry(msg.kind.name()).or_default() += 1;
-            if count_events && msg.kind == MessageKind::Regular {
-                report.events_read += msg.events().map_or(0, |e| e.total() as u64);
-            }
             joiner.push(msg);
             let mut events = 0;
             while let Some(ev) = joiner.pop() {
@@ -149,7 +147,7 @@ pub fn drive(
         };
         if let Some(map) = input::map(input) {
             if let Some(why) = input::sniff(map.get(..4).unwrap_or(&map)) {
-                damaged(&mut report, why);
+                report.damaged(input, why, quiet);
                 continue;
             }
             let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
@@ -182,14 +180,14 @@ pub fn drive(
             };
             if let Some(err) = error {
                 joiner.record_framing_error(&err);
-                damaged(&mut report, err.to_string());
+                report.damaged(input, err.to_string(), quiet);
             }
             report.bytes += seen;
             continue;
         }
         let opened = input::open(input)?;
         if let Some(why) = opened.not_a_log {
-            damaged(&mut report, why);
+            report.damaged(input, why, quiet);
             continue;
         }
         let count = Arc::new(AtomicU64::new(0));
@@ -210,7 +208,7 @@ pub fn drive(
                 Ok(None) => break,
                 Err(err) => {
                     joiner.record_framing_error(&err);
-                    damaged(&mut report, err.to_string());
+                    report.damaged(input, err.to_string(), quiet);
                     break;
                 }
             }

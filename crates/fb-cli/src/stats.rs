@@ -118,7 +118,7 @@ fn report_json(
         "inputs": inputs,
         "bytes": run.bytes,
         "messages": run.messages,
-        "events_read": run.events_read,
+        "events_read": m.events_read,
         "joined": m.joined,
         "learnable": m.joined - m.skipped_learn,
         "not_learnable": m.skipped_learn,
@@ -241,7 +241,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut joiner = Joiner::new(args.join.options());
     let mut estimator = Estimator::default();
-    let run = drive(&inputs, &mut joiner, global.quiet, true, |ev| {
+    let run = drive(&inputs, &mut joiner, global.quiet, |ev| {
         if let Some(s) = sample(ev) {
             estimator.add(s);
         }

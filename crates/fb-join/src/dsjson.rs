@@ -110,6 +110,24 @@ fn context(out: &mut Vec<u8>, ctx: &[u8]) {
     out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
 }
 
+/// `"EventId":"..",` — CCB and Slates leave it out when empty.
+fn event_id_if_any(out: &mut Vec<u8>, id: &str) {
+    if !id.is_empty() {
+        key(out, "EventId");
+        push_str(out, id);
+        out.push(b',');
+    }
+}
+
+/// `"_a":[..],"_p":[..]` of one slot.
+fn slot_actions(fl: &mut Floats, out: &mut Vec<u8>, slot: &crate::event::Slot) {
+    key(out, "_a");
+    uints(out, slot.actions.iter().map(|a| u64::from(*a)));
+    out.push(b',');
+    key(out, "_p");
+    floats(fl, out, &slot.probabilities);
+}
+
 fn uints(out: &mut Vec<u8>, values: impl Iterator<Item = u64>) {
     out.push(b'[');
     for (i, v) in values.enumerate() {
@@ -265,11 +283,7 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8
         out.extend_from_slice(b"true,");
     }
     out.extend_from_slice(b"\"Version\":\"1\",");
-    if !ev.event_id.is_empty() {
-        key(out, "EventId");
-        push_str(out, &ev.event_id);
-        out.push(b',');
-    }
+    event_id_if_any(out, &ev.event_id);
     context(out, &ev.context);
     out.push(b',');
     key(out, "_outcomes");
@@ -285,11 +299,7 @@ fn write_ccb(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8
         key(out, "_id");
         push_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
         out.push(b',');
-        key(out, "_a");
-        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
-        out.push(b',');
-        key(out, "_p");
-        floats(fl, out, &slot.probabilities);
+        slot_actions(fl, out, slot);
         out.push(b',');
         if !slot.outcomes.is_empty() {
             key(out, "_o");
@@ -330,11 +340,7 @@ fn write_slates(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec
     key(out, "Timestamp");
     push_timestamp(out, &ev.time, compat);
     out.extend_from_slice(b",\"Version\":\"1\",");
-    if !ev.event_id.is_empty() {
-        key(out, "EventId");
-        push_str(out, &ev.event_id);
-        out.push(b',');
-    }
+    event_id_if_any(out, &ev.event_id);
     key(out, "_label_cost");
     fl.push(out, -ev.reward);
     out.push(b',');
@@ -348,11 +354,7 @@ fn write_slates(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec
             out.push(b',');
         }
         out.push(b'{');
-        key(out, "_a");
-        uints(out, slot.actions.iter().map(|a| u64::from(*a)));
-        out.push(b',');
-        key(out, "_p");
-        floats(fl, out, &slot.probabilities);
+        slot_actions(fl, out, slot);
         out.push(b'}');
     }
     out.extend_from_slice(b"],");

@@ -193,6 +193,7 @@ impl Joiner {
             message: msg.index,
         };
         if !self.config.is_ready() {
+            self.metrics.events_read += msg.events().map_or(0, |e| e.total() as u64);
             self.diag(
                 at,
                 Kind::NotReady,
@@ -216,6 +217,7 @@ impl Joiner {
             }
         };
         let total = events.total();
+        self.metrics.events_read += total as u64;
         let mut groups: Vec<(&str, Vec<EventView<'_>>)> = Vec::new();
         let mut by_id: HashMap<&str, usize> = HashMap::new();
         for (position, event) in events.enumerate() {

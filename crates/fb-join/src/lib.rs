@@ -179,10 +179,10 @@ pub fn convert_into<R: Read, W: Write>(
     output: &mut W,
 ) -> Result<Summary, Error> {
     let framer = fb_format::Framer::with_max_payload(
-        u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX),
+        u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX),
     );
     let mut reader = fb_format::StreamReader::with_framer(input, framer);
-    let mut pump = Pump::new(joiner_compat(joiner));
+    let mut pump = Pump::new(joiner.options().compat);
     let mut messages = 0;
     let mut framing_error = None;
     loop {
@@ -263,14 +263,6 @@ impl Pump {
             framing_error,
         })
     }
-}
-
-fn joiner_compat(j: &Joiner) -> Compat {
-    j.options().compat
-}
-
-fn joiner_max_payload(j: &Joiner) -> usize {
-    j.options().max_payload
 }
 
 /// Joined events of one log as an iterator, for code that wants rewards
@@ -384,8 +376,8 @@ pub fn convert_recovering<W: Write>(
 ) -> Result<RecoverySummary, Error> {
     use fb_format::recover::{Recovered, RecoveringReader};
 
-    let limit = u32::try_from(joiner_max_payload(joiner)).unwrap_or(u32::MAX);
-    let mut pump = Pump::new(joiner_compat(joiner));
+    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
+    let mut pump = Pump::new(joiner.options().compat);
     let mut messages = 0;
     let mut skipped = Vec::new();
     for item in RecoveringReader::with_max_payload(data, limit) {

@@ -23,6 +23,8 @@ pub struct KindMetrics {
 /// Metrics of one run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metrics {
+    /// Events inside the REGULAR messages read (whatever became of them).
+    pub events_read: u64,
     /// Joined events written.
     pub joined: u64,
     /// Events not to be learned from (deferred, never activated).
@@ -69,6 +71,7 @@ impl KindMetrics {
 impl Metrics {
     /// Adds the metrics of events that came after ours.
     pub fn merge(&mut self, o: &Metrics) {
+        self.events_read += o.events_read;
         self.joined += o.joined;
         self.skipped_learn += o.skipped_learn;
         self.outcomes += o.outcomes;
