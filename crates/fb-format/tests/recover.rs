@@ -8,30 +8,7 @@ mod harness;
 use common::{data_dir, read, read_all, valid_logs, Owned};
 use fb_format::recover::{Recovered, RecoveringReader, SkipReason};
 use fb_format::{MessageKind, TYPE_CHECKPOINT, TYPE_EOF, TYPE_FILEMAGIC, TYPE_REGULAR};
-
-/// A tiny deterministic PRNG (xorshift64*), so the tests need no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use fb_tests::Rng;
 
 /// Every item, in order, as a short string: `REGULAR@40` for a message,
 /// `skip 8..13 unknown` for a skipped range.

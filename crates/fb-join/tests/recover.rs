@@ -4,69 +4,18 @@
 #[path = "../../../fuzz/harness/convert.rs"]
 mod harness;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use fb_format::recover::SkipReason;
 use fb_format::{Message, MessageKind, SliceReader};
 use fb_join::{convert, convert_recovering, Joiner, Kind, Options, RecoverySummary};
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
-}
-
-fn read(rel: &str) -> Vec<u8> {
-    let path = data_dir().join(rel);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Every joined log of the vendored corpus.
-fn valid_logs() -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in [
-        "valid_joined_logs",
-        "skip_learn/ca",
-        "skip_learn/cb",
-        "skip_learn/ccb",
-        "skip_learn/slates",
-    ] {
-        let mut names: Vec<String> = std::fs::read_dir(data_dir().join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".fb") || n.ends_with(".log"))
-            .map(|n| format!("{dir}/{n}"))
-            .collect();
-        names.sort();
-        out.extend(names);
-    }
-    out
-}
+use fb_tests::{data_dir, read, valid_logs, Rng};
 
 /// The options the golden tests use for `file`.
 fn options_for(file: &str) -> Options {
     Options {
         multistep: file.contains("multistep"),
         ..Options::default()
-    }
-}
-
-/// A tiny deterministic PRNG (xorshift64*), so the tests need no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 

@@ -1,42 +1,11 @@
 //! Helpers shared by the integration tests of fb-format.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use fb_format::{Error, Message, MessageKind, SliceReader};
 
-/// The vendored corpus (`tests/data` at the workspace root).
-pub fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
-}
-
-pub fn read(rel: &str) -> Vec<u8> {
-    let path = data_dir().join(rel);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Every joined log of the vendored corpus (the folders whose files are
-/// joined logs, not raw client streams).
-pub fn valid_logs() -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in [
-        "valid_joined_logs",
-        "skip_learn/ca",
-        "skip_learn/cb",
-        "skip_learn/ccb",
-        "skip_learn/slates",
-    ] {
-        let mut names: Vec<String> = std::fs::read_dir(data_dir().join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".fb") || n.ends_with(".log"))
-            .map(|n| format!("{dir}/{n}"))
-            .collect();
-        names.sort();
-        out.extend(names);
-    }
-    out
-}
+// Each test binary uses its own subset.
+#[allow(unused_imports)]
+pub use fb_tests::{data_dir, read, valid_logs};
 
 /// A message as the tests compare it: owned, with its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
