@@ -6,9 +6,9 @@
 //! into a buffer the [`PayloadDecoder`] reuses.
 
 use fb_schema::{
-    verified, CaEvent, CbEvent, CheckpointInfo, DedupInfo, EpisodeEvent, Event, EventEncoding,
-    FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent, MultiStepEvent, OutcomeEvent,
-    PayloadType, TimeStamp,
+    verified, verified_quick, CaEvent, CbEvent, CheckpointInfo, DedupInfo, EpisodeEvent, Event,
+    EventEncoding, FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent,
+    MultiStepEvent, OutcomeEvent, PayloadType, QuickVerify, TimeStamp,
 };
 use flatbuffers::{Follow, Verifiable};
 
@@ -16,6 +16,23 @@ use crate::error::{Error, Result};
 use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
 
 fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
+where
+    T: Follow<'a> + Verifiable + QuickVerify + 'a,
+{
+    verified_quick::<T>(buf).map_err(|source| Error::InvalidFlatbuffer {
+        offset,
+        index,
+        what,
+        source,
+    })
+}
+
+fn verify_slow<'a, T>(
+    buf: &'a [u8],
+    offset: u64,
+    index: u64,
+    what: &'static str,
+) -> Result<T::Inner>
 where
     T: Follow<'a> + Verifiable + 'a,
 {
@@ -40,7 +57,7 @@ impl<'a> Message<'a> {
 
     /// The `JoinedPayload` of a REGULAR message.
     pub fn joined_payload(&self) -> Result<JoinedPayload<'a>> {
-        self.verify::<JoinedPayload>("JoinedPayload")
+        verify_at::<JoinedPayload>(self.payload, self.offset, self.index, "JoinedPayload")
     }
 
     /// The events of a REGULAR message, each verified on its own.
@@ -59,7 +76,7 @@ impl<'a> Message<'a> {
     where
         T: Follow<'a> + Verifiable + 'a,
     {
-        verify_at::<T>(self.payload, self.offset, self.index, what)
+        verify_slow::<T>(self.payload, self.offset, self.index, what)
     }
 }
 

@@ -1,0 +1,154 @@
+//! The fast verifier (`fb_schema::QuickVerify`) against the flatbuffers
+//! verifier: on every buffer of the corpus, and on thousands of seeded
+//! corruptions of them, both must give the same answer. A "yes" where
+//! flatbuffers says "no" would let corrupt input be read unchecked.
+
+use std::collections::BTreeMap;
+
+use fb_format::{MessageKind, PayloadDecoder, SliceReader};
+use fb_schema::{
+    verified, CaEvent, CbEvent, DedupInfo, EpisodeEvent, Event, JoinedPayload, MultiSlotEvent,
+    MultiStepEvent, OutcomeEvent, PayloadType, QuickVerify,
+};
+use fb_tests::Rng;
+use flatbuffers::{Follow, Verifiable};
+
+/// Every buffer of a log that the hot path verifies, with its table name.
+fn buffers(log: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut reader = SliceReader::new(log);
+    let mut decoder = PayloadDecoder::default();
+    while let Ok(Some(msg)) = reader.next_message() {
+        if msg.kind != MessageKind::Regular {
+            continue;
+        }
+        out.push(("JoinedPayload", msg.payload.to_vec()));
+        if let Ok(payload) = msg.joined_payload() {
+            for joined in payload.events().iter().flatten() {
+                if let Some(event) = joined.event() {
+                    out.push(("Event", event.bytes().to_vec()));
+                }
+            }
+        }
+        let Ok(events) = msg.events() else { continue };
+        for view in events.flatten() {
+            let table = match view.payload_type() {
+                PayloadType::CB => "CbEvent",
+                PayloadType::CCB | PayloadType::Slates => "MultiSlotEvent",
+                PayloadType::CA => "CaEvent",
+                PayloadType::Outcome => "OutcomeEvent",
+                PayloadType::DedupInfo => "DedupInfo",
+                PayloadType::MultiStep => "MultiStepEvent",
+                PayloadType::Episode => "EpisodeEvent",
+                _ => continue,
+            };
+            if let Ok(bytes) = decoder.bytes(&view) {
+                out.push((table, bytes.to_vec()));
+            }
+        }
+    }
+    out
+}
+
+fn agree_as<'a, T>(buf: &'a [u8]) -> (bool, bool)
+where
+    T: Follow<'a> + Verifiable + QuickVerify + 'a,
+{
+    (T::quick(buf), verified::<T>(buf).is_ok())
+}
+
+/// (quick, flatbuffers) for `buf` as `table`.
+fn answers(table: &str, buf: &[u8]) -> (bool, bool) {
+    match table {
+        "JoinedPayload" => agree_as::<JoinedPayload>(buf),
+        "Event" => agree_as::<Event>(buf),
+        "CbEvent" => agree_as::<CbEvent>(buf),
+        "MultiSlotEvent" => agree_as::<MultiSlotEvent>(buf),
+        "CaEvent" => agree_as::<CaEvent>(buf),
+        "OutcomeEvent" => agree_as::<OutcomeEvent>(buf),
+        "DedupInfo" => agree_as::<DedupInfo>(buf),
+        "MultiStepEvent" => agree_as::<MultiStepEvent>(buf),
+        "EpisodeEvent" => agree_as::<EpisodeEvent>(buf),
+        other => panic!("no table {other}"),
+    }
+}
+
+/// One corruption of `buf`: a flipped bit, a random byte, a random
+/// little-endian u16/u32 (offsets and vtable entries), or a cut.
+fn corrupt(buf: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = buf.to_vec();
+    if out.is_empty() {
+        return out;
+    }
+    let at = rng.below(out.len());
+    match rng.below(5) {
+        0 => out[at] ^= 1 << rng.below(8),
+        1 => out[at] = rng.next() as u8,
+        2 => {
+            let v = (rng.next() as u16) % 64;
+            for (k, b) in v.to_le_bytes().iter().enumerate() {
+                if let Some(slot) = out.get_mut(at + k) {
+                    *slot = *b;
+                }
+            }
+        }
+        3 => {
+            let v = rng.below(out.len() + 16) as u32;
+            for (k, b) in v.to_le_bytes().iter().enumerate() {
+                if let Some(slot) = out.get_mut(at + k) {
+                    *slot = *b;
+                }
+            }
+        }
+        _ => out.truncate(at),
+    }
+    out
+}
+
+#[test]
+fn quick_and_flatbuffers_agree_on_the_corpus_and_its_corruptions() {
+    // table -> (valid buffers, corruptions accepted, corruptions refused)
+    let mut seen: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    let mut rng = Rng::new(0x5eed);
+    for log in fb_tests::valid_logs() {
+        let bytes = fb_tests::read(&log);
+        for (table, buf) in buffers(&bytes) {
+            let (quick, full) = answers(table, &buf);
+            assert_eq!(quick, full, "{log}: {table} as logged");
+            let entry = seen.entry(table).or_default();
+            entry.0 += 1;
+            // Cap the work per table: the corpus repeats shapes.
+            if entry.0 > 300 {
+                continue;
+            }
+            for _ in 0..100 {
+                let bad = corrupt(&buf, &mut rng);
+                let (quick, full) = answers(table, &bad);
+                assert_eq!(quick, full, "{log}: corrupted {table} {bad:?}");
+                let entry = seen.entry(table).or_default();
+                if full {
+                    entry.1 += 1;
+                } else {
+                    entry.2 += 1;
+                }
+            }
+        }
+    }
+    for table in [
+        "JoinedPayload",
+        "Event",
+        "CbEvent",
+        "MultiSlotEvent",
+        "CaEvent",
+        "OutcomeEvent",
+        "DedupInfo",
+        "MultiStepEvent",
+    ] {
+        let (valid, accepted, refused) = seen.get(table).copied().unwrap_or_default();
+        assert!(valid > 0, "the corpus has no {table}");
+        assert!(
+            accepted > 0 && refused > 0,
+            "{table}: corruptions should meet both answers ({accepted} accepted, {refused} refused)"
+        );
+    }
+}
