@@ -142,6 +142,7 @@ pub fn drive(
             while let Some(ev) = joiner.pop() {
                 on_event(&ev)?;
                 events += 1;
+                joiner.recycle(ev);
             }
             Ok(events)
         };

@@ -159,7 +159,9 @@ fn check(
             MessageKind::FileMagic | MessageKind::Eof => {}
         }
         joiner.push(&msg);
-        while joiner.pop().is_some() {}
+        while let Some(ev) = joiner.pop() {
+            joiner.recycle(ev);
+        }
     }
     Ok((messages, events))
 }

@@ -77,8 +77,20 @@ pub struct Outcome {
     pub time: TimeStamp,
 }
 
+impl Outcome {
+    pub(crate) fn blank() -> Self {
+        Self {
+            event_id: String::new(),
+            value: Value::None,
+            index: Index::None,
+            action_taken: false,
+            time: TimeStamp::default(),
+        }
+    }
+}
+
 /// One slot of a CCB or Slates decision.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Slot {
     /// The slot id, when the log has one.
     pub id: Option<String>,
@@ -154,6 +166,30 @@ pub struct JoinedEvent {
 }
 
 impl JoinedEvent {
+    /// An event with nothing in it yet, whose buffers the joiner fills
+    /// (and, through [`Joiner::recycle`](crate::Joiner::recycle), reuses).
+    pub(crate) fn blank() -> Self {
+        Self {
+            kind: EventKind::Cb,
+            event_id: String::new(),
+            time: TimeStamp::default(),
+            model_id: String::new(),
+            context: Vec::new(),
+            pass_probability: 1.0,
+            deferred: false,
+            skip_learn: false,
+            outcomes: Vec::new(),
+            decision: Decision::Cb {
+                actions: Vec::new(),
+                probabilities: Vec::new(),
+            },
+            reward: 0.0,
+            original_reward: 0.0,
+            offset: 0,
+            message: 0,
+        }
+    }
+
     /// `1 - pass_probability`.
     pub fn pdrop(&self) -> f32 {
         1.0 - self.pass_probability

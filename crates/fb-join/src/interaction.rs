@@ -5,18 +5,7 @@ use fb_format::Payload;
 
 use crate::config::{LearningMode, Problem};
 use crate::diag::Kind;
-use crate::event::{Decision, EventKind, Slot};
-
-/// An accepted decision, before outcomes and rewards.
-#[derive(Debug, Clone)]
-pub struct Interaction {
-    pub kind: EventKind,
-    pub decision: Decision,
-    pub context: Vec<u8>,
-    pub model_id: String,
-    pub deferred: bool,
-    pub learning_mode: LearningMode,
-}
+use crate::event::{Decision, EventKind, JoinedEvent, Slot};
 
 /// Why an interaction was not accepted.
 pub type Rejection = (Kind, String);
@@ -51,8 +40,31 @@ fn model(id: Option<&str>) -> String {
     id.unwrap_or("N/A").to_string()
 }
 
-/// Copies the decision out of `payload`, checking required fields.
-pub fn extract(payload: &Payload<'_>) -> Result<Interaction, Rejection> {
+/// Replaces the text in `buf`, keeping its allocation.
+fn set_text(buf: &mut String, text: &str) {
+    buf.clear();
+    buf.push_str(text);
+}
+
+/// Replaces the bytes in `buf`, keeping its allocation.
+fn set_bytes(buf: &mut Vec<u8>, bytes: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(bytes);
+}
+
+/// Replaces the items in `buf`, keeping its allocation.
+fn set_items<T>(buf: &mut Vec<T>, items: impl Iterator<Item = T>) {
+    buf.clear();
+    buf.extend(items);
+}
+
+/// Copies the decision out of `payload` into `ev` (kind, decision,
+/// context, model id, deferred), reusing its buffers, and checks the
+/// required fields. Returns the learning mode the payload was logged in.
+pub fn extract_into(
+    payload: &Payload<'_>,
+    ev: &mut JoinedEvent,
+) -> Result<LearningMode, Rejection> {
     match payload {
         Payload::Cb(cb) => {
             let context = cb.context().ok_or_else(|| missing("context", "CbEvent"))?;
@@ -68,17 +80,26 @@ pub fn extract(payload: &Payload<'_>) -> Result<Interaction, Rejection> {
                     "CbEvent has an empty `action_ids`".into(),
                 ));
             }
-            Ok(Interaction {
-                kind: EventKind::Cb,
-                decision: Decision::Cb {
-                    actions: actions.iter().collect(),
-                    probabilities: probs.iter().collect(),
-                },
-                context: context.bytes().to_vec(),
-                model_id: model(cb.model_id()),
-                deferred: cb.deferred_action(),
-                learning_mode: LearningMode::from_wire(cb.learning_mode()),
-            })
+            ev.kind = EventKind::Cb;
+            match &mut ev.decision {
+                Decision::Cb {
+                    actions: ids,
+                    probabilities: ps,
+                } => {
+                    set_items(ids, actions.iter());
+                    set_items(ps, probs.iter());
+                }
+                other => {
+                    *other = Decision::Cb {
+                        actions: actions.iter().collect(),
+                        probabilities: probs.iter().collect(),
+                    }
+                }
+            }
+            set_bytes(&mut ev.context, context.bytes());
+            set_text(&mut ev.model_id, cb.model_id().unwrap_or("N/A"));
+            ev.deferred = cb.deferred_action();
+            Ok(LearningMode::from_wire(cb.learning_mode()))
         }
         Payload::Ccb(ms) | Payload::Slates(ms) => {
             let kind = if matches!(payload, Payload::Ccb(_)) {
@@ -89,54 +110,57 @@ pub fn extract(payload: &Payload<'_>) -> Result<Interaction, Rejection> {
             let context = ms
                 .context()
                 .ok_or_else(|| missing("context", "MultiSlotEvent"))?;
-            let slots = ms
+            let logged = ms
                 .slots()
                 .ok_or_else(|| missing("slots", "MultiSlotEvent"))?;
-            let slots = slots
-                .iter()
-                .map(|s| Slot {
-                    id: s.id().map(str::to_string),
-                    actions: s
-                        .action_ids()
-                        .map(|a| a.iter().collect())
-                        .unwrap_or_default(),
-                    probabilities: s
-                        .probabilities()
-                        .map(|p| p.iter().collect())
-                        .unwrap_or_default(),
-                    outcomes: Vec::new(),
-                    reward: 0.0,
-                    original_reward: 0.0,
-                })
-                .collect();
-            Ok(Interaction {
-                kind,
-                decision: Decision::MultiSlot {
-                    slots,
-                    baseline: ms
-                        .baseline_actions()
-                        .map(|b| b.iter().collect())
-                        .unwrap_or_default(),
-                },
-                context: context.bytes().to_vec(),
-                model_id: model(ms.model_id()),
-                deferred: ms.deferred_action(),
-                learning_mode: LearningMode::from_wire(ms.learning_mode()),
-            })
+            if !matches!(ev.decision, Decision::MultiSlot { .. }) {
+                ev.decision = Decision::MultiSlot {
+                    slots: Vec::new(),
+                    baseline: Vec::new(),
+                };
+            }
+            if let Decision::MultiSlot { slots, baseline } = &mut ev.decision {
+                slots.truncate(logged.len());
+                slots.resize_with(logged.len(), Slot::default);
+                for (slot, s) in slots.iter_mut().zip(logged.iter()) {
+                    match (s.id(), &mut slot.id) {
+                        (Some(text), Some(id)) => set_text(id, text),
+                        (text, id) => *id = text.map(str::to_string),
+                    }
+                    set_items(
+                        &mut slot.actions,
+                        s.action_ids().into_iter().flat_map(|a| a.iter()),
+                    );
+                    set_items(
+                        &mut slot.probabilities,
+                        s.probabilities().into_iter().flat_map(|p| p.iter()),
+                    );
+                    slot.outcomes.clear();
+                    slot.reward = 0.0;
+                    slot.original_reward = 0.0;
+                }
+                set_items(
+                    baseline,
+                    ms.baseline_actions().into_iter().flat_map(|b| b.iter()),
+                );
+            }
+            ev.kind = kind;
+            set_bytes(&mut ev.context, context.bytes());
+            set_text(&mut ev.model_id, ms.model_id().unwrap_or("N/A"));
+            ev.deferred = ms.deferred_action();
+            Ok(LearningMode::from_wire(ms.learning_mode()))
         }
         Payload::Ca(ca) => {
             let context = ca.context().ok_or_else(|| missing("context", "CaEvent"))?;
-            Ok(Interaction {
-                kind: EventKind::Ca,
-                decision: Decision::Ca {
-                    action: ca.action(),
-                    pdf_value: ca.pdf_value(),
-                },
-                context: context.bytes().to_vec(),
-                model_id: model(ca.model_id()),
-                deferred: ca.deferred_action(),
-                learning_mode: LearningMode::from_wire(ca.learning_mode()),
-            })
+            ev.kind = EventKind::Ca;
+            ev.decision = Decision::Ca {
+                action: ca.action(),
+                pdf_value: ca.pdf_value(),
+            };
+            set_bytes(&mut ev.context, context.bytes());
+            set_text(&mut ev.model_id, ca.model_id().unwrap_or("N/A"));
+            ev.deferred = ca.deferred_action();
+            Ok(LearningMode::from_wire(ca.learning_mode()))
         }
         other => Err((
             Kind::ProblemTypeMismatch,

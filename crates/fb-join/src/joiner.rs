@@ -10,7 +10,7 @@ use crate::config::{LearningMode, LoopConfig, Problem};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, Diagnostics, Kind};
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
-use crate::interaction::{extract, extract_step, kind_of, matches, Interaction, Step};
+use crate::interaction::{extract_into, extract_step, kind_of, matches, Step};
 use crate::metrics::Metrics;
 use crate::reward::{compute, Signal};
 use crate::{time, Compat, Options, StepTransform};
@@ -30,6 +30,30 @@ pub struct Joiner {
     diags: Diagnostics,
     metrics: Metrics,
     ready: VecDeque<JoinedEvent>,
+    /// Events handed back by the caller, whose buffers are filled again.
+    pool: Vec<JoinedEvent>,
+    /// Scratch of `regular`, kept between messages for its allocation
+    /// (see [`reuse`]).
+    views: Vec<(u32, EventView<'static>)>,
+    ids: Vec<&'static str>,
+    signals: Vec<Signal>,
+    inlined: Vec<u8>,
+    /// Text buffers of outcome values and indices, for reuse.
+    spare: Vec<String>,
+}
+
+/// Events kept for reuse at most: more than one message's worth is rare.
+const POOL_LIMIT: usize = 1024;
+
+/// Empties `v` and returns its allocation as a vector of another type of
+/// the same size and alignment (in practice: the same views borrowing
+/// another message), so that scratch space survives between messages
+/// without tying the joiner to one message's lifetime. The standard
+/// library collects a `filter_map` over `into_iter` in place; if it ever
+/// did not, this would only allocate again.
+fn reuse<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Where the message being processed is.
@@ -49,6 +73,12 @@ impl Joiner {
             dedup: DedupCache::default(),
             metrics: Metrics::default(),
             ready: VecDeque::new(),
+            pool: Vec::new(),
+            views: Vec::new(),
+            ids: Vec::new(),
+            signals: Vec::new(),
+            inlined: Vec::new(),
+            spare: Vec::new(),
             opts,
         }
     }
@@ -137,6 +167,18 @@ impl Joiner {
         self.ready.pop_front()
     }
 
+    /// Hands a popped event back: its buffers are reused for the next
+    /// events, so that steady-state joining does not allocate.
+    pub fn recycle(&mut self, ev: JoinedEvent) {
+        if self.pool.len() < POOL_LIMIT {
+            self.pool.push(ev);
+        }
+    }
+
+    fn blank(&mut self) -> JoinedEvent {
+        self.pool.pop().unwrap_or_else(JoinedEvent::blank)
+    }
+
     /// Records a framing error that ended a log.
     pub fn record_framing_error(&mut self, err: &fb_format::Error) {
         self.diags.push(Diagnostic {
@@ -218,8 +260,11 @@ impl Joiner {
         };
         let total = events.total();
         self.metrics.events_read += total as u64;
-        let mut groups: Vec<(&str, Vec<EventView<'_>>)> = Vec::new();
-        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        // Each view with the index of its id's group, in file order.
+        let mut views: Vec<(u32, EventView<'_>)> = reuse(std::mem::take(&mut self.views));
+        let mut ids: Vec<&str> = reuse(std::mem::take(&mut self.ids));
+        // Built only for messages with many ids; a scan is faster below.
+        let mut by_id: HashMap<&str, u32> = HashMap::new();
         for (position, event) in events.enumerate() {
             let view = match event {
                 Ok(view) => view,
@@ -261,23 +306,28 @@ impl Joiner {
                 // An episode marker carries nothing the output needs.
                 PayloadType::Episode => {}
                 _ => {
-                    let slot = *by_id.entry(view.id).or_insert_with(|| {
-                        groups.push((view.id, Vec::new()));
-                        groups.len() - 1
-                    });
-                    if let Some((_, list)) = groups.get_mut(slot) {
-                        list.push(view);
-                    }
+                    let group = group_of(&mut ids, &mut by_id, view.id);
+                    views.push((group, view));
                 }
             }
         }
-        for (id, group) in &groups {
+        // Groups in order of first appearance, file order inside each
+        // (the sort is stable).
+        if !views.is_sorted_by_key(|(g, _)| *g) {
+            views.sort_by_key(|(g, _)| *g);
+        }
+        for group in views.chunk_by(|a, b| a.0 == b.0) {
+            let Some((_, first)) = group.first() else {
+                continue;
+            };
             if self.opts.multistep {
-                self.multistep_group(at, id, group);
+                self.multistep_group(at, first.id, group);
             } else {
-                self.group(at, id, group);
+                self.group(at, first.id, group);
             }
         }
+        self.views = reuse(views);
+        self.ids = reuse(ids);
     }
 
     fn apply_dedup(&mut self, view: &EventView<'_>) -> Result<(), (Kind, String)> {
@@ -327,8 +377,21 @@ impl Joiner {
     }
 
     fn outcome(&mut self, at: At, view: &EventView<'_>) -> Option<Outcome> {
+        let mut out = Outcome::blank();
+        self.outcome_into(at, view, &mut out).then_some(out)
+    }
+
+    /// Decodes an outcome into `out`, reusing its buffers; false (and a
+    /// diagnostic) when it cannot be decoded.
+    fn outcome_into(&mut self, at: At, view: &EventView<'_>, out: &mut Outcome) -> bool {
         let decoded = match self.decoder.payload(view) {
-            Ok(Payload::Outcome(o)) => Ok(owned_outcome(&o)),
+            Ok(Payload::Outcome(o)) => {
+                if self.spare.len() > POOL_LIMIT {
+                    self.spare.truncate(POOL_LIMIT);
+                }
+                fill_outcome(out, &o, &mut self.spare);
+                Ok(())
+            }
             Ok(other) => Err(format!(
                 "{} where an outcome was declared",
                 other.table_name()
@@ -336,47 +399,44 @@ impl Joiner {
             Err(err) => Err(err.to_string()),
         };
         match decoded {
-            Ok((value, index, action_taken)) => {
-                let time = self.time_of(at, view);
-                Some(Outcome {
-                    event_id: view.id.to_string(),
-                    value,
-                    index,
-                    action_taken,
-                    time,
-                })
+            Ok(()) => {
+                out.time = self.time_of(at, view);
+                out.event_id.clear();
+                out.event_id.push_str(view.id);
+                true
             }
             Err(detail) => {
                 self.diag(at, Kind::InvalidPayload, Some(view.id), detail);
-                None
+                false
             }
         }
     }
 
-    fn signal(&self, o: &Outcome) -> Signal {
-        Signal {
-            value: o.value.number(),
-            time: time::key(&o.time),
-            activation: o.action_taken,
-        }
-    }
-
-    fn reward(&self, outcomes: &[&Outcome]) -> f32 {
-        let signals: Vec<Signal> = outcomes.iter().map(|o| self.signal(o)).collect();
-        compute(
+    fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
+        let mut signals = std::mem::take(&mut self.signals);
+        signals.clear();
+        signals.extend(outcomes.map(signal));
+        let reward = compute(
             self.config.reward_function,
             &signals,
             self.config.default_reward,
             self.opts.compat,
-        )
+        );
+        self.signals = signals;
+        reward
     }
 
-    /// Context bytes as written: dedup references inlined when asked, and
-    /// JSON validity checked unless reproducing the reference.
-    fn context(&mut self, at: At, id: &str, raw: Vec<u8>) -> Option<Vec<u8>> {
-        let ctx = if self.opts.inline_dedup {
-            let mut out = Vec::with_capacity(raw.len());
-            if let Err(missing) = inline_actions(&raw, &self.dedup, &mut out) {
+    /// Makes `ctx` the context as written: dedup references inlined when
+    /// asked, and JSON validity checked unless reproducing the reference.
+    /// False (and a diagnostic) when the event must be skipped.
+    fn context(&mut self, at: At, id: &str, ctx: &mut Vec<u8>) -> bool {
+        if self.opts.inline_dedup {
+            let mut out = std::mem::take(&mut self.inlined);
+            out.clear();
+            let inlined = inline_actions(ctx, &self.dedup, &mut out);
+            std::mem::swap(ctx, &mut out);
+            self.inlined = out;
+            if let Err(missing) = inlined {
                 self.diag(
                     at,
                     Kind::MissingDedupAction,
@@ -385,32 +445,30 @@ impl Joiner {
                         "context refers to action {missing}, which no DedupInfo provided: skipped"
                     ),
                 );
-                return None;
+                return false;
             }
-            out
-        } else {
-            raw
-        };
+        }
         if self.opts.compat == Compat::Sane {
-            if let Err(err) = crate::json::validate(&ctx) {
+            if let Err(err) = crate::json::validate(ctx) {
                 self.diag(
                     at,
                     Kind::InvalidContext,
                     Some(id),
                     format!("context is not valid JSON ({err}): skipped"),
                 );
-                return None;
+                return false;
             }
         }
-        Some(ctx)
+        true
     }
 
-    fn group(&mut self, at: At, id: &str, events: &[EventView<'_>]) {
+    fn group(&mut self, at: At, id: &str, events: &[(u32, EventView<'_>)]) {
         let problem = self.config.problem_type.unwrap_or(Problem::Unknown);
-        let mut accepted: Option<(Interaction, &EventView<'_>)> = None;
-        let mut outcomes: Vec<Outcome> = Vec::new();
+        let mut ev = self.blank();
+        let mut accepted: Option<&EventView<'_>> = None;
+        let mut outcomes = 0;
         let mut invalid = false;
-        for view in events {
+        for (_, view) in events {
             match view.payload_type() {
                 PayloadType::Outcome => {
                     if accepted.is_none() {
@@ -422,9 +480,16 @@ impl Joiner {
                         );
                         continue;
                     }
-                    match self.outcome(at, view) {
-                        Some(o) => outcomes.push(o),
-                        None => invalid = true,
+                    if outcomes == ev.outcomes.len() {
+                        ev.outcomes.push(Outcome::blank());
+                    }
+                    let Some(slot) = ev.outcomes.get_mut(outcomes) else {
+                        continue;
+                    };
+                    if self.outcome_into(at, view, slot) {
+                        outcomes += 1;
+                    } else {
+                        invalid = true;
                     }
                 }
                 PayloadType::CB
@@ -441,8 +506,8 @@ impl Joiner {
                         );
                         continue;
                     }
-                    if let Some(interaction) = self.accept(at, view, problem) {
-                        accepted = Some((interaction, view));
+                    if self.accept(at, view, problem, &mut ev) {
+                        accepted = Some(view);
                     }
                 }
                 other => self.diag(
@@ -453,13 +518,15 @@ impl Joiner {
                 ),
             }
         }
-        let Some((interaction, view)) = accepted else {
+        ev.outcomes.truncate(outcomes);
+        let Some(view) = accepted else {
             self.diag(
                 at,
                 Kind::NoInteraction,
                 Some(id),
                 "no interaction was accepted for this id: skipped".into(),
             );
+            self.recycle(ev);
             return;
         };
         if invalid {
@@ -469,30 +536,39 @@ impl Joiner {
                 Some(id),
                 "an outcome could not be decoded: event skipped".into(),
             );
+            self.recycle(ev);
             return;
         }
-        let mut interaction = interaction;
-        let raw = std::mem::take(&mut interaction.context);
-        let Some(context) = self.context(at, id, raw) else {
+        let mut context = std::mem::take(&mut ev.context);
+        let kept = self.context(at, id, &mut context);
+        ev.context = context;
+        if !kept {
+            self.recycle(ev);
             return;
-        };
-        let time = self.time_of(at, view);
-        if let Some(ev) = self.finish(
-            at,
-            id,
-            interaction,
-            context,
-            time,
-            view.meta.pass_probability(),
-            outcomes,
-        ) {
+        }
+        ev.time = self.time_of(at, view);
+        ev.pass_probability = view.meta.pass_probability();
+        ev.event_id.clear();
+        ev.event_id.push_str(id);
+        ev.offset = at.offset;
+        ev.message = at.message;
+        if self.finish(at, id, &mut ev) {
             self.metrics.record(&ev);
             self.ready.push_back(ev);
+        } else {
+            self.recycle(ev);
         }
     }
 
-    /// Acceptance checks 1–4 of §3 for one interaction.
-    fn accept(&mut self, at: At, view: &EventView<'_>, problem: Problem) -> Option<Interaction> {
+    /// Acceptance checks 1–4 of §3 for one interaction, copying it into
+    /// `ev` when it passes them.
+    fn accept(
+        &mut self,
+        at: At,
+        view: &EventView<'_>,
+        problem: Problem,
+        ev: &mut JoinedEvent,
+    ) -> bool {
         let declared = match view.payload_type() {
             PayloadType::CB => EventKind::Cb,
             PayloadType::CCB => EventKind::Ccb,
@@ -516,17 +592,17 @@ impl Joiner {
                     problem.name()
                 ),
             );
-            return None;
+            return false;
         }
         let extracted = match self.decoder.payload(view) {
             Ok(payload) => {
                 debug_assert_eq!(kind_of(&payload), Some(declared));
-                extract(&payload)
+                extract_into(&payload, ev)
             }
             Err(err) => Err((Kind::InvalidPayload, err.to_string())),
         };
-        let interaction = match extracted {
-            Ok(i) => i,
+        let learning_mode = match extracted {
+            Ok(mode) => mode,
             Err((kind, detail)) => {
                 self.diag(
                     at,
@@ -534,48 +610,32 @@ impl Joiner {
                     Some(view.id),
                     format!("{detail}: interaction skipped"),
                 );
-                return None;
+                return false;
             }
         };
-        if interaction.learning_mode != self.config.learning_mode {
+        if learning_mode != self.config.learning_mode {
             self.diag(
                 at,
                 Kind::LearningModeMismatch,
                 Some(view.id),
                 format!(
                     "interaction logged in {:?} mode, loop configured for {:?}: skipped",
-                    interaction.learning_mode, self.config.learning_mode
+                    learning_mode, self.config.learning_mode
                 ),
             );
-            return None;
+            return false;
         }
-        Some(interaction)
+        true
     }
 
-    /// Rewards per problem type (§4) and the skip-learn flag (§5).
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &mut self,
-        at: At,
-        id: &str,
-        interaction: Interaction,
-        context: Vec<u8>,
-        time: TimeStamp,
-        pass_probability: f32,
-        outcomes: Vec<Outcome>,
-    ) -> Option<JoinedEvent> {
-        let Interaction {
-            kind,
-            mut decision,
-            model_id,
-            deferred,
-            ..
-        } = interaction;
-        let all: Vec<&Outcome> = outcomes.iter().collect();
-        let original = self.reward(&all);
+    /// Rewards per problem type (§4) and the skip-learn flag (§5); false
+    /// when the event must be skipped.
+    fn finish(&mut self, at: At, id: &str, ev: &mut JoinedEvent) -> bool {
+        let original = self.reward(ev.outcomes.iter());
         let apprentice = self.config.learning_mode == LearningMode::Apprentice;
         let mut reward = original;
-        match &mut decision {
+        let outcomes = &ev.outcomes;
+        match &mut ev.decision {
             Decision::Cb { actions, .. } => {
                 if apprentice {
                     reward = if actions.first() == Some(&1) {
@@ -596,8 +656,7 @@ impl Joiner {
                     reward = self.config.default_reward;
                 }
             }
-            Decision::MultiSlot { slots, baseline } if kind == EventKind::Slates => {
-                let _ = (slots, baseline);
+            Decision::MultiSlot { .. } if ev.kind == EventKind::Slates => {
                 if apprentice {
                     self.diag(
                         at,
@@ -658,15 +717,11 @@ impl Joiner {
                             slots.len()
                         ),
                     );
-                    return None;
+                    return false;
                 }
                 for (i, slot) in slots.iter_mut().enumerate() {
-                    let mine: Vec<&Outcome> = slot
-                        .outcomes
-                        .iter()
-                        .filter_map(|&k| outcomes.get(k))
-                        .collect();
-                    slot.original_reward = self.reward(&mine);
+                    slot.original_reward =
+                        self.reward(slot.outcomes.iter().filter_map(|&k| outcomes.get(k)));
                     slot.reward = if apprentice {
                         let chosen = slot.actions.first().map(|a| i64::from(*a));
                         let base = baseline.get(i).map(|b| i64::from(*b));
@@ -681,32 +736,19 @@ impl Joiner {
                 }
             }
         }
-        let skip_learn = deferred && !outcomes.iter().any(|o| o.action_taken);
-        Some(JoinedEvent {
-            kind,
-            event_id: id.to_string(),
-            time,
-            model_id,
-            context,
-            pass_probability,
-            deferred,
-            skip_learn,
-            outcomes,
-            decision,
-            reward,
-            original_reward: original,
-            offset: at.offset,
-            message: at.message,
-        })
+        ev.skip_learn = ev.deferred && !ev.outcomes.iter().any(|o| o.action_taken);
+        ev.reward = reward;
+        ev.original_reward = original;
+        true
     }
 
     /// Multistep (§8): steps of one episode, ordered depth-first, each with
     /// the episodic outcomes and its own.
-    fn multistep_group(&mut self, at: At, id: &str, events: &[EventView<'_>]) {
+    fn multistep_group(&mut self, at: At, id: &str, events: &[(u32, EventView<'_>)]) {
         let mut steps: Vec<(Step, TimeStamp, f32)> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let mut outcomes: Vec<Outcome> = Vec::new();
-        for view in events {
+        for (_, view) in events {
             match view.payload_type() {
                 PayloadType::Outcome => {
                     if let Some(o) = self.outcome(at, view) {
@@ -782,11 +824,7 @@ impl Joiner {
         let mut rewards: Vec<f32> = order
             .iter()
             .filter_map(|&k| steps.get(k))
-            .map(|(step, _, _)| {
-                let mine: Vec<&Outcome> =
-                    outcomes.iter().filter(|o| belongs(o, &step.id)).collect();
-                self.reward(&mine)
-            })
+            .map(|(step, _, _)| self.reward(outcomes.iter().filter(|o| belongs(o, &step.id))))
             .collect();
         let originals = rewards.clone();
         transform(&mut rewards, self.opts.multistep_reward);
@@ -794,9 +832,10 @@ impl Joiner {
             let Some((step, time, pass)) = steps.get(k) else {
                 continue;
             };
-            let Some(context) = self.context(at, id, step.context.clone()) else {
+            let mut context = step.context.clone();
+            if !self.context(at, id, &mut context) {
                 continue;
-            };
+            }
             let mine: Vec<Outcome> = outcomes
                 .iter()
                 .filter(|o| belongs(o, &step.id))
@@ -881,18 +920,68 @@ impl Joiner {
     }
 }
 
-fn owned_outcome(o: &OutcomeEvent<'_>) -> (Value, Index, bool) {
-    let value = match o.value() {
-        OutcomeValue::Numeric(v) => Value::Numeric(v),
-        OutcomeValue::Literal(s) => Value::Literal(s.to_string()),
-        OutcomeValue::None | OutcomeValue::Unknown(_) => Value::None,
+/// Messages with more ids than this are grouped through a hash map.
+const SCAN_LIMIT: usize = 16;
+
+/// The group index of `id`, a new group when it is new.
+fn group_of<'a>(ids: &mut Vec<&'a str>, by_id: &mut HashMap<&'a str, u32>, id: &'a str) -> u32 {
+    if ids.len() <= SCAN_LIMIT {
+        if let Some(k) = ids.iter().position(|known| *known == id) {
+            return k as u32;
+        }
+    } else {
+        if by_id.is_empty() {
+            by_id.extend(ids.iter().enumerate().map(|(k, known)| (*known, k as u32)));
+        }
+        if let Some(&k) = by_id.get(id) {
+            return k;
+        }
+        by_id.insert(id, ids.len() as u32);
+    }
+    ids.push(id);
+    (ids.len() - 1) as u32
+}
+
+fn signal(o: &Outcome) -> Signal {
+    Signal {
+        value: o.value.number(),
+        time: time::key(&o.time),
+        activation: o.action_taken,
+    }
+}
+
+/// Copies value, index and activation of `o` into `out`, reusing text
+/// buffers: the ones `out` has, else spares from `spare`, where a text
+/// replaced by a number leaves its buffer.
+fn fill_outcome(out: &mut Outcome, o: &OutcomeEvent<'_>, spare: &mut Vec<String>) {
+    let mut text = |old: Option<String>, s: &str| {
+        let mut buf = old.or_else(|| spare.pop()).unwrap_or_default();
+        buf.clear();
+        buf.push_str(s);
+        buf
     };
-    let index = match o.index() {
-        IndexValue::Numeric(i) => Index::Numeric(i),
-        IndexValue::Literal(s) => Index::Literal(s.to_string()),
-        IndexValue::None | IndexValue::Unknown(_) => Index::None,
+    let old = match std::mem::replace(&mut out.value, Value::None) {
+        Value::Literal(buf) => Some(buf),
+        _ => None,
     };
-    (value, index, o.action_taken())
+    let (value, old) = match o.value() {
+        OutcomeValue::Numeric(v) => (Value::Numeric(v), old),
+        OutcomeValue::Literal(s) => (Value::Literal(text(old, s)), None),
+        OutcomeValue::None | OutcomeValue::Unknown(_) => (Value::None, old),
+    };
+    out.value = value;
+    let old_index = match std::mem::replace(&mut out.index, Index::None) {
+        Index::Literal(buf) => Some(buf),
+        _ => None,
+    };
+    let (index, old_index) = match o.index() {
+        IndexValue::Numeric(i) => (Index::Numeric(i), old_index),
+        IndexValue::Literal(s) => (Index::Literal(text(old_index, s)), None),
+        IndexValue::None | IndexValue::Unknown(_) => (Index::None, old_index),
+    };
+    out.index = index;
+    spare.extend(old.into_iter().chain(old_index));
+    out.action_taken = o.action_taken();
 }
 
 /// Applies a multistep reward transform over rewards in step order.

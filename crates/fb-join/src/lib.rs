@@ -232,6 +232,7 @@ impl Pump {
         while let Some(ev) = joiner.pop() {
             self.writer.write_line(&ev, &mut self.line);
             self.lines += 1;
+            joiner.recycle(ev);
         }
         output
             .write_all(&self.line)

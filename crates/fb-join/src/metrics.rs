@@ -105,7 +105,15 @@ impl Metrics {
         if self.first.is_none() {
             self.first = Some((ev.event_id.clone(), ev.time));
         }
-        self.last = Some((ev.event_id.clone(), ev.time));
+        // Refilled in place: this runs once per event.
+        match &mut self.last {
+            Some((id, time)) => {
+                id.clear();
+                id.push_str(&ev.event_id);
+                *time = ev.time;
+            }
+            None => self.last = Some((ev.event_id.clone(), ev.time)),
+        }
         let per = self.by_kind.entry(ev.kind.name()).or_default();
         per.events += 1;
         per.learnable += u64::from(!ev.skip_learn);

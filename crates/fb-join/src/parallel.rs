@@ -227,6 +227,7 @@ where
                     writer.write_line(&ev, &mut lines);
                     written += 1;
                 }
+                joiner.recycle(ev);
             }
         }
         let (diags, metrics) = joiner.take_report();

@@ -1,0 +1,330 @@
+//! Recycled events: the joiner refills the buffers of events handed back
+//! with `Joiner::recycle`, and the output must not change — nor, once
+//! warm, must it allocate per event.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use fb_format::SliceReader;
+use fb_join::{dsjson, Compat, JoinedEvents, Joiner, Options};
+use fb_schema::{
+    LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
+};
+use fb_writer::synth::{generate, GenConfig, Limit, ProblemKind};
+use fb_writer::{
+    CaSpec, CbSpec, CheckpointConfig, JoinedEventSpec, LogWriter, MultiSlotSpec, PayloadSpec,
+    SlotSpec,
+};
+
+/// Counts allocations per thread (tests run in parallel), so that a test
+/// can see whether the hot path allocates.
+struct Counting;
+
+thread_local! {
+    // `const` and without destructor: using it never allocates.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: the allocator also runs while threads are torn down.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// DSJSON through `JoinedEvents`, which never recycles.
+fn fresh_lines(bytes: &[u8], opts: &Options) -> Vec<u8> {
+    let mut writer = dsjson::Writer::new(opts.compat);
+    let mut out = Vec::new();
+    for ev in JoinedEvents::new(bytes, opts.clone()) {
+        writer.write_line(&ev, &mut out);
+    }
+    out
+}
+
+/// DSJSON through `convert`, which recycles every event.
+fn recycled_lines(bytes: &[u8], opts: &Options) -> Vec<u8> {
+    let mut out = Vec::new();
+    fb_join::convert(bytes, &mut out, opts.clone()).unwrap();
+    out
+}
+
+fn option_sets() -> Vec<(&'static str, Options)> {
+    let mut sets = Vec::new();
+    for (name, compat, inline_dedup) in [
+        ("sane", Compat::Sane, false),
+        ("reference", Compat::Reference, false),
+        ("sane, inline dedup", Compat::Sane, true),
+    ] {
+        sets.push((
+            name,
+            Options {
+                compat,
+                inline_dedup,
+                ..Options::default()
+            },
+        ));
+    }
+    sets
+}
+
+#[test]
+fn recycling_changes_no_byte_on_the_corpus() {
+    for log in fb_tests::valid_logs() {
+        let bytes = fb_tests::read(&log);
+        for (name, opts) in option_sets() {
+            let fresh = fresh_lines(&bytes, &opts);
+            assert_eq!(recycled_lines(&bytes, &opts), fresh, "{log}, {name}");
+        }
+    }
+}
+
+fn checkpoint(problem: ProblemType) -> CheckpointConfig {
+    CheckpointConfig {
+        reward_function: RewardFunctionType::Sum,
+        default_reward: -1.0,
+        learning_mode: LearningModeType::Online,
+        problem_type: problem,
+        use_client_time: false,
+    }
+}
+
+fn outcome(value: UnionArg<'static, f32>, index: UnionArg<'static, i32>) -> PayloadSpec<'static> {
+    PayloadSpec::Outcome(OutcomeEventArgs {
+        value,
+        index,
+        action_taken: false,
+    })
+}
+
+/// One log whose problem type changes between messages, so that recycled
+/// events meet every other shape: CCB with slot ids and literal outcomes,
+/// then CB, then CCB with fewer slots and no ids, slates, CA and CB again.
+fn shape_changing_log() -> Vec<u8> {
+    const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":1},{"a":2},{"a":3}]}"#;
+    let three = [
+        SlotSpec {
+            action_ids: &[2, 0, 1],
+            probabilities: &[0.8, 0.1, 0.1],
+            id: Some("first"),
+        },
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.5, 0.5],
+            id: Some("second"),
+        },
+        SlotSpec {
+            action_ids: &[1],
+            probabilities: &[1.0],
+            id: Some("third"),
+        },
+    ];
+    let one = [SlotSpec {
+        action_ids: &[0, 2],
+        probabilities: &[0.7, 0.3],
+        id: None,
+    }];
+    let ccb = |slots| {
+        PayloadSpec::Ccb(MultiSlotSpec {
+            slots: Some(slots),
+            context: Some(CTX),
+            model_id: Some("ccb-model"),
+            ..MultiSlotSpec::default()
+        })
+    };
+    let cb = |model| {
+        PayloadSpec::Cb(CbSpec {
+            action_ids: Some(&[3, 1, 2]),
+            probabilities: Some(&[0.6, 0.2, 0.2]),
+            context: Some(CTX),
+            model_id: model,
+            ..CbSpec::default()
+        })
+    };
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    let message = |w: &mut LogWriter<Vec<u8>>, events: &[(&str, PayloadSpec<'_>)]| {
+        let specs: Vec<JoinedEventSpec<'_>> = events
+            .iter()
+            .enumerate()
+            .map(|(k, (id, payload))| {
+                JoinedEventSpec::new(id, TimeStamp::new(2024, 5, 6, 7, 8, k as u8, 0), *payload)
+            })
+            .collect();
+        w.regular(&specs).unwrap();
+    };
+    w.checkpoint(&checkpoint(ProblemType::CCB)).unwrap();
+    message(
+        &mut w,
+        &[
+            ("c1", ccb(&three)),
+            (
+                "c1",
+                outcome(UnionArg::Literal("clicked"), UnionArg::Literal("second")),
+            ),
+            ("c1", outcome(UnionArg::Numeric(2.0), UnionArg::Numeric(0))),
+            (
+                "c1",
+                outcome(UnionArg::Numeric(1.0), UnionArg::Literal("third")),
+            ),
+        ],
+    );
+    w.checkpoint(&checkpoint(ProblemType::CB)).unwrap();
+    message(
+        &mut w,
+        &[
+            ("b1", cb(Some("m1"))),
+            ("b1", outcome(UnionArg::Numeric(1.5), UnionArg::None)),
+            ("b2", cb(None)),
+        ],
+    );
+    w.checkpoint(&checkpoint(ProblemType::CCB)).unwrap();
+    message(
+        &mut w,
+        &[
+            ("c2", ccb(&one)),
+            ("c2", outcome(UnionArg::Numeric(0.5), UnionArg::Numeric(0))),
+        ],
+    );
+    w.checkpoint(&checkpoint(ProblemType::SLATES)).unwrap();
+    message(
+        &mut w,
+        &[
+            (
+                "s1",
+                PayloadSpec::Slates(MultiSlotSpec {
+                    slots: Some(&three),
+                    context: Some(CTX),
+                    ..MultiSlotSpec::default()
+                }),
+            ),
+            ("s1", outcome(UnionArg::Numeric(3.0), UnionArg::None)),
+        ],
+    );
+    w.checkpoint(&checkpoint(ProblemType::CA)).unwrap();
+    message(
+        &mut w,
+        &[
+            (
+                "a1",
+                PayloadSpec::Ca(CaSpec {
+                    action: 1.25,
+                    pdf_value: 0.5,
+                    context: Some(CTX),
+                    ..CaSpec::default()
+                }),
+            ),
+            ("a1", outcome(UnionArg::Numeric(-1.0), UnionArg::None)),
+        ],
+    );
+    w.checkpoint(&checkpoint(ProblemType::CB)).unwrap();
+    message(
+        &mut w,
+        &[
+            ("b3", cb(Some("m3"))),
+            ("b3", outcome(UnionArg::None, UnionArg::None)),
+        ],
+    );
+    w.eof().unwrap();
+    w.into_inner()
+}
+
+#[test]
+fn recycling_changes_no_byte_when_shapes_change() {
+    let bytes = shape_changing_log();
+    for (name, opts) in option_sets() {
+        let fresh = fresh_lines(&bytes, &opts);
+        assert_eq!(
+            String::from_utf8_lossy(&fresh).lines().count(),
+            7,
+            "{name}: every decision is joined"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&recycled_lines(&bytes, &opts)),
+            String::from_utf8_lossy(&fresh),
+            "{name}"
+        );
+    }
+}
+
+/// Joins and writes `bytes` message by message with recycling, and
+/// returns the allocations made after the first `warm` messages, and the
+/// number of events joined after them.
+fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize) -> (u64, u64) {
+    let mut joiner = Joiner::new(opts.clone());
+    let mut writer = dsjson::Writer::new(opts.compat);
+    let mut line = Vec::with_capacity(1 << 16);
+    let mut reader = SliceReader::new(bytes);
+    let mut before = 0;
+    let mut events = 0;
+    let mut index = 0;
+    while let Some(msg) = reader.next_message().unwrap() {
+        if index == warm {
+            before = allocations();
+        }
+        joiner.push(&msg);
+        line.clear();
+        while let Some(ev) = joiner.pop() {
+            writer.write_line(&ev, &mut line);
+            joiner.recycle(ev);
+            if index >= warm {
+                events += 1;
+            }
+        }
+        index += 1;
+    }
+    assert!(index > warm, "the log is longer than the warm-up");
+    (allocations() - before, events)
+}
+
+#[test]
+fn warm_joiner_allocates_nothing_per_event() {
+    let cases = [
+        ("cb", ProblemKind::Cb, 1, false),
+        ("cb, 8 decisions per message", ProblemKind::Cb, 8, false),
+        ("ccb", ProblemKind::Ccb, 1, false),
+        ("slates", ProblemKind::Slates, 1, false),
+        ("ca", ProblemKind::Ca, 1, false),
+        ("cb, zstd", ProblemKind::Cb, 1, true),
+    ];
+    for (name, problem, per_message, zstd) in cases {
+        let config = GenConfig {
+            problem,
+            limit: Limit::Events(1500),
+            events_per_message: per_message,
+            zstd,
+            seed: 7,
+            ..GenConfig::default()
+        };
+        let mut bytes = Vec::new();
+        generate(&config, &mut bytes).unwrap();
+        for (opts_name, opts) in option_sets().into_iter().take(2) {
+            let (allocations, events) = allocations_after_warm_up(&bytes, opts, 100);
+            assert!(events > 500, "{name}, {opts_name}: {events} events");
+            assert_eq!(
+                allocations, 0,
+                "{name}, {opts_name}: {allocations} allocations for {events} events"
+            );
+        }
+    }
+}
