@@ -113,6 +113,9 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
     Ok(fb_join::time::key(&ts).0)
 }
 
+/// Output chunk of the single-thread path: the output buffer's size.
+const OUT_CHUNK: usize = crate::output::BUFFER;
+
 fn keep(args: &Args, ev: &JoinedEvent) -> bool {
     if args.skip_learn == "exclude" && ev.skip_learn {
         return false;
@@ -142,19 +145,26 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
         convert_parallel(&inputs, &mut joiner, &mut out, threads, args, global)?
     } else {
         let mut writer = dsjson::Writer::new(compat);
-        let mut line = Vec::with_capacity(4096);
+        // Lines gather here and go out in chunks at least as large as the
+        // output's buffer, which then passes them through without a copy.
+        let mut lines = Vec::with_capacity(OUT_CHUNK + (64 << 10));
         let (mut written, mut filtered) = (0u64, 0u64);
         let report = drive(&inputs, &mut joiner, global.quiet, |ev| {
             if !keep(args, ev) {
                 filtered += 1;
                 return Ok(());
             }
-            line.clear();
-            writer.write_line(ev, &mut line);
+            writer.write_line(ev, &mut lines);
             written += 1;
-            out.write_all(&line)
-                .map_err(|e| format!("writing the output: {e}"))
+            if lines.len() < OUT_CHUNK {
+                return Ok(());
+            }
+            let result = out.write_all(&lines);
+            lines.clear();
+            result.map_err(|e| format!("writing the output: {e}"))
         })?;
+        out.write_all(&lines)
+            .map_err(|e| format!("writing the output: {e}"))?;
         (report, written, filtered)
     };
     out.flush()
@@ -225,6 +235,7 @@ fn convert_recovering(
                         } else {
                             filtered += 1;
                         }
+                        joiner.recycle(ev);
                     }
                     out.write_all(&line)
                         .map_err(|e| format!("writing the output: {e}"))?;

@@ -4,17 +4,20 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+/// Buffer size of the output: writes this large go straight through.
+pub const BUFFER: usize = 1 << 20;
+
 /// Opens the output: stdout for `None` or `-`; `.gz` and `.zst` files are
 /// compressed.
 pub fn create(path: Option<&Path>) -> Result<Box<dyn Write>, String> {
     let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
         return Ok(Box::new(BufWriter::with_capacity(
-            1 << 20,
+            BUFFER,
             io::stdout().lock(),
         )));
     };
     let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let file = BufWriter::with_capacity(1 << 20, file);
+    let file = BufWriter::with_capacity(BUFFER, file);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     Ok(match ext {
         "gz" => Box::new(flate2::write::GzEncoder::new(

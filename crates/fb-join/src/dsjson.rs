@@ -107,7 +107,11 @@ fn key(out: &mut Vec<u8>, k: &str) {
 fn context(out: &mut Vec<u8>, ctx: &[u8]) {
     key(out, "c");
     // A raw newline would split the line; the reference writes a space.
-    out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+    if ctx.contains(&b'\n') {
+        out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+    } else {
+        out.extend_from_slice(ctx);
+    }
 }
 
 /// `"EventId":"..",` — CCB and Slates leave it out when empty.

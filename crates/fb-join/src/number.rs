@@ -48,6 +48,15 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Ids and names rarely need an escape: one branch-free pass finds out.
+    let plain = bytes
+        .iter()
+        .fold(true, |ok, &b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    if plain {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &[u8] = match b {

@@ -64,14 +64,25 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
     valid
 }
 
+/// `v` in at least `width` digits, zero-padded (widths up to 6).
 fn pad(out: &mut Vec<u8>, v: u64, width: usize) {
-    let start = out.len();
-    push_u64(out, v);
-    let len = out.len() - start;
-    if len < width {
-        let zeros = width - len;
-        out.splice(start..start, std::iter::repeat_n(b'0', zeros));
+    let mut digits = [b'0'; 6];
+    let mut n = v;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
     }
+    if n > 0 || width > digits.len() {
+        // Wider than the field (a corrupt year, say): every digit.
+        push_u64(out, v);
+        return;
+    }
+    let significant = digits
+        .iter()
+        .position(|&d| d != b'0')
+        .map_or(1, |first| digits.len() - first);
+    let skip = digits.len() - significant.max(width);
+    out.extend_from_slice(digits.get(skip..).unwrap_or_default());
 }
 
 #[cfg(test)]
@@ -96,6 +107,10 @@ mod tests {
         out.clear();
         push_timestamp(&mut out, &t, Compat::Sane);
         assert_eq!(out, b"\"2021-05-18T13:28:29.656000Z\"");
+        out.clear();
+        let odd = TimeStamp::new(12345, 1, 2, 3, 4, 5, 70);
+        push_timestamp(&mut out, &odd, Compat::Sane);
+        assert_eq!(out, b"\"12345-01-02T03:04:05.000007Z\"");
         out.clear();
         let bad = TimeStamp::new(2021, 5, 18, 13, 28, 29, 10_000_000);
         assert!(!push_timestamp(&mut out, &bad, Compat::Sane));
