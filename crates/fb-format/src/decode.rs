@@ -141,6 +141,10 @@ pub struct EventView<'a> {
     pub meta: Metadata<'a>,
     /// The event envelope.
     pub event: Event<'a>,
+    // Read once here: the joiner asks for both several times per event,
+    // and each flatbuffers field read walks the vtable.
+    kind: PayloadType,
+    encoding: EventEncoding,
 }
 
 impl<'a> EventView<'a> {
@@ -168,12 +172,14 @@ impl<'a> EventView<'a> {
             enqueued,
             meta,
             event,
+            kind: meta.payload_type(),
+            encoding: meta.encoding(),
         })
     }
 
     /// The payload type the metadata declares.
     pub fn payload_type(&self) -> PayloadType {
-        self.meta.payload_type()
+        self.kind
     }
 
     /// The client time, `None` when absent or all zeros.
@@ -191,7 +197,7 @@ impl<'a> EventView<'a> {
 
     /// True when the payload is zstd-compressed.
     pub fn is_compressed(&self) -> bool {
-        self.meta.encoding() == EventEncoding::Zstd
+        self.encoding == EventEncoding::Zstd
     }
 }
 
