@@ -86,5 +86,35 @@ fn writing(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, framing, decoding, rewards, writing);
+/// A context shaped like the synthetic logs' (shared user features, then
+/// `_multi`), with `actions` actions: 4 make ~300 bytes, 70 ~4 KB.
+fn context(actions: usize) -> Vec<u8> {
+    let topics = ["science", "finance", "sports", "music", "travel"];
+    let mut s = String::from(r#"{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":["#);
+    for i in 0..actions {
+        if i > 0 {
+            s.push(',');
+        }
+        let topic = topics[i % topics.len()];
+        s += &format!(r#"{{"TAction":{{"a_id":"a{i}","topic":"{topic}","len":{}}}}}"#, 40 + (i * 37) % 60);
+    }
+    s.push_str("]}");
+    s.into_bytes()
+}
+
+/// Context validation, run on every event in default mode. Filter with
+/// `-- '^json/'`: a bare `json` also matches `dsjson`.
+fn json(c: &mut Criterion) {
+    let mut g = c.benchmark_group("json");
+    for (name, text) in [("validate 300 B context", context(4)), ("validate 4 KB context", context(70))] {
+        assert!(fb_join::json::validate(&text).is_ok());
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("{name} ({} bytes)", text.len()), |b| {
+            b.iter(|| fb_join::json::validate(black_box(&text)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, framing, decoding, rewards, writing, json);
 criterion_main!(benches);

@@ -2,6 +2,13 @@
 //!
 //! Contexts are checked on every event in default mode; a general parser
 //! spends most of its time building what this throws away.
+//!
+//! Contexts are small objects of many short keys and strings, so the time
+//! goes per token, not per byte: the scanner is laid out for the common
+//! tokens to take few instructions and for its branches to be ones the
+//! processor guesses. UTF-8 has no pass of its own: outside strings only
+//! ASCII is JSON, so checking the non-ASCII characters of strings, where
+//! they are met, checks the whole text.
 
 /// Why a text is not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,238 +28,409 @@ impl std::fmt::Display for JsonError {
 /// Deepest nesting accepted.
 pub const MAX_DEPTH: usize = 256;
 
-#[derive(Clone, Copy, PartialEq)]
-enum Expect {
-    Value,
-    AfterValue,
-}
-
 /// Checks that `text` is exactly one JSON value, whitespace around it.
 pub fn validate(text: &[u8]) -> Result<(), JsonError> {
+    let mut error = Failure { left: 0, what: "" };
+    let rest = skip_ws(value::<false>(skip_ws(text), 0, &mut error));
+    if !rest.is_empty() {
+        fail(&mut error, rest.len(), "text after the value");
+    }
+    if error.what.is_empty() {
+        return Ok(());
+    }
+    // Invalid UTF-8 is reported in preference to any syntax error, wherever
+    // the two are, as when UTF-8 was checked by a first pass over the text.
+    // Errors are rare, so checking the whole text on that path costs nothing
+    // worth saving.
     if let Err(e) = std::str::from_utf8(text) {
         return Err(JsonError {
             offset: e.valid_up_to(),
             what: "invalid UTF-8",
         });
     }
-    // One bit per open container: 1 = object, 0 = array.
-    let mut stack = [0u64; MAX_DEPTH / 64];
-    let mut depth = 0usize;
-    let mut pos = skip_ws(text, 0);
-    let mut state = Expect::Value;
-    let err = |offset, what| Err(JsonError { offset, what });
-    loop {
-        match state {
-            Expect::Value => {
-                let Some(&b) = text.get(pos) else {
-                    return err(pos, "a value was expected");
-                };
-                match b {
-                    b'{' | b'[' => {
-                        if depth == MAX_DEPTH {
-                            return err(pos, "nested too deeply");
-                        }
-                        let bit = 1u64 << (depth % 64);
-                        if let Some(word) = stack.get_mut(depth / 64) {
-                            if b == b'{' {
-                                *word |= bit;
-                            } else {
-                                *word &= !bit;
-                            }
-                        }
-                        depth += 1;
-                        pos = skip_ws(text, pos + 1);
-                        let close = if b == b'{' { b'}' } else { b']' };
-                        if text.get(pos) == Some(&close) {
-                            depth -= 1;
-                            pos += 1;
-                            state = Expect::AfterValue;
-                        } else if b == b'{' {
-                            pos = key(text, pos)?;
-                        }
-                    }
-                    b'"' => {
-                        pos = string(text, pos)?;
-                        state = Expect::AfterValue;
-                    }
-                    b't' => {
-                        pos = literal(text, pos, b"true")?;
-                        state = Expect::AfterValue;
-                    }
-                    b'f' => {
-                        pos = literal(text, pos, b"false")?;
-                        state = Expect::AfterValue;
-                    }
-                    b'n' => {
-                        pos = literal(text, pos, b"null")?;
-                        state = Expect::AfterValue;
-                    }
-                    b'-' | b'0'..=b'9' => {
-                        pos = number(text, pos)?;
-                        state = Expect::AfterValue;
-                    }
-                    _ => return err(pos, "a value was expected"),
-                }
-            }
-            Expect::AfterValue => {
-                pos = skip_ws(text, pos);
-                if depth == 0 {
-                    return if pos == text.len() {
-                        Ok(())
-                    } else {
-                        err(pos, "text after the value")
-                    };
-                }
-                let top = depth - 1;
-                let in_object = stack
-                    .get(top / 64)
-                    .is_some_and(|w| w & (1u64 << (top % 64)) != 0);
-                match (text.get(pos), in_object) {
-                    (Some(b','), true) => {
-                        pos = key(text, skip_ws(text, pos + 1))?;
-                        state = Expect::Value;
-                    }
-                    (Some(b','), false) => {
-                        pos = skip_ws(text, pos + 1);
-                        state = Expect::Value;
-                    }
-                    (Some(b'}'), true) | (Some(b']'), false) => {
-                        depth -= 1;
-                        pos += 1;
-                    }
-                    (_, true) => return err(pos, "`,` or `}` was expected"),
-                    (_, false) => return err(pos, "`,` or `]` was expected"),
-                }
-            }
+    Err(JsonError {
+        offset: text.len().saturating_sub(error.left),
+        what: error.what,
+    })
+}
+
+// The scanner walks a slice of what is left of the text, so that each test
+// of the next byte is also its bounds check, and its functions return what
+// is left after what they scanned. An error is noted in a `Failure` and
+// ends the text there: what follows fails at once, and only the first
+// failure counts. That spares a test after every call, and a result too big
+// for registers.
+
+/// Where and why the text is not JSON, where as the length left from there.
+struct Failure {
+    left: usize,
+    what: &'static str,
+}
+
+// Out of line so that the hot loops carry no error-building code.
+#[cold]
+#[inline(never)]
+fn fail<'a>(error: &mut Failure, left: usize, what: &'static str) -> &'a [u8] {
+    if error.what.is_empty() {
+        *error = Failure { left, what };
+    }
+    &[]
+}
+
+/// The value `rest` starts with, perhaps after whitespace, inside `depth`
+/// open containers; its objects and arrays are scanned in line if `INLINE`.
+#[inline(always)]
+fn value<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    match rest {
+        [b'"', tail @ ..] => string(rest.len(), tail, error),
+        [b'{', tail @ ..] if INLINE => object_in::<false>(tail, depth, error),
+        [b'{', tail @ ..] => object(tail, depth, error),
+        [b'[', tail @ ..] if INLINE => array_in::<false>(tail, depth, error),
+        [b'[', tail @ ..] => array(tail, depth, error),
+        [b'-' | b'0'..=b'9', ..] => number(rest, error),
+        // The rare cases out of the way, so that the common ones are tested
+        // first and in few instructions.
+        _ => other_value(rest, depth, error),
+    }
+}
+
+/// A literal, or a value after whitespace.
+#[inline(never)]
+fn other_value<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    let word: &[u8] = match rest {
+        [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] => {
+            return value::<false>(skip_ws(tail), depth, error)
         }
-    }
-}
-
-fn skip_ws(text: &[u8], mut pos: usize) -> usize {
-    while matches!(text.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        pos += 1;
-    }
-    pos
-}
-
-/// A member name and its colon; returns where the value starts.
-fn key(text: &[u8], pos: usize) -> Result<usize, JsonError> {
-    if text.get(pos) != Some(&b'"') {
-        return Err(JsonError {
-            offset: pos,
-            what: "a member name was expected",
-        });
-    }
-    let pos = skip_ws(text, string(text, pos)?);
-    if text.get(pos) != Some(&b':') {
-        return Err(JsonError {
-            offset: pos,
-            what: "`:` was expected",
-        });
-    }
-    Ok(skip_ws(text, pos + 1))
-}
-
-/// A string starting at the quote at `pos`; returns the position after it.
-fn string(text: &[u8], pos: usize) -> Result<usize, JsonError> {
-    let mut i = pos + 1;
-    loop {
-        let Some(&b) = text.get(i) else {
-            return Err(JsonError {
-                offset: pos,
-                what: "unterminated string",
-            });
-        };
-        match b {
-            b'"' => return Ok(i + 1),
-            b'\\' => match text.get(i + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                Some(b'u') => {
-                    let hex = text.get(i + 2..i + 6);
-                    if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                        return Err(JsonError {
-                            offset: i,
-                            what: "bad \\u escape",
-                        });
-                    }
-                    i += 6;
-                }
-                _ => {
-                    return Err(JsonError {
-                        offset: i,
-                        what: "bad escape",
-                    })
-                }
-            },
-            0..=0x1F => {
-                return Err(JsonError {
-                    offset: i,
-                    what: "control character in a string",
-                })
-            }
-            _ => i += 1,
-        }
-    }
-}
-
-fn literal(text: &[u8], pos: usize, word: &[u8]) -> Result<usize, JsonError> {
-    if text.get(pos..pos + word.len()) == Some(word) {
-        Ok(pos + word.len())
-    } else {
-        Err(JsonError {
-            offset: pos,
-            what: "unknown literal",
-        })
-    }
-}
-
-fn digits(text: &[u8], mut pos: usize) -> usize {
-    while text.get(pos).is_some_and(u8::is_ascii_digit) {
-        pos += 1;
-    }
-    pos
-}
-
-fn number(text: &[u8], mut pos: usize) -> Result<usize, JsonError> {
-    let start = pos;
-    let bad = |offset| {
-        Err(JsonError {
-            offset,
-            what: "malformed number",
-        })
+        [b't', ..] => b"true",
+        [b'f', ..] => b"false",
+        [b'n', ..] => b"null",
+        _ => return fail(error, rest.len(), "a value was expected"),
     };
-    if text.get(pos) == Some(&b'-') {
-        pos += 1;
+    match rest.strip_prefix(word) {
+        Some(tail) => tail,
+        None => fail(error, rest.len(), "unknown literal"),
     }
-    match text.get(pos) {
-        Some(b'0') => pos += 1,
-        Some(b'1'..=b'9') => pos = digits(text, pos),
-        _ => return bad(start),
+}
+
+// Objects and arrays recurse, MAX_DEPTH deep at most and a few dozen bytes
+// of stack a level: cheaper than a stack of one's own, which must be pushed,
+// popped, and asked after every value what it is in. Each call scans the
+// containers directly inside its own in line, which halves the calls:
+// contexts nest small objects in objects.
+
+/// The object whose `{` `rest` follows, inside `depth` open containers.
+fn object<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    object_in::<true>(rest, depth, error)
+}
+
+/// The array whose `[` `rest` follows, inside `depth` open containers.
+fn array<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    array_in::<true>(rest, depth, error)
+}
+
+/// The object whose `{` `rest` follows, inside `depth` open containers; its
+/// objects and arrays are scanned in line if `INLINE`.
+#[inline(always)]
+fn object_in<'a, const INLINE: bool>(
+    mut rest: &'a [u8],
+    depth: usize,
+    error: &mut Failure,
+) -> &'a [u8] {
+    if depth >= MAX_DEPTH {
+        return fail(error, rest.len() + 1, "nested too deeply");
     }
-    if text.get(pos) == Some(&b'.') {
-        let after = digits(text, pos + 1);
-        if after == pos + 1 {
-            return bad(start);
+    if rest.first() != Some(&b'"') {
+        rest = skip_ws(rest);
+        if let [b'}', tail @ ..] = rest {
+            return tail;
         }
-        pos = after;
     }
-    if matches!(text.get(pos), Some(b'e' | b'E')) {
-        pos += 1;
-        if matches!(text.get(pos), Some(b'+' | b'-')) {
-            pos += 1;
+    loop {
+        rest = value::<INLINE>(key(rest, error), depth + 1, error);
+        loop {
+            match rest {
+                [b',', tail @ ..] => {
+                    rest = tail;
+                    break;
+                }
+                [b'}', tail @ ..] => return tail,
+                _ => {
+                    let skipped = skip_ws(rest);
+                    if skipped.len() == rest.len() {
+                        return fail(error, rest.len(), "`,` or `}` was expected");
+                    }
+                    rest = skipped;
+                }
+            }
         }
-        let after = digits(text, pos);
-        if after == pos {
-            return bad(start);
-        }
-        pos = after;
     }
-    Ok(pos)
+}
+
+/// The array whose `[` `rest` follows, inside `depth` open containers; its
+/// objects and arrays are scanned in line if `INLINE`.
+#[inline(always)]
+fn array_in<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    if depth >= MAX_DEPTH {
+        return fail(error, rest.len() + 1, "nested too deeply");
+    }
+    let mut rest = match rest {
+        [b']', tail @ ..] => return tail,
+        [b' ' | b'\t' | b'\n' | b'\r', ..] => skip_ws(rest),
+        _ => rest,
+    };
+    if let [b']', tail @ ..] = rest {
+        return tail;
+    }
+    loop {
+        rest = value::<INLINE>(rest, depth + 1, error);
+        loop {
+            match rest {
+                [b',', tail @ ..] => {
+                    rest = tail;
+                    break;
+                }
+                [b']', tail @ ..] => return tail,
+                _ => {
+                    let skipped = skip_ws(rest);
+                    if skipped.len() == rest.len() {
+                        return fail(error, rest.len(), "`,` or `]` was expected");
+                    }
+                    rest = skipped;
+                }
+            }
+        }
+    }
+}
+
+// Out of line: whitespace is rare between tokens, and its test in line
+// would hold a register everywhere.
+#[inline(never)]
+fn skip_ws(mut rest: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = rest {
+        rest = tail;
+    }
+    rest
+}
+
+/// A member name and its colon, perhaps after whitespace; returns what
+/// follows the colon.
+#[inline(always)]
+fn key<'a>(rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    let rest = match rest {
+        [b'"', tail @ ..] => string(rest.len(), tail, error),
+        _ => match skip_ws(rest) {
+            name @ [b'"', tail @ ..] => string(name.len(), tail, error),
+            other => return fail(error, other.len(), "a member name was expected"),
+        },
+    };
+    match rest {
+        [b':', tail @ ..] => tail,
+        _ => match skip_ws(rest) {
+            [b':', tail @ ..] => tail,
+            other => fail(error, other.len(), "`:` was expected"),
+        },
+    }
+}
+
+/// Bytes a string cannot simply step over: `"`, `\`, control characters,
+/// and bytes >= 0x80, which start UTF-8 sequences to check.
+#[rustfmt::skip]
+static STOP: [bool; 256] = {
+    const S: bool = true;
+    const P: bool = false;
+    [
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x00
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x10
+        P, P, S, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x20
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x30
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x40
+        P, P, P, P, P, P, P, P, P, P, P, P, S, P, P, P, // 0x50
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x60
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x70
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x80
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x90
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xA0
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xB0
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xC0
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xD0
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xE0
+        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xF0
+    ]
+};
+
+#[inline(always)]
+fn stops(byte: u8) -> bool {
+    STOP.get(usize::from(byte)) != Some(&false)
+}
+
+/// The string whose opening quote, `open` bytes from the end, `rest`
+/// follows; returns what follows the closing quote.
+#[inline(always)]
+fn string<'a>(open: usize, rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    // Most strings end within eight bytes: that case has no loop, so that
+    // it keeps nothing from one round to the next.
+    let Some(word) = rest.first_chunk::<8>() else {
+        return string_slowly(open, rest, error);
+    };
+    let Some(plain) = plain_bytes(word) else {
+        return string_long(open, rest, error);
+    };
+    let rest = rest.get(plain..).unwrap_or_default();
+    if let [b'"', tail @ ..] = rest {
+        return tail;
+    }
+    // Escapes, non-ASCII and errors, out of the way.
+    string_slowly(open, rest, error)
+}
+
+/// How many bytes of `word` a string can step over before one it cannot,
+/// if it cannot step over all.
+#[inline(always)]
+fn plain_bytes(word: &[u8; 8]) -> Option<usize> {
+    // A test a byte, one after the other: the processor guesses where the
+    // string ends and runs on. Finding the end with arithmetic on the whole
+    // word is fewer instructions but held up every token after the string
+    // until it was done, and measured slower.
+    let [b0, b1, b2, b3, b4, b5, b6, b7] = *word;
+    if stops(b0) {
+        Some(0)
+    } else if stops(b1) {
+        Some(1)
+    } else if stops(b2) {
+        Some(2)
+    } else if stops(b3) {
+        Some(3)
+    } else if stops(b4) {
+        Some(4)
+    } else if stops(b5) {
+        Some(5)
+    } else if stops(b6) {
+        Some(6)
+    } else if stops(b7) {
+        Some(7)
+    } else {
+        None
+    }
+}
+
+/// Goes on with a string whose next eight bytes, at the start of `rest`,
+/// are plain.
+#[inline(never)]
+fn string_long<'a>(open: usize, mut rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        if let Some(plain) = plain_bytes(word) {
+            rest = rest.get(plain..).unwrap_or_default();
+            break;
+        }
+        rest = tail;
+    }
+    string_slowly(open, rest, error)
+}
+
+/// Goes on with the string whose opening quote, `open` bytes from the end,
+/// `rest` follows, a byte at a time.
+#[inline(never)]
+fn string_slowly<'a>(open: usize, mut rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    loop {
+        while let [byte, tail @ ..] = rest {
+            if stops(*byte) {
+                break;
+            }
+            rest = tail;
+        }
+        rest = match rest {
+            [b'"', tail @ ..] => return tail,
+            [b'\\', ..] => escape(rest, error),
+            [0..=0x1F, ..] => return fail(error, rest.len(), "control character in a string"),
+            [_, ..] => utf8_char(rest, error),
+            [] => return fail(error, open, "unterminated string"),
+        };
+    }
+}
+
+/// Steps over the UTF-8 character `rest` starts with, lead byte >= 0x80.
+///
+/// Had the text been UTF-8, a character would start there, so if none does
+/// the text is not UTF-8, and [`validate`] says where it is not.
+fn utf8_char<'a>(rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    let len = match rest.first() {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0..=0xEF) => 3,
+        Some(0xF0..=0xF4) => 4,
+        _ => return fail(error, rest.len(), "invalid UTF-8"),
+    };
+    match rest.split_at_checked(len) {
+        Some((char, tail)) if std::str::from_utf8(char).is_ok() => tail,
+        _ => fail(error, rest.len(), "invalid UTF-8"),
+    }
+}
+
+/// Steps over the escape `rest` starts with, at its backslash.
+fn escape<'a>(rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    match rest {
+        [_, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't', tail @ ..] => tail,
+        [_, b'u', tail @ ..] => match tail {
+            [a, b, c, d, tail @ ..] if [a, b, c, d].iter().all(|h| h.is_ascii_hexdigit()) => tail,
+            _ => fail(error, rest.len(), "bad \\u escape"),
+        },
+        _ => fail(error, rest.len(), "bad escape"),
+    }
+}
+
+#[inline(always)]
+fn digits(mut rest: &[u8]) -> &[u8] {
+    while let [b'0'..=b'9', tail @ ..] = rest {
+        rest = tail;
+    }
+    rest
+}
+
+#[inline(always)]
+fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
+    let mut rest = start;
+    if let [b'-', tail @ ..] = rest {
+        rest = tail;
+    }
+    rest = match rest {
+        [b'0', tail @ ..] => tail,
+        [b'1'..=b'9', tail @ ..] => digits(tail),
+        _ => return fail(error, start.len(), "malformed number"),
+    };
+    if let [b'.', tail @ ..] = rest {
+        rest = digits(tail);
+        if rest.len() == tail.len() {
+            return fail(error, start.len(), "malformed number");
+        }
+    }
+    if let [b'e' | b'E', tail @ ..] = rest {
+        let tail = match tail {
+            [b'+' | b'-', tail @ ..] => tail,
+            _ => tail,
+        };
+        rest = digits(tail);
+        if rest.len() == tail.len() {
+            return fail(error, start.len(), "malformed number");
+        }
+    }
+    rest
 }
 
 #[cfg(test)]
+mod reference;
+
+#[cfg(test)]
 mod tests {
-    use super::validate;
+    use super::{reference, validate, JsonError, MAX_DEPTH};
+    use fb_tests::Rng;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn strings_stop_where_they_must() {
+        for byte in 0..=u8::MAX {
+            let stops = byte < 0x20 || byte == b'"' || byte == b'\\' || byte >= 0x80;
+            assert_eq!(super::stops(byte), stops, "{byte:#x}");
+        }
+    }
 
     #[test]
     fn agrees_with_serde_json() {
@@ -321,5 +499,184 @@ mod tests {
     fn errors_say_where() {
         let e = validate(br#"{"a":[1,2,}"#).unwrap_err();
         assert_eq!(e.offset, 10);
+    }
+
+    /// What `validate` says of `text`, checked against the reference.
+    fn same(text: &[u8]) -> &'static str {
+        let ours = validate(text);
+        assert_eq!(
+            ours,
+            reference::validate(text),
+            "on {}",
+            text.escape_ascii()
+        );
+        ours.err().map_or("ok", |e: JsonError| e.what)
+    }
+
+    const CONTEXT: &[u8] = br#"{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":[{"TAction":{"a_id":"a6","topic":"science","len":92}},{"TAction":{"a_id":"a7","topic":"finance","len":74}}]}"#;
+
+    /// Texts to mutate: contexts as the loop writes them, and the corners
+    /// of the grammar, of UTF-8, of nesting and of the scanner's words.
+    fn seeds() -> Vec<Vec<u8>> {
+        let mut seeds: Vec<Vec<u8>> = [
+            CONTEXT,
+            br#"{"_slot_id":1,"GUser":{"id":"u1","f":[1.5,-2e-3,0]},"_multi":[{"a":1},{"a":2}],"_slots":[{"_id":"s1"},{"_id":"s2","_inc":[0,1]}]}"#,
+            b"{\n  \"GUser\" : {\"id\" :\t\"u1\" ,\r\n \"age\": 65 } ,\n  \"_multi\" : [ { } , [ ] , null , true , false ]\n}\n",
+            br#"{"a":"x\"y\\z\/\b\f\n\r\t","b":"\u00e9\uD83D\uDE00\u12aB\uFFFF","c":"\\\\\\\""}"#,
+            "{\"name\":\"Jos\u{e9}\",\"city\":\"Z\u{fc}rich\",\"emoji\":\"\u{1F600}\",\"cjk\":\"\u{4e2d}\u{6587}\u{5b57}\u{7b26}\u{6d4b}\u{8bd5}\"}".as_bytes(),
+            br#"["abcdefghijklmnopqrstuvwxyz0123456789","","a","abcdefg","abcdefgh","abcdefghi"]"#,
+            br#"[0,-0,1,-1,12.5,-0.0e0,1E+10,2e-3,123456789012345678901234567890,0.000001,9.99E-99]"#,
+            br#"{"a":[],"b":{},"c":[{}],"d":[[],[[]]],"e":true,"f":false,"g":null}"#,
+            b"\"\xff\"",
+            b"{\"a\":\"\xc3\"}",
+            b"{\"a\":\"\xc3\x28\",\"b\":\"\xc3\xa9\"}",
+            b"{\"a\":\"\xed\xa0\x80\"}",
+            b"{\"a\":\"\xf4\x90\x80\x80\",\"b\":\"\xf0\x9f\x98\x80\"}",
+            b"[\"\xc0\xaf\",\"\xe2\x82\"]",
+            b"{\"a\":1}\xc3\xa9",
+            b"{\xc3\xa9:1}",
+            b"[1,\xff]",
+            b"[tru\xff]",
+            b"{\"a\":,\"b\":\"\xff\"}",
+            b"[\"\xc3\xa9\", 1 2, \"\xff\"]",
+        ]
+        .iter()
+        .map(|s| s.to_vec())
+        .collect();
+        for depth in [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1] {
+            seeds.push([b"[".repeat(depth), b"]".repeat(depth)].concat());
+            seeds.push([b"[ ".repeat(depth), b" ]".repeat(depth)].concat());
+            seeds.push([b"{\"a\":".repeat(depth), b"1".to_vec(), b"}".repeat(depth)].concat());
+            seeds.push(
+                [
+                    b"{ \"a\" :\n".repeat(depth),
+                    b"1".to_vec(),
+                    b"\n}".repeat(depth),
+                ]
+                .concat(),
+            );
+            let open = b"[{\"k\":".repeat(depth / 2);
+            let close = b"}]".repeat(depth / 2);
+            seeds.push([open, b"\"v\"".to_vec(), close].concat());
+        }
+        seeds
+    }
+
+    /// Bytes that matter to the grammar, the scanner or UTF-8.
+    const BYTES: &[u8] =
+        b"\"\\{}[],: \t\n\r01-.eEu+atfn/\x00\x1f\x7f\x80\xa9\xbf\xc3\xe2\xed\xf0\xf4\xff";
+
+    /// Every outcome there is: the tests below must meet them all.
+    const OUTCOMES: [&str; 15] = [
+        "ok",
+        "invalid UTF-8",
+        "a value was expected",
+        "nested too deeply",
+        "text after the value",
+        "`,` or `}` was expected",
+        "`,` or `]` was expected",
+        "a member name was expected",
+        "`:` was expected",
+        "unterminated string",
+        "bad \\u escape",
+        "bad escape",
+        "control character in a string",
+        "unknown literal",
+        "malformed number",
+    ];
+
+    #[test]
+    fn agrees_with_the_reference_on_mutations() {
+        let mut seen = BTreeSet::new();
+        let mut rng = Rng::new(0x6a73_6f6e);
+        for seed in seeds() {
+            seen.insert(same(&seed));
+            // Cut or delete every byte, but of the deeply nested seeds, whose
+            // interesting bytes are in the middle, only one in 16 elsewhere:
+            // the test must stay quick.
+            let middle = seed.len() / 2;
+            let cuts = (0..seed.len())
+                .filter(|&cut| seed.len() < 600 || cut.abs_diff(middle) < 64 || cut % 16 == 0);
+            for cut in cuts {
+                seen.insert(same(&seed[..cut]));
+                let mut deleted = seed.clone();
+                deleted.remove(cut);
+                seen.insert(same(&deleted));
+            }
+            for _ in 0..200 {
+                let mut text = seed.clone();
+                for _ in 0..1 + rng.below(3) {
+                    let at = rng.below(text.len() + 1);
+                    let byte = if rng.below(4) == 0 {
+                        rng.next() as u8
+                    } else {
+                        BYTES[rng.below(BYTES.len())]
+                    };
+                    match (rng.below(4), text.get_mut(at)) {
+                        (0, Some(b)) => *b ^= 1 << rng.below(8),
+                        (1, Some(b)) => *b = byte,
+                        (2, Some(_)) => {
+                            text.remove(at);
+                        }
+                        _ => text.insert(at, byte),
+                    }
+                }
+                seen.insert(same(&text));
+            }
+        }
+        assert_eq!(seen, OUTCOMES.into_iter().collect());
+    }
+
+    #[test]
+    fn agrees_with_the_reference_on_every_byte_of_a_context() {
+        let mut seen = BTreeSet::new();
+        for at in 0..=CONTEXT.len() {
+            for &byte in BYTES {
+                let mut text = CONTEXT.to_vec();
+                text.insert(at, byte);
+                seen.insert(same(&text));
+                text.remove(at);
+                if let Some(b) = text.get_mut(at) {
+                    *b = byte;
+                    seen.insert(same(&text));
+                }
+            }
+        }
+        assert!(seen.len() > 10, "{seen:?}");
+    }
+
+    #[test]
+    fn agrees_with_the_reference_on_short_texts() {
+        let alphabet = b"\"\\{}[],: 01-.eutx\x01\xc3\xa9\xff";
+        same(b"");
+        for &a in alphabet {
+            for &b in alphabet {
+                same(&[a, b]);
+                for &c in alphabet {
+                    same(&[a, b, c]);
+                }
+            }
+            same(&[a]);
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_reference_wherever_a_string_stops() {
+        // The scanner reads strings eight bytes to a length check: put each
+        // kind of byte a string stops at in each place in and across those
+        // words, and near the end of the text.
+        for len in 0..24 {
+            for at in 0..len {
+                for &stop in b"\"\\\x00\x1f\x80\xa9\xc3\xffu" {
+                    let mut body = vec![b'a'; len];
+                    body[at] = stop;
+                    for (open, close) in
+                        [("\"", "\""), ("\"", ""), ("[\"", "\"]"), ("{\"", "\":0}")]
+                    {
+                        same(&[open.as_bytes(), &body, close.as_bytes()].concat());
+                    }
+                }
+            }
+        }
     }
 }
