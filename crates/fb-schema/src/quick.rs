@@ -182,6 +182,10 @@ impl<'b> Check<'b> {
         if self.buf.get(end) != Some(&0) {
             return None;
         }
+        // Ids and names are ASCII: a word-at-a-time test skips the decoder.
+        if bytes.is_ascii() {
+            return Some(());
+        }
         std::str::from_utf8(bytes).ok().map(|_| ())
     }
 
