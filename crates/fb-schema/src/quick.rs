@@ -39,14 +39,17 @@ const U64: (usize, usize) = (8, 8);
 const TIMESTAMP: (usize, usize) = (12, 1);
 
 #[derive(Clone, Copy)]
-struct Table {
+struct Table<'b> {
     pos: usize,
-    vtable: usize,
-    vtable_len: usize,
+    /// The vtable's bytes, its length field included.
+    vtable: &'b [u8],
 }
 
 struct Check<'b> {
     buf: &'b [u8],
+    /// Bytes the flatbuffers verifier would have counted so far. Compared
+    /// with the limit before each string scan (the only work that could
+    /// grow faster than the buffer) and at the end.
     apparent: usize,
     tables: usize,
 }
@@ -60,40 +63,31 @@ impl<'b> Check<'b> {
         }
     }
 
-    /// `size` bytes at `pos` exist; counted towards the apparent size.
+    /// The `N` bytes at `pos`, which must be aligned to `align` (relative
+    /// to the buffer); counted towards the apparent size.
     #[inline(always)]
-    fn range(&mut self, pos: usize, size: usize) -> Option<()> {
-        if pos.checked_add(size)? > self.buf.len() {
-            return None;
-        }
-        self.apparent = self.apparent.checked_add(size)?;
-        (self.apparent <= APPARENT_LIMIT).then_some(())
-    }
-
-    /// A scalar of `size` bytes aligned (relative to the buffer) to `align`.
-    #[inline(always)]
-    fn scalar(&mut self, pos: usize, (size, align): (usize, usize)) -> Option<()> {
+    fn bytes<const N: usize>(&mut self, pos: usize, align: usize) -> Option<[u8; N]> {
         if !pos.is_multiple_of(align) {
             return None;
         }
-        self.range(pos, size)
+        let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
+        self.apparent = self.apparent.saturating_add(N);
+        Some(bytes)
     }
 
+    /// A scalar of `size` bytes aligned to `align`.
     #[inline(always)]
-    fn read<const N: usize>(&self, pos: usize) -> Option<[u8; N]> {
-        self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()
-    }
-
-    #[inline(always)]
-    fn u16_at(&mut self, pos: usize) -> Option<usize> {
-        self.scalar(pos, (2, 2))?;
-        Some(u16::from_le_bytes(self.read(pos)?) as usize)
+    fn scalar(&mut self, pos: usize, (size, align): (usize, usize)) -> Option<()> {
+        if !pos.is_multiple_of(align) || pos.checked_add(size)? > self.buf.len() {
+            return None;
+        }
+        self.apparent = self.apparent.saturating_add(size);
+        Some(())
     }
 
     #[inline(always)]
     fn u32_at(&mut self, pos: usize) -> Option<usize> {
-        self.scalar(pos, U32)?;
-        Some(u32::from_le_bytes(self.read(pos)?) as usize)
+        Some(u32::from_le_bytes(self.bytes(pos, 4)?) as usize)
     }
 
     /// Follows the forward offset stored at `pos`.
@@ -103,50 +97,39 @@ impl<'b> Check<'b> {
     }
 
     #[inline(always)]
-    fn table(&mut self, pos: usize) -> Option<Table> {
-        self.scalar(pos, U32)?;
-        let soffset = i32::from_le_bytes(self.read(pos)?);
+    fn table(&mut self, pos: usize) -> Option<Table<'b>> {
+        let soffset = i32::from_le_bytes(self.bytes(pos, 4)?);
         let distance = soffset.unsigned_abs() as usize;
         let vtable = if soffset > 0 {
             pos.checked_sub(distance)?
         } else {
             pos.checked_add(distance)?
         };
-        if vtable >= self.buf.len() {
+        let vtable_len = usize::from(u16::from_le_bytes(self.bytes(vtable, 2)?));
+        // `vtable` is even, so this asks for an even length.
+        if !vtable_len.is_multiple_of(2) {
             return None;
         }
-        let vtable_len = self.u16_at(vtable)?;
-        if !vtable.saturating_add(vtable_len).is_multiple_of(2) {
-            return None;
-        }
-        self.range(vtable, vtable_len)?;
+        let bytes = self.buf.get(vtable..vtable.checked_add(vtable_len)?)?;
+        self.apparent = self.apparent.saturating_add(vtable_len);
         self.tables += 1;
-        if self.tables > TABLE_LIMIT {
-            return None;
-        }
-        Some(Table {
-            pos,
-            vtable,
-            vtable_len,
-        })
+        Some(Table { pos, vtable: bytes })
     }
 
-    /// Where field `voffset` of `t` is, `Some(None)` when absent.
+    /// Where field `voffset` (even) of `t` is, `None` when absent. The
+    /// vtable was checked whole, so this cannot fail.
     #[inline(always)]
-    fn field(&mut self, t: Table, voffset: usize) -> Option<Option<usize>> {
-        if voffset < t.vtable_len {
-            let at = self.u16_at(t.vtable.saturating_add(voffset))?;
-            if at > 0 {
-                return Some(Some(t.pos.saturating_add(at)));
-            }
-        }
-        Some(None)
+    fn field(&mut self, t: Table<'_>, voffset: usize) -> Option<usize> {
+        let entry = t.vtable.get(voffset..voffset + 2)?;
+        self.apparent = self.apparent.saturating_add(2);
+        let at = usize::from(u16::from_le_bytes([*entry.first()?, *entry.get(1)?]));
+        (at > 0).then(|| t.pos.saturating_add(at))
     }
 
     /// An optional scalar or struct field.
     #[inline(always)]
-    fn scalar_field(&mut self, t: Table, voffset: usize, shape: (usize, usize)) -> Option<()> {
-        match self.field(t, voffset)? {
+    fn scalar_field(&mut self, t: Table<'_>, voffset: usize, shape: (usize, usize)) -> Option<()> {
+        match self.field(t, voffset) {
             Some(pos) => self.scalar(pos, shape),
             None => Some(()),
         }
@@ -158,17 +141,14 @@ impl<'b> Check<'b> {
     fn vector(&mut self, pos: usize, (size, align): (usize, usize)) -> Option<(usize, usize)> {
         let len = self.u32_at(pos)?;
         let start = pos.saturating_add(4);
-        if !start.is_multiple_of(align) {
-            return None;
-        }
-        self.range(start, len.saturating_mul(size))?;
+        self.scalar(start, (len.saturating_mul(size), align))?;
         Some((start, len))
     }
 
     /// An optional vector-of-scalars field.
     #[inline(always)]
-    fn vector_field(&mut self, t: Table, voffset: usize, shape: (usize, usize)) -> Option<()> {
-        if let Some(pos) = self.field(t, voffset)? {
+    fn vector_field(&mut self, t: Table<'_>, voffset: usize, shape: (usize, usize)) -> Option<()> {
+        if let Some(pos) = self.field(t, voffset) {
             let at = self.follow(pos)?;
             self.vector(at, shape)?;
         }
@@ -177,6 +157,11 @@ impl<'b> Check<'b> {
 
     fn string(&mut self, pos: usize) -> Option<()> {
         let (start, len) = self.vector(pos, U8)?;
+        // Many vector elements may point at one long string: stop where
+        // flatbuffers would, before the scans add up.
+        if self.apparent > APPARENT_LIMIT {
+            return None;
+        }
         let end = start.checked_add(len)?;
         let bytes = self.buf.get(start..end)?;
         if self.buf.get(end) != Some(&0) {
@@ -191,8 +176,8 @@ impl<'b> Check<'b> {
 
     /// An optional string field.
     #[inline(always)]
-    fn string_field(&mut self, t: Table, voffset: usize) -> Option<()> {
-        if let Some(pos) = self.field(t, voffset)? {
+    fn string_field(&mut self, t: Table<'_>, voffset: usize) -> Option<()> {
+        if let Some(pos) = self.field(t, voffset) {
             let at = self.follow(pos)?;
             self.string(at)?;
         }
@@ -203,11 +188,11 @@ impl<'b> Check<'b> {
     #[inline(always)]
     fn table_field(
         &mut self,
-        t: Table,
+        t: Table<'_>,
         voffset: usize,
         check: fn(&mut Self, usize) -> Option<()>,
     ) -> Option<()> {
-        if let Some(pos) = self.field(t, voffset)? {
+        if let Some(pos) = self.field(t, voffset) {
             let at = self.follow(pos)?;
             check(self, at)?;
         }
@@ -218,11 +203,11 @@ impl<'b> Check<'b> {
     /// checked by `check`.
     fn vector_of(
         &mut self,
-        t: Table,
+        t: Table<'_>,
         voffset: usize,
         check: fn(&mut Self, usize) -> Option<()>,
     ) -> Option<()> {
-        if let Some(pos) = self.field(t, voffset)? {
+        if let Some(pos) = self.field(t, voffset) {
             let at = self.follow(pos)?;
             let (start, len) = self.vector(at, U32)?;
             for i in 0..len {
@@ -236,18 +221,18 @@ impl<'b> Check<'b> {
     /// A union: its tag field and its member field, both or neither.
     fn union(
         &mut self,
-        t: Table,
+        t: Table<'_>,
         tag_voffset: usize,
         member_voffset: usize,
         numeric: fn(&mut Self, usize) -> Option<()>,
     ) -> Option<()> {
-        let member = self.field(t, member_voffset)?;
-        let tag = self.field(t, tag_voffset)?;
+        let member = self.field(t, member_voffset);
+        let tag = self.field(t, tag_voffset);
         match (tag, member) {
             (None, None) => Some(()),
             (Some(tag), Some(member)) => {
-                self.scalar(tag, U8)?;
-                match *self.buf.get(tag)? {
+                let [tag] = self.bytes::<1>(tag, 1)?;
+                match tag {
                     UNION_NUMERIC => {
                         let at = self.follow(member)?;
                         numeric(self, at)
@@ -267,11 +252,14 @@ impl<'b> Check<'b> {
     /// Runs `check` on the root table.
     fn root(buf: &'b [u8], check: fn(&mut Self, usize) -> Option<()>) -> bool {
         let mut c = Self::new(buf);
-        (|| {
+        let shape_ok = (|| {
             let at = c.follow(0)?;
             check(&mut c, at)
         })()
-        .is_some()
+        .is_some();
+        // Both counts only grow, so a total within the (stricter) limits
+        // means flatbuffers never crossed its own on the way.
+        shape_ok && c.apparent <= APPARENT_LIMIT && c.tables <= TABLE_LIMIT
     }
 }
 
