@@ -107,7 +107,7 @@ fn key(out: &mut Vec<u8>, k: &str) {
 fn context(out: &mut Vec<u8>, ctx: &[u8]) {
     key(out, "c");
     // A raw newline would split the line; the reference writes a space.
-    if ctx.contains(&b'\n') {
+    if memchr::memchr(b'\n', ctx).is_some() {
         out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
     } else {
         out.extend_from_slice(ctx);

@@ -19,6 +19,11 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64) {
 
 /// Appends an unsigned integer.
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    // Action ids and indices are mostly one digit.
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut n = v;

@@ -46,6 +46,22 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
         Compat::Sane if valid => t.subsecond() / 10,
         Compat::Sane => 0,
     };
+    let fields = [t.month(), t.day(), t.hour(), t.minute(), t.second()];
+    if t.year() <= 9999 && fields.iter().all(|&f| f <= 99) {
+        // The usual case, built whole: one copy instead of one per field.
+        let [y0, y1, y2, y3] = digits::<4>(u32::from(t.year()));
+        let [mo0, mo1] = digits::<2>(u32::from(t.month()));
+        let [d0, d1] = digits::<2>(u32::from(t.day()));
+        let [h0, h1] = digits::<2>(u32::from(t.hour()));
+        let [mi0, mi1] = digits::<2>(u32::from(t.minute()));
+        let [s0, s1] = digits::<2>(u32::from(t.second()));
+        let [u0, u1, u2, u3, u4, u5] = digits::<6>(micros);
+        out.extend_from_slice(&[
+            b'"', y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1, b':',
+            s0, s1, b'.', u0, u1, u2, u3, u4, u5, b'Z', b'"',
+        ]);
+        return valid;
+    }
     out.push(b'"');
     pad(out, u64::from(t.year()), 4);
     out.push(b'-');
@@ -62,6 +78,16 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
     pad(out, u64::from(micros), 6);
     out.extend_from_slice(b"Z\"");
     valid
+}
+
+/// The last `N` decimal digits of `v`, zero-padded.
+fn digits<const N: usize>(mut v: u32) -> [u8; N] {
+    let mut out = [b'0'; N];
+    for slot in out.iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out
 }
 
 /// `v` in at least `width` digits, zero-padded (widths up to 6).
@@ -111,6 +137,10 @@ mod tests {
         let odd = TimeStamp::new(12345, 1, 2, 3, 4, 5, 70);
         push_timestamp(&mut out, &odd, Compat::Sane);
         assert_eq!(out, b"\"12345-01-02T03:04:05.000007Z\"");
+        out.clear();
+        let corrupt = TimeStamp::new(7, 13, 200, 3, 4, 255, 9_999_999);
+        push_timestamp(&mut out, &corrupt, Compat::Sane);
+        assert_eq!(out, b"\"0007-13-200T03:04:255.999999Z\"");
         out.clear();
         let bad = TimeStamp::new(2021, 5, 18, 13, 28, 29, 10_000_000);
         assert!(!push_timestamp(&mut out, &bad, Compat::Sane));
