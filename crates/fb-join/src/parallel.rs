@@ -28,20 +28,56 @@ use crate::{Error, Options, Summary};
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// A REGULAR message copied out of the reader's buffer.
-struct OwnedMessage {
+/// Where a REGULAR message is, and its payload's place in the batch's
+/// bytes.
+struct Slot {
     offset: u64,
     index: u64,
     size_field: u32,
     len: usize,
-    payload: Vec<u8>,
+    payload: std::ops::Range<usize>,
+}
+
+/// Messages copied out of the reader's buffer: their payloads back to
+/// back in `data`, one allocation per batch (and reused: see [`Pools`]).
+#[derive(Default)]
+struct Messages {
+    data: Vec<u8>,
+    slots: Vec<Slot>,
 }
 
 struct Batch {
     seq: u64,
     config: LoopConfig,
     dedup: DedupCache,
-    messages: Vec<OwnedMessage>,
+    messages: Messages,
+}
+
+/// Buffers that go round instead of being allocated per batch: the
+/// batches' message bytes (reader → worker → back) and the output lines
+/// (worker → writer → back). Fresh megabyte buffers cost page faults.
+#[derive(Default)]
+struct Pools {
+    messages: Mutex<Vec<Messages>>,
+    lines: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Pools {
+    fn take<T: Default>(pool: &Mutex<Vec<T>>) -> T {
+        pool.lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default()
+    }
+
+    fn give<T>(pool: &Mutex<Vec<T>>, item: T) {
+        if let Ok(mut p) = pool.lock() {
+            // A few per thread is all that is ever in flight.
+            if p.len() < 16 {
+                p.push(item);
+            }
+        }
+    }
 }
 
 struct Done {
@@ -81,17 +117,20 @@ where
     let keep = &keep;
     let read_pos = AtomicU64::new(0);
     let read_pos = &read_pos;
+    let pools = Pools::default();
+    let pools = &pools;
 
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let rx = Arc::clone(&batch_rx);
             let tx = done_tx.clone();
             let opts = opts.clone();
-            scope.spawn(move || worker(&rx, &tx, opts, keep));
+            scope.spawn(move || worker(&rx, &tx, opts, keep, pools));
         }
         drop(done_tx);
-        let reader = scope.spawn(move || read_batches(joiner, input, limit, &batch_tx, read_pos));
-        let written = write_in_order(&done_rx, output, &mut |events| {
+        let reader =
+            scope.spawn(move || read_batches(joiner, input, limit, &batch_tx, read_pos, pools));
+        let written = write_in_order(&done_rx, output, pools, &mut |events| {
             progress(read_pos.load(Ordering::Relaxed), events)
         });
         let (joiner, messages, framing_error, bytes_read) = match reader.join() {
@@ -122,23 +161,23 @@ fn read_batches<'j, R: Read>(
     limit: u32,
     tx: &SyncSender<Batch>,
     read_pos: &AtomicU64,
+    pools: &Pools,
 ) -> ReadResult<'j> {
     let mut reader = StreamReader::with_framer(input, Framer::with_max_payload(limit));
     let mut seq = 0;
     let mut messages = 0;
     let mut framing_error = None;
-    let mut batch: Vec<OwnedMessage> = Vec::new();
-    let mut batch_bytes = 0;
+    let mut batch: Messages = Pools::take(&pools.messages);
     let (mut config, mut dedup) = joiner.state();
-    let mut send = |batch: &mut Vec<OwnedMessage>, config: LoopConfig, dedup: DedupCache| {
-        if batch.is_empty() {
+    let mut send = |batch: &mut Messages, config: LoopConfig, dedup: DedupCache| {
+        if batch.slots.is_empty() {
             return true;
         }
         let b = Batch {
             seq,
             config,
             dedup,
-            messages: std::mem::take(batch),
+            messages: std::mem::replace(batch, Pools::take(&pools.messages)),
         };
         seq += 1;
         tx.send(b).is_ok()
@@ -159,42 +198,42 @@ fn read_batches<'j, R: Read>(
             // Workers see only REGULAR messages: what comes between them
             // (a checkpoint above all) closes the batch, and the next batch
             // starts from the state after it.
-            let open = std::mem::take(&mut batch);
-            let mut open = open;
-            if !send(&mut open, config, dedup.clone()) {
+            if !send(&mut batch, config, dedup.clone()) {
                 break;
             }
-            batch_bytes = 0;
             joiner.track(&msg);
             continue;
         }
-        if batch.is_empty() {
+        if batch.slots.is_empty() {
             // The state this batch starts from; the worker's joiner follows
             // the dedup events inside the batch itself.
             (config, dedup) = joiner.state();
         }
-        batch_bytes += msg.payload.len();
-        batch.push(OwnedMessage {
+        let start = batch.data.len();
+        batch.data.extend_from_slice(msg.payload);
+        batch.slots.push(Slot {
             offset: msg.offset,
             index: msg.index,
             size_field: msg.size_field,
             len: msg.len,
-            payload: msg.payload.to_vec(),
+            payload: start..batch.data.len(),
         });
         joiner.track(&msg);
-        if batch_bytes >= BATCH_BYTES {
-            if !send(&mut batch, config, dedup.clone()) {
-                break;
-            }
-            batch_bytes = 0;
+        if batch.data.len() >= BATCH_BYTES && !send(&mut batch, config, dedup.clone()) {
+            break;
         }
     }
     send(&mut batch, config, dedup);
     (joiner, messages, framing_error, reader.offset())
 }
 
-fn worker<K>(rx: &Mutex<Receiver<Batch>>, tx: &mpsc::Sender<Done>, opts: Options, keep: &K)
-where
+fn worker<K>(
+    rx: &Mutex<Receiver<Batch>>,
+    tx: &mpsc::Sender<Done>,
+    opts: Options,
+    keep: &K,
+    pools: &Pools,
+) where
     K: Fn(&JoinedEvent) -> bool + Sync,
 {
     let compat = opts.compat;
@@ -209,15 +248,18 @@ where
             Err(_) => return,
         };
         joiner.set_state(batch.config, batch.dedup);
-        let mut lines = Vec::with_capacity(batch.messages.iter().map(|m| m.payload.len()).sum());
+        let mut lines: Vec<u8> = Pools::take(&pools.lines);
+        lines.clear();
+        lines.reserve(batch.messages.data.len());
         let (mut events, mut written) = (0, 0);
-        for m in &batch.messages {
+        let mut messages = batch.messages;
+        for m in &messages.slots {
             let msg = Message {
                 kind: MessageKind::Regular,
                 offset: m.offset,
                 index: m.index,
                 size_field: m.size_field,
-                payload: &m.payload,
+                payload: messages.data.get(m.payload.clone()).unwrap_or_default(),
                 len: m.len,
             };
             joiner.push(&msg);
@@ -230,6 +272,9 @@ where
                 joiner.recycle(ev);
             }
         }
+        messages.data.clear();
+        messages.slots.clear();
+        Pools::give(&pools.messages, messages);
         let (diags, metrics) = joiner.take_report();
         if tx
             .send(Done {
@@ -252,6 +297,7 @@ type Absorbed = Vec<(Diagnostics, Metrics)>;
 fn write_in_order<W: Write>(
     rx: &Receiver<Done>,
     output: &mut W,
+    pools: &Pools,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(u64, u64, u64, Absorbed), Error> {
     let mut next = 0;
@@ -273,6 +319,7 @@ fn write_in_order<W: Write>(
             lines += done.written;
             progress(events);
             absorbed.push((done.diags, done.metrics));
+            Pools::give(&pools.lines, done.lines);
         }
     }
     if let Some(err) = failure {
