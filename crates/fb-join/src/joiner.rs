@@ -131,6 +131,15 @@ impl Joiner {
         self.metrics.merge(metrics);
     }
 
+    /// Adds the diagnostics workers gathered, and takes `metrics` as the
+    /// metrics so far: the joiner's own with the workers' merged into them
+    /// in order, as [`convert_parallel`](crate::convert_parallel) keeps
+    /// them.
+    pub(crate) fn absorb_in_order(&mut self, diags: &Diagnostics, metrics: Metrics) {
+        self.diags.merge(diags);
+        self.metrics = metrics;
+    }
+
     /// Follows the ordered state of a message without joining it:
     /// checkpoints, unknown messages, and — when dedup references are
     /// inlined — the DedupInfo events of REGULAR messages. What it reports

@@ -119,6 +119,14 @@ where
     let read_pos = &read_pos;
     let pools = Pools::default();
     let pools = &pools;
+    // What the workers report is merged here in order as batches are
+    // written, so that memory does not grow with the number of batches.
+    // Metrics continue from the joiner's own (several inputs make one
+    // stream), adding up in the same order as a serial run.
+    let mut merged = (
+        Diagnostics::with_limit(opts.diagnostics_limit),
+        joiner.metrics().clone(),
+    );
 
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -130,17 +138,16 @@ where
         drop(done_tx);
         let reader =
             scope.spawn(move || read_batches(joiner, input, limit, &batch_tx, read_pos, pools));
-        let written = write_in_order(&done_rx, output, pools, &mut |events| {
+        let written = write_in_order(&done_rx, output, pools, &mut merged, &mut |events| {
             progress(read_pos.load(Ordering::Relaxed), events)
         });
         let (joiner, messages, framing_error, bytes_read) = match reader.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (written, lines, events, absorbed) = written?;
-        for (diags, metrics) in &absorbed {
-            joiner.absorb(diags, metrics);
-        }
+        let (written, lines, events) = written?;
+        let (diags, metrics) = merged;
+        joiner.absorb_in_order(&diags, metrics);
         progress(bytes_read, events);
         Ok(Summary {
             metrics: joiner.metrics().clone(),
@@ -292,18 +299,16 @@ fn worker<K>(
     }
 }
 
-type Absorbed = Vec<(Diagnostics, Metrics)>;
-
 fn write_in_order<W: Write>(
     rx: &Receiver<Done>,
     output: &mut W,
     pools: &Pools,
+    (diags, metrics): &mut (Diagnostics, Metrics),
     progress: &mut dyn FnMut(u64),
-) -> Result<(u64, u64, u64, Absorbed), Error> {
+) -> Result<(u64, u64, u64), Error> {
     let mut next = 0;
     let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
     let (mut written, mut lines, mut events) = (0u64, 0u64, 0u64);
-    let mut absorbed = Vec::new();
     let mut failure = None;
     for done in rx.iter() {
         waiting.insert(done.seq, done);
@@ -318,7 +323,8 @@ fn write_in_order<W: Write>(
             events += done.events;
             lines += done.written;
             progress(events);
-            absorbed.push((done.diags, done.metrics));
+            diags.merge(&done.diags);
+            metrics.merge(&done.metrics);
             Pools::give(&pools.lines, done.lines);
         }
     }
@@ -328,5 +334,5 @@ fn write_in_order<W: Write>(
     output
         .flush()
         .map_err(|source| Error::Write { written, source })?;
-    Ok((written, lines, events, absorbed))
+    Ok((written, lines, events))
 }
