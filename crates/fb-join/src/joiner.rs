@@ -125,12 +125,6 @@ impl Joiner {
         )
     }
 
-    /// Adds what a worker gathered, in order.
-    pub fn absorb(&mut self, diags: &Diagnostics, metrics: &Metrics) {
-        self.diags.merge(diags);
-        self.metrics.merge(metrics);
-    }
-
     /// Adds the diagnostics workers gathered, and takes `metrics` as the
     /// metrics so far: the joiner's own with the workers' merged into them
     /// in order, as [`convert_parallel`](crate::convert_parallel) keeps
