@@ -120,9 +120,11 @@ fn keep(args: &Args, ev: &JoinedEvent) -> bool {
     if args.skip_learn == "exclude" && ev.skip_learn {
         return false;
     }
-    let secs = fb_join::time::key(&ev.time).0;
-    if args.since.is_some_and(|s| secs < s) || args.until.is_some_and(|u| secs >= u) {
-        return false;
+    if args.since.is_some() || args.until.is_some() {
+        let secs = fb_join::time::key(&ev.time).0;
+        if args.since.is_some_and(|s| secs < s) || args.until.is_some_and(|u| secs >= u) {
+            return false;
+        }
     }
     args.only.is_empty() || args.only.contains(&ev.kind)
 }

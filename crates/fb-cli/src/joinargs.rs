@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fb_format::{Framer, Message, SliceReader, StreamReader};
+use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use fb_join::{
     Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
     StepTransform,
@@ -134,9 +134,15 @@ pub fn drive(
     let mut progress = Progress::new(total, quiet);
     let mut report = RunReport::default();
     let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
+    // Counted apart: a map entry per message showed in profiles.
+    let mut regular = 0u64;
     for input in inputs {
         let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, String> {
-            *report.messages.entry(msg.kind.name()).or_default() += 1;
+            if msg.kind == MessageKind::Regular {
+                regular += 1;
+            } else {
+                *report.messages.entry(msg.kind.name()).or_default() += 1;
+            }
             joiner.push(msg);
             let mut events = 0;
             while let Some(ev) = joiner.pop() {
@@ -215,6 +221,12 @@ pub fn drive(
             }
         }
         report.bytes += count.load(Ordering::Relaxed);
+    }
+    if regular > 0 {
+        *report
+            .messages
+            .entry(MessageKind::Regular.name())
+            .or_default() += regular;
     }
     progress.finish();
     Ok(report)

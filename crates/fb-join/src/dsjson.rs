@@ -2,14 +2,15 @@
 //! order, numbers in its format.
 
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
-use crate::number::{push_f64, push_i64, push_str, push_u64};
-use crate::time::push_timestamp;
+use crate::number::{put_i64, put_str, put_u64};
+use crate::put::{Cursor, Put};
+use crate::time::put_timestamp;
 use crate::Compat;
 
 /// Appends the DSJSON line of `ev` to `out`, `\n` included.
 ///
 /// For many lines, a [`Writer`] is faster: it remembers how recent floats
-/// print.
+/// print, and formats into a buffer of its own.
 pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
     line(ev, compat, &mut Floats::default(), out);
 }
@@ -17,10 +18,20 @@ pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
 /// Writes DSJSON lines, caching the text of recently printed floats
 /// (probabilities and rewards repeat a lot, and printing a float the way
 /// the reference does is the costliest step of a line).
-#[derive(Debug)]
 pub struct Writer {
     compat: Compat,
     floats: Floats,
+    /// Lines are formatted here through a [`Cursor`], then copied out
+    /// whole; its bytes stay initialized from one line to the next.
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("compat", &self.compat)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Writer {
@@ -31,12 +42,25 @@ impl Writer {
             floats: Floats {
                 cache: vec![Slot::default(); CACHE_SLOTS].into_boxed_slice(),
             },
+            scratch: vec![0; 4096],
         }
     }
 
     /// Appends the line of `ev` to `out`, `\n` included.
     pub fn write_line(&mut self, ev: &JoinedEvent, out: &mut Vec<u8>) {
-        line(ev, self.compat, &mut self.floats, out);
+        loop {
+            let mut cursor = Cursor::new(&mut self.scratch);
+            line(ev, self.compat, &mut self.floats, &mut cursor);
+            let len = cursor.len();
+            if let Some(text) = self.scratch.get(..len) {
+                out.put(text);
+                return;
+            }
+            // Too long for the scratch buffer: now that its length is
+            // known, again with room for it.
+            let room = len.max(self.scratch.len().saturating_mul(2));
+            self.scratch.resize(room, 0);
+        }
     }
 }
 
@@ -56,29 +80,40 @@ struct Floats {
 }
 
 impl Floats {
-    fn push(&mut self, out: &mut Vec<u8>, v: f32) {
+    #[inline(always)]
+    fn push<P: Put>(&mut self, out: &mut P, v: f32) {
         let bits = v.to_bits();
         let index = (bits.wrapping_mul(0x9E37_79B9) >> 23) as usize % CACHE_SLOTS.max(1);
-        if let Some(slot) = self.cache.get_mut(index) {
-            if slot.len > 0 && slot.bits == bits {
-                out.extend_from_slice(slot.text.get(..usize::from(slot.len)).unwrap_or_default());
-                return;
+        match self.cache.get(index) {
+            Some(slot) if slot.len > 0 && slot.bits == bits => {
+                out.put_first(&slot.text, usize::from(slot.len));
             }
-            let start = out.len();
-            push_f64(out, f64::from(v));
-            let text = out.get(start..).unwrap_or_default();
+            _ => self.print(out, v, index),
+        }
+    }
+
+    /// Prints `v` and remembers its text in slot `index`, if there is one.
+    #[inline(never)]
+    fn print<P: Put>(&mut self, out: &mut P, v: f32, index: usize) {
+        let wide = f64::from(v);
+        let mut buf = dtoa::Buffer::new();
+        let text: &[u8] = if wide.is_finite() {
+            buf.format_finite(wide).as_bytes()
+        } else {
+            b"null"
+        };
+        out.put(text);
+        if let Some(slot) = self.cache.get_mut(index) {
             if let Some(room) = slot.text.get_mut(..text.len()) {
                 room.copy_from_slice(text);
                 slot.len = text.len() as u8;
-                slot.bits = bits;
+                slot.bits = v.to_bits();
             }
-            return;
         }
-        push_f64(out, f64::from(v));
     }
 }
 
-fn line(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
+fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
     match (&ev.kind, &ev.decision) {
         (
             EventKind::Cb | EventKind::MultiStep,
@@ -95,310 +130,335 @@ fn line(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
         // The joiner never builds other pairs.
         _ => return,
     }
-    out.push(b'\n');
+    out.byte(b'\n');
 }
 
-fn key(out: &mut Vec<u8>, k: &str) {
-    out.push(b'"');
-    out.extend_from_slice(k.as_bytes());
-    out.extend_from_slice(b"\":");
+/// Appends `"name":` and what comes before it (`,` or `{`) in one copy of
+/// known size.
+macro_rules! key {
+    ($out:expr, $before:literal, $name:literal) => {
+        $out.put(concat!($before, "\"", $name, "\":").as_bytes())
+    };
 }
 
-fn context(out: &mut Vec<u8>, ctx: &[u8]) {
-    key(out, "c");
+fn context<P: Put>(out: &mut P, ctx: &[u8]) {
+    key!(out, "", "c");
     // A raw newline would split the line; the reference writes a space.
     if memchr::memchr(b'\n', ctx).is_some() {
-        out.extend(ctx.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+        for &b in ctx {
+            out.byte(if b == b'\n' { b' ' } else { b });
+        }
     } else {
-        out.extend_from_slice(ctx);
+        out.put(ctx);
     }
 }
 
 /// `"EventId":"..",` — CCB and Slates leave it out when empty.
-fn event_id_if_any(out: &mut Vec<u8>, id: &str) {
+fn event_id_if_any<P: Put>(out: &mut P, id: &str) {
     if !id.is_empty() {
-        key(out, "EventId");
-        push_str(out, id);
-        out.push(b',');
+        key!(out, "", "EventId");
+        put_str(out, id);
+        out.byte(b',');
     }
 }
 
 /// `"_a":[..],"_p":[..]` of one slot.
-fn slot_actions(fl: &mut Floats, out: &mut Vec<u8>, slot: &crate::event::Slot) {
-    key(out, "_a");
+fn slot_actions<P: Put>(fl: &mut Floats, out: &mut P, slot: &crate::event::Slot) {
+    key!(out, "", "_a");
     uints(out, slot.actions.iter().map(|a| u64::from(*a)));
-    out.push(b',');
-    key(out, "_p");
+    key!(out, ",", "_p");
     floats(fl, out, &slot.probabilities);
 }
 
-fn uints(out: &mut Vec<u8>, values: impl Iterator<Item = u64>) {
-    out.push(b'[');
+fn uints<P: Put>(out: &mut P, values: impl Iterator<Item = u64>) {
+    out.byte(b'[');
     for (i, v) in values.enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.byte(b',');
         }
-        push_u64(out, v);
+        put_u64(out, v);
     }
-    out.push(b']');
+    out.byte(b']');
 }
 
-fn floats(fl: &mut Floats, out: &mut Vec<u8>, values: &[f32]) {
-    out.push(b'[');
+fn floats<P: Put>(fl: &mut Floats, out: &mut P, values: &[f32]) {
+    out.byte(b'[');
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.byte(b',');
         }
         fl.push(out, *v);
     }
-    out.push(b']');
+    out.byte(b']');
 }
 
-fn value(fl: &mut Floats, out: &mut Vec<u8>, v: &Value) {
+fn value<P: Put>(fl: &mut Floats, out: &mut P, v: &Value) {
     match v {
         Value::Numeric(x) => fl.push(out, *x),
         Value::None => fl.push(out, 0.0),
-        Value::Literal(s) => push_str(out, s),
+        Value::Literal(s) => put_str(out, s),
     }
 }
 
 /// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
-fn outcome(fl: &mut Floats, out: &mut Vec<u8>, o: &Outcome, with_index: bool) {
-    out.push(b'{');
-    if !o.action_taken {
-        key(out, "v");
+fn outcome<P: Put>(fl: &mut Floats, out: &mut P, o: &Outcome, with_index: bool) {
+    if o.action_taken {
+        key!(out, "{", "EventId");
+    } else {
+        key!(out, "{", "v");
         value(fl, out, &o.value);
-        out.push(b',');
+        key!(out, ",", "EventId");
     }
-    key(out, "EventId");
-    push_str(out, &o.event_id);
+    put_str(out, &o.event_id);
     if with_index {
-        out.push(b',');
-        key(out, "Index");
+        key!(out, ",", "Index");
         match &o.index {
-            Index::Literal(s) => push_str(out, s),
+            Index::Literal(s) => put_str(out, s),
             Index::Numeric(i) => {
-                out.push(b'"');
-                push_i64(out, i64::from(*i));
-                out.push(b'"');
+                out.byte(b'"');
+                put_i64(out, i64::from(*i));
+                out.byte(b'"');
             }
-            Index::None => push_str(out, "-1"),
+            Index::None => put_str(out, "-1"),
         }
     }
-    out.push(b',');
-    key(out, "ActionTaken");
-    out.extend_from_slice(if o.action_taken { b"true" } else { b"false" });
-    out.push(b'}');
+    if o.action_taken {
+        out.put(b",\"ActionTaken\":true}");
+    } else {
+        out.put(b",\"ActionTaken\":false}");
+    }
 }
 
-fn outcomes<'a>(
+fn outcomes<'a, P: Put>(
     fl: &mut Floats,
-    out: &mut Vec<u8>,
+    out: &mut P,
     list: impl Iterator<Item = &'a Outcome>,
     with_index: bool,
 ) {
-    out.push(b'[');
+    out.byte(b'[');
     for (i, o) in list.enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.byte(b',');
         }
         outcome(fl, out, o, with_index);
     }
-    out.push(b']');
+    out.byte(b']');
 }
 
-fn vw_state(out: &mut Vec<u8>, model: &str) {
-    key(out, "VWState");
-    out.extend_from_slice(b"{\"m\":");
-    push_str(out, model);
-    out.push(b'}');
+fn vw_state<P: Put>(out: &mut P, model: &str) {
+    out.put(b"\"VWState\":{\"m\":");
+    put_str(out, model);
+    out.byte(b'}');
 }
 
-fn pdrop(fl: &mut Floats, out: &mut Vec<u8>, ev: &JoinedEvent) {
+fn pdrop<P: Put>(fl: &mut Floats, out: &mut P, ev: &JoinedEvent) {
     let p = ev.pdrop();
     if p != 0.0 {
-        out.push(b',');
-        key(out, "pdrop");
+        key!(out, ",", "pdrop");
         fl.push(out, p);
     }
 }
 
-fn write_cb(
+fn write_cb<P: Put>(
     ev: &JoinedEvent,
     actions: &[u64],
     probs: &[f32],
     compat: Compat,
     fl: &mut Floats,
-    out: &mut Vec<u8>,
+    out: &mut P,
 ) {
     let first = actions.first().copied().unwrap_or(0);
-    out.push(b'{');
-    key(out, "_label_cost");
+    key!(out, "{", "_label_cost");
     fl.push(out, -ev.reward);
-    out.push(b',');
-    key(out, "_label_probability");
+    key!(out, ",", "_label_probability");
     fl.push(out, probs.first().map_or(0.0, |p| p * ev.pass_probability));
-    out.push(b',');
-    key(out, "_label_Action");
-    push_u64(out, first);
-    out.push(b',');
-    key(out, "_labelIndex");
-    push_u64(out, first.wrapping_sub(1));
-    out.push(b',');
+    key!(out, ",", "_label_Action");
+    put_u64(out, first);
+    key!(out, ",", "_labelIndex");
+    put_u64(out, first.wrapping_sub(1));
     if ev.skip_learn {
-        key(out, "_skipLearn");
-        out.extend_from_slice(b"true,");
+        out.put(b",\"_skipLearn\":true,\"o\":");
+    } else {
+        key!(out, ",", "o");
     }
-    key(out, "o");
     outcomes(fl, out, ev.outcomes.iter(), false);
-    out.push(b',');
-    key(out, "Timestamp");
-    push_timestamp(out, &ev.time, compat);
-    out.extend_from_slice(b",\"Version\":\"1\",");
-    key(out, "EventId");
-    push_str(out, &ev.event_id);
-    out.push(b',');
-    key(out, "a");
+    key!(out, ",", "Timestamp");
+    put_timestamp(out, &ev.time, compat);
+    out.put(b",\"Version\":\"1\",\"EventId\":");
+    put_str(out, &ev.event_id);
+    key!(out, ",", "a");
     uints(out, actions.iter().copied());
-    out.push(b',');
+    out.byte(b',');
     context(out, &ev.context);
-    out.push(b',');
-    key(out, "p");
+    key!(out, ",", "p");
     floats(fl, out, probs);
-    out.push(b',');
+    out.byte(b',');
     vw_state(out, &ev.model_id);
     pdrop(fl, out, ev);
-    out.push(b',');
-    key(out, "_original_label_cost");
+    key!(out, ",", "_original_label_cost");
     fl.push(out, -ev.original_reward);
-    out.push(b'}');
+    out.byte(b'}');
 }
 
-fn write_ccb(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
+fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
     let Decision::MultiSlot { slots, baseline } = &ev.decision else {
         return;
     };
-    out.push(b'{');
-    key(out, "Timestamp");
-    push_timestamp(out, &ev.time, compat);
-    out.push(b',');
+    key!(out, "{", "Timestamp");
+    put_timestamp(out, &ev.time, compat);
+    out.byte(b',');
     if ev.skip_learn {
-        key(out, "_skipLearn");
-        out.extend_from_slice(b"true,");
+        key!(out, "", "_skipLearn");
+        out.put(b"true,");
     }
-    out.extend_from_slice(b"\"Version\":\"1\",");
+    out.put(b"\"Version\":\"1\",");
     event_id_if_any(out, &ev.event_id);
     context(out, &ev.context);
-    out.push(b',');
-    key(out, "_outcomes");
-    out.push(b'[');
+    key!(out, ",", "_outcomes");
+    out.byte(b'[');
     for (i, slot) in slots.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.byte(b',');
         }
-        out.push(b'{');
-        key(out, "_label_cost");
+        key!(out, "{", "_label_cost");
         fl.push(out, -slot.reward);
-        out.push(b',');
-        key(out, "_id");
-        push_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
-        out.push(b',');
+        key!(out, ",", "_id");
+        put_str(out, slot.id.as_deref().unwrap_or(&ev.event_id));
+        out.byte(b',');
         slot_actions(fl, out, slot);
-        out.push(b',');
+        out.byte(b',');
         if !slot.outcomes.is_empty() {
-            key(out, "_o");
+            key!(out, "", "_o");
             outcomes(
                 fl,
                 out,
                 slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)),
                 true,
             );
-            out.push(b',');
+            out.byte(b',');
         }
-        key(out, "_original_label_cost");
+        key!(out, "", "_original_label_cost");
         fl.push(out, -slot.original_reward);
-        out.push(b'}');
+        out.byte(b'}');
     }
-    out.extend_from_slice(b"],");
+    out.put(b"],");
     if !baseline.is_empty() {
-        key(out, "_ba");
-        out.push(b'[');
+        key!(out, "", "_ba");
+        out.byte(b'[');
         for (i, b) in baseline.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.byte(b',');
             }
-            push_i64(out, i64::from(*b));
+            put_i64(out, i64::from(*b));
         }
-        out.extend_from_slice(b"],");
+        out.put(b"],");
     }
     vw_state(out, &ev.model_id);
     pdrop(fl, out, ev);
-    out.push(b'}');
+    out.byte(b'}');
 }
 
-fn write_slates(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut Vec<u8>) {
+fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
     let Decision::MultiSlot { slots, .. } = &ev.decision else {
         return;
     };
-    out.push(b'{');
-    key(out, "Timestamp");
-    push_timestamp(out, &ev.time, compat);
-    out.extend_from_slice(b",\"Version\":\"1\",");
+    key!(out, "{", "Timestamp");
+    put_timestamp(out, &ev.time, compat);
+    out.put(b",\"Version\":\"1\",");
     event_id_if_any(out, &ev.event_id);
-    key(out, "_label_cost");
+    key!(out, "", "_label_cost");
     fl.push(out, -ev.reward);
-    out.push(b',');
-    key(out, "o");
+    key!(out, ",", "o");
     outcomes(fl, out, ev.outcomes.iter(), false);
-    out.push(b',');
-    key(out, "_outcomes");
-    out.push(b'[');
+    key!(out, ",", "_outcomes");
+    out.byte(b'[');
     for (i, slot) in slots.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.byte(b',');
         }
-        out.push(b'{');
+        out.byte(b'{');
         slot_actions(fl, out, slot);
-        out.push(b'}');
+        out.byte(b'}');
     }
-    out.extend_from_slice(b"],");
+    out.put(b"],");
     context(out, &ev.context);
-    out.push(b',');
+    out.byte(b',');
     vw_state(out, &ev.model_id);
     pdrop(fl, out, ev);
     if ev.skip_learn {
-        out.extend_from_slice(b",\"_skipLearn\":true");
+        out.put(b",\"_skipLearn\":true");
     }
-    out.push(b'}');
+    out.byte(b'}');
 }
 
-fn write_ca(
+fn write_ca<P: Put>(
     ev: &JoinedEvent,
     action: f32,
     pdf: f32,
     compat: Compat,
     fl: &mut Floats,
-    out: &mut Vec<u8>,
+    out: &mut P,
 ) {
-    out.extend_from_slice(b"{\"_label_ca\":{\"cost\":");
+    out.put(b"{\"_label_ca\":{\"cost\":");
     fl.push(out, -ev.reward);
-    out.extend_from_slice(b",\"pdf_value\":");
+    out.put(b",\"pdf_value\":");
     fl.push(out, pdf);
-    out.extend_from_slice(b",\"action\":");
+    out.put(b",\"action\":");
     fl.push(out, action);
-    out.extend_from_slice(b"},");
-    key(out, "Timestamp");
-    push_timestamp(out, &ev.time, compat);
-    out.extend_from_slice(b",\"Version\":\"1\",");
-    key(out, "EventId");
-    push_str(out, &ev.event_id);
-    out.push(b',');
+    out.put(b"},");
+    key!(out, "", "Timestamp");
+    put_timestamp(out, &ev.time, compat);
+    out.put(b",\"Version\":\"1\",");
+    key!(out, "", "EventId");
+    put_str(out, &ev.event_id);
+    out.byte(b',');
     context(out, &ev.context);
-    out.push(b',');
+    out.byte(b',');
     vw_state(out, &ev.model_id);
     pdrop(fl, out, ev);
     if ev.skip_learn {
-        out.extend_from_slice(b",\"_skipLearn\":true");
+        out.put(b",\"_skipLearn\":true");
     }
-    out.push(b'}');
+    out.byte(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CB event whose context holds `len` bytes of text.
+    fn event(len: usize) -> JoinedEvent {
+        let mut ev = JoinedEvent::blank();
+        ev.event_id = "e\"1".into();
+        ev.model_id = "m".into();
+        ev.context = format!("{{\"x\":\"{}\"}}", "a".repeat(len)).into_bytes();
+        ev.decision = Decision::Cb {
+            actions: vec![2, 1],
+            probabilities: vec![0.75, 0.25],
+        };
+        let mut o = Outcome::blank();
+        o.event_id = "e\"1".into();
+        o.value = Value::Literal("click".into());
+        ev.outcomes.push(o);
+        ev.reward = 1.5;
+        ev.skip_learn = len % 2 == 1;
+        ev
+    }
+
+    #[test]
+    fn lines_longer_than_the_scratch_buffer_are_written_whole() {
+        let mut writer = Writer::new(Compat::Sane);
+        for len in [0, 1, 100, 3900, 4095, 4096, 4097, 9000, 100_000, 10] {
+            let ev = event(len);
+            let mut expected = Vec::new();
+            write_line(&ev, Compat::Sane, &mut expected);
+            let mut out = b"before".to_vec();
+            writer.write_line(&ev, &mut out);
+            assert_eq!(out[6..], expected[..], "context of {len} bytes");
+            assert!(out.starts_with(b"before{\"_label_cost\":-1.5,"));
+            assert!(out.ends_with(b"}\n"));
+            let at = out.windows(5).position(|w| w == b"\"c\":{").unwrap() + 4;
+            assert_eq!(out[at..at + ev.context.len()], ev.context[..]);
+        }
+    }
 }

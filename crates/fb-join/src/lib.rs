@@ -43,6 +43,7 @@ pub mod json;
 mod metrics;
 pub mod number;
 mod parallel;
+mod put;
 mod reward;
 pub mod time;
 

@@ -1,27 +1,51 @@
 //! Numbers and strings exactly as the reference's JSON writer prints them.
 
+use crate::put::Put;
+
 /// Appends `v` widened to f64 the way rapidjson's `Writer::Double` does
 /// (Grisu2, always with a `.` or an exponent: `1.0`, `-0.0`, `1e-7`).
 pub fn push_f32(out: &mut Vec<u8>, v: f32) {
-    push_f64(out, f64::from(v));
+    put_f64(out, f64::from(v));
 }
 
 /// Appends an f64 in rapidjson's style. Non-finite values, which JSON cannot
 /// hold, are written as `null`.
 pub fn push_f64(out: &mut Vec<u8>, v: f64) {
-    if !v.is_finite() {
-        out.extend_from_slice(b"null");
-        return;
-    }
-    let mut buf = dtoa::Buffer::new();
-    out.extend_from_slice(buf.format_finite(v).as_bytes());
+    put_f64(out, v);
 }
 
 /// Appends an unsigned integer.
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    put_u64(out, v);
+}
+
+/// Appends a signed integer.
+pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+    put_i64(out, v);
+}
+
+/// Appends `s` as a JSON string with rapidjson's escapes: `"` `\` and
+/// control characters; everything else (including non-ASCII) as is.
+pub fn push_str(out: &mut Vec<u8>, s: &str) {
+    put_str(out, s);
+}
+
+/// [`push_f64`] into any sink.
+pub(crate) fn put_f64<P: Put>(out: &mut P, v: f64) {
+    if !v.is_finite() {
+        out.put(b"null");
+        return;
+    }
+    let mut buf = dtoa::Buffer::new();
+    out.put(buf.format_finite(v).as_bytes());
+}
+
+/// [`push_u64`] into any sink.
+#[inline]
+pub(crate) fn put_u64<P: Put>(out: &mut P, v: u64) {
     // Action ids and indices are mostly one digit.
     if v < 10 {
-        out.push(b'0' + v as u8);
+        out.byte(b'0' + v as u8);
         return;
     }
     let mut buf = [0u8; 20];
@@ -36,32 +60,38 @@ pub fn push_u64(out: &mut Vec<u8>, v: u64) {
             break;
         }
     }
-    out.extend_from_slice(buf.get(i..).unwrap_or_default());
+    out.put(buf.get(i..).unwrap_or_default());
 }
 
-/// Appends a signed integer.
-pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+/// [`push_i64`] into any sink.
+pub(crate) fn put_i64<P: Put>(out: &mut P, v: i64) {
     if v < 0 {
-        out.push(b'-');
+        out.byte(b'-');
     }
-    push_u64(out, v.unsigned_abs());
+    put_u64(out, v.unsigned_abs());
 }
 
-/// Appends `s` as a JSON string with rapidjson's escapes: `"` `\` and
-/// control characters; everything else (including non-ASCII) as is.
-pub fn push_str(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.push(b'"');
+/// [`push_str`] into any sink.
+#[inline]
+pub(crate) fn put_str<P: Put>(out: &mut P, s: &str) {
+    out.byte(b'"');
     let bytes = s.as_bytes();
     // Ids and names rarely need an escape: one branch-free pass finds out.
     let plain = bytes
         .iter()
         .fold(true, |ok, &b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
     if plain {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
+        out.put(bytes);
+        out.byte(b'"');
         return;
     }
+    put_escaped(out, bytes);
+}
+
+/// The body and closing quote of a string that needs escapes.
+#[inline(never)]
+fn put_escaped<P: Put>(out: &mut P, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &[u8] = match b {
@@ -75,19 +105,19 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
             0..=0x1F => b"",
             _ => continue,
         };
-        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        out.put(bytes.get(start..i).unwrap_or_default());
         if escape.is_empty() {
-            out.extend_from_slice(b"\\u00");
+            out.put(b"\\u00");
             let hex = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
-            out.push(hex(b >> 4));
-            out.push(hex(b & 0xF));
+            out.byte(hex(b >> 4));
+            out.byte(hex(b & 0xF));
         } else {
-            out.extend_from_slice(escape);
+            out.put(escape);
         }
         start = i + 1;
     }
-    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
-    out.push(b'"');
+    out.put(bytes.get(start..).unwrap_or_default());
+    out.byte(b'"');
 }
 
 #[cfg(test)]

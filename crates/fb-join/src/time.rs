@@ -2,7 +2,8 @@
 
 use fb_schema::TimeStamp;
 
-use crate::number::push_u64;
+use crate::number::put_u64;
+use crate::put::Put;
 use crate::Compat;
 
 /// Largest valid subsecond: the client library counts 100 ns ticks.
@@ -40,6 +41,11 @@ pub fn key(t: &TimeStamp) -> (i64, u32) {
 /// and an invalid subsecond (above [`MAX_SUBSECOND`]) as zero. Returns
 /// false when the subsecond was invalid.
 pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool {
+    put_timestamp(out, t, compat)
+}
+
+/// [`push_timestamp`] into any sink.
+pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
     let valid = t.subsecond() <= MAX_SUBSECOND;
     let micros = match compat {
         Compat::Reference => 0,
@@ -56,27 +62,27 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
         let [mi0, mi1] = digits::<2>(u32::from(t.minute()));
         let [s0, s1] = digits::<2>(u32::from(t.second()));
         let [u0, u1, u2, u3, u4, u5] = digits::<6>(micros);
-        out.extend_from_slice(&[
+        out.put(&[
             b'"', y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1, b':',
             s0, s1, b'.', u0, u1, u2, u3, u4, u5, b'Z', b'"',
         ]);
         return valid;
     }
-    out.push(b'"');
+    out.byte(b'"');
     pad(out, u64::from(t.year()), 4);
-    out.push(b'-');
+    out.byte(b'-');
     pad(out, u64::from(t.month()), 2);
-    out.push(b'-');
+    out.byte(b'-');
     pad(out, u64::from(t.day()), 2);
-    out.push(b'T');
+    out.byte(b'T');
     pad(out, u64::from(t.hour()), 2);
-    out.push(b':');
+    out.byte(b':');
     pad(out, u64::from(t.minute()), 2);
-    out.push(b':');
+    out.byte(b':');
     pad(out, u64::from(t.second()), 2);
-    out.push(b'.');
+    out.byte(b'.');
     pad(out, u64::from(micros), 6);
-    out.extend_from_slice(b"Z\"");
+    out.put(b"Z\"");
     valid
 }
 
@@ -91,7 +97,7 @@ fn digits<const N: usize>(mut v: u32) -> [u8; N] {
 }
 
 /// `v` in at least `width` digits, zero-padded (widths up to 6).
-fn pad(out: &mut Vec<u8>, v: u64, width: usize) {
+fn pad<P: Put>(out: &mut P, v: u64, width: usize) {
     let mut digits = [b'0'; 6];
     let mut n = v;
     for slot in digits.iter_mut().rev() {
@@ -100,7 +106,7 @@ fn pad(out: &mut Vec<u8>, v: u64, width: usize) {
     }
     if n > 0 || width > digits.len() {
         // Wider than the field (a corrupt year, say): every digit.
-        push_u64(out, v);
+        put_u64(out, v);
         return;
     }
     let significant = digits
@@ -108,7 +114,7 @@ fn pad(out: &mut Vec<u8>, v: u64, width: usize) {
         .position(|&d| d != b'0')
         .map_or(1, |first| digits.len() - first);
     let skip = digits.len() - significant.max(width);
-    out.extend_from_slice(digits.get(skip..).unwrap_or_default());
+    out.put(digits.get(skip..).unwrap_or_default());
 }
 
 #[cfg(test)]
