@@ -7,7 +7,7 @@
 
 use fb_schema::{
     verified, verified_quick, CaEvent, CbEvent, CheckpointInfo, DedupInfo, EpisodeEvent, Event,
-    EventEncoding, FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent,
+    EventEncoding, EventParts, FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent,
     MultiStepEvent, OutcomeEvent, PayloadType, QuickVerify, TimeStamp,
 };
 use flatbuffers::{Follow, Verifiable};
@@ -42,6 +42,22 @@ where
         what,
         source,
     })
+}
+
+/// The parts of an `Event` the flatbuffers verifier accepted where the
+/// fast one did not, read through the accessors.
+fn parts_of(event: Event<'_>) -> EventParts<'_> {
+    let meta = event.meta();
+    EventParts {
+        event,
+        meta,
+        id: meta.and_then(|m| m.id()),
+        payload_type: meta.map_or(PayloadType::CB, |m| m.payload_type()),
+        encoding: meta.map_or(EventEncoding::Identity, |m| m.encoding()),
+        pass_probability: meta.map_or(0.0, |m| m.pass_probability()),
+        client_time: meta.and_then(|m| m.client_time_utc().copied()),
+        payload: event.payload().map(|v| v.bytes()),
+    }
 }
 
 impl<'a> Message<'a> {
@@ -141,10 +157,13 @@ pub struct EventView<'a> {
     pub meta: Metadata<'a>,
     /// The event envelope.
     pub event: Event<'a>,
-    // Read once here: the joiner asks for both several times per event,
-    // and each flatbuffers field read walks the vtable.
+    // Read once, while verifying: the joiner asks for them, and each
+    // flatbuffers field read walks the vtable again.
     kind: PayloadType,
     encoding: EventEncoding,
+    pass_probability: f32,
+    client_time: Option<TimeStamp>,
+    payload: &'a [u8],
 }
 
 impl<'a> EventView<'a> {
@@ -161,9 +180,12 @@ impl<'a> EventView<'a> {
         let enqueued = *joined
             .timestamp()
             .ok_or_else(|| missing("JoinedEvent", "timestamp"))?;
-        let event = verify_at::<Event>(bytes.bytes(), offset, index, "Event")?;
-        let meta = event.meta().ok_or_else(|| missing("Event", "meta"))?;
-        let id = meta.id().ok_or_else(|| missing("Metadata", "id"))?;
+        let parts = match fb_schema::event_parts(bytes.bytes()) {
+            Some(parts) => parts,
+            None => parts_of(verify_slow::<Event>(bytes.bytes(), offset, index, "Event")?),
+        };
+        let meta = parts.meta.ok_or_else(|| missing("Event", "meta"))?;
+        let id = parts.id.ok_or_else(|| missing("Metadata", "id"))?;
         Ok(Self {
             offset,
             index,
@@ -171,9 +193,12 @@ impl<'a> EventView<'a> {
             id,
             enqueued,
             meta,
-            event,
-            kind: meta.payload_type(),
-            encoding: meta.encoding(),
+            event: parts.event,
+            kind: parts.payload_type,
+            encoding: parts.encoding,
+            pass_probability: parts.pass_probability,
+            client_time: parts.client_time,
+            payload: parts.payload.unwrap_or_default(),
         })
     }
 
@@ -182,17 +207,19 @@ impl<'a> EventView<'a> {
         self.kind
     }
 
+    /// The probability the event was kept by sampling (`meta.pass_probability`).
+    pub fn pass_probability(&self) -> f32 {
+        self.pass_probability
+    }
+
     /// The client time, `None` when absent or all zeros.
     pub fn client_time(&self) -> Option<TimeStamp> {
-        self.meta
-            .client_time_utc()
-            .copied()
-            .filter(|t| !t.is_zero())
+        self.client_time.filter(|t| !t.is_zero())
     }
 
     /// The payload bytes as stored (possibly compressed).
     pub fn raw_payload(&self) -> &'a [u8] {
-        self.event.payload().map_or(&[][..], |v| v.bytes())
+        self.payload
     }
 
     /// True when the payload is zstd-compressed.

@@ -4,7 +4,7 @@
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
-use crate::time::put_timestamp;
+use crate::time::MinuteMemo;
 use crate::Compat;
 
 /// Appends the DSJSON line of `ev` to `out`, `\n` included.
@@ -12,7 +12,7 @@ use crate::Compat;
 /// For many lines, a [`Writer`] is faster: it remembers how recent floats
 /// print, and formats into a buffer of its own.
 pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
-    line(ev, compat, &mut Floats::default(), out);
+    line(ev, compat, &mut Memo::default(), out);
 }
 
 /// Writes DSJSON lines, caching the text of recently printed floats
@@ -20,7 +20,7 @@ pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
 /// the reference does is the costliest step of a line).
 pub struct Writer {
     compat: Compat,
-    floats: Floats,
+    floats: Memo,
     /// Lines are formatted here through a [`Cursor`], then copied out
     /// whole; its bytes stay initialized from one line to the next.
     scratch: Vec<u8>,
@@ -39,8 +39,9 @@ impl Writer {
     pub fn new(compat: Compat) -> Self {
         Self {
             compat,
-            floats: Floats {
+            floats: Memo {
                 cache: vec![Slot::default(); CACHE_SLOTS].into_boxed_slice(),
+                minute: MinuteMemo::default(),
             },
             scratch: vec![0; 4096],
         }
@@ -73,13 +74,15 @@ struct Slot {
     text: [u8; 27],
 }
 
-/// Float printing with an optional direct-mapped cache keyed by the bits.
+/// Text remembered from line to line: floats in an optional direct-mapped
+/// cache keyed by their bits, and the minute of the last timestamp.
 #[derive(Debug, Default)]
-struct Floats {
+struct Memo {
     cache: Box<[Slot]>,
+    minute: MinuteMemo,
 }
 
-impl Floats {
+impl Memo {
     #[inline(always)]
     fn push<P: Put>(&mut self, out: &mut P, v: f32) {
         let bits = v.to_bits();
@@ -113,7 +116,7 @@ impl Floats {
     }
 }
 
-fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
+fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
     match (&ev.kind, &ev.decision) {
         (
             EventKind::Cb | EventKind::MultiStep,
@@ -163,7 +166,7 @@ fn event_id_if_any<P: Put>(out: &mut P, id: &str) {
 }
 
 /// `"_a":[..],"_p":[..]` of one slot.
-fn slot_actions<P: Put>(fl: &mut Floats, out: &mut P, slot: &crate::event::Slot) {
+fn slot_actions<P: Put>(fl: &mut Memo, out: &mut P, slot: &crate::event::Slot) {
     key!(out, "", "_a");
     uints(out, slot.actions.iter().map(|a| u64::from(*a)));
     key!(out, ",", "_p");
@@ -181,7 +184,7 @@ fn uints<P: Put>(out: &mut P, values: impl Iterator<Item = u64>) {
     out.byte(b']');
 }
 
-fn floats<P: Put>(fl: &mut Floats, out: &mut P, values: &[f32]) {
+fn floats<P: Put>(fl: &mut Memo, out: &mut P, values: &[f32]) {
     out.byte(b'[');
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
@@ -192,7 +195,7 @@ fn floats<P: Put>(fl: &mut Floats, out: &mut P, values: &[f32]) {
     out.byte(b']');
 }
 
-fn value<P: Put>(fl: &mut Floats, out: &mut P, v: &Value) {
+fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &Value) {
     match v {
         Value::Numeric(x) => fl.push(out, *x),
         Value::None => fl.push(out, 0.0),
@@ -201,7 +204,7 @@ fn value<P: Put>(fl: &mut Floats, out: &mut P, v: &Value) {
 }
 
 /// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
-fn outcome<P: Put>(fl: &mut Floats, out: &mut P, o: &Outcome, with_index: bool) {
+fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool) {
     if o.action_taken {
         key!(out, "{", "EventId");
     } else {
@@ -230,7 +233,7 @@ fn outcome<P: Put>(fl: &mut Floats, out: &mut P, o: &Outcome, with_index: bool) 
 }
 
 fn outcomes<'a, P: Put>(
-    fl: &mut Floats,
+    fl: &mut Memo,
     out: &mut P,
     list: impl Iterator<Item = &'a Outcome>,
     with_index: bool,
@@ -251,7 +254,7 @@ fn vw_state<P: Put>(out: &mut P, model: &str) {
     out.byte(b'}');
 }
 
-fn pdrop<P: Put>(fl: &mut Floats, out: &mut P, ev: &JoinedEvent) {
+fn pdrop<P: Put>(fl: &mut Memo, out: &mut P, ev: &JoinedEvent) {
     let p = ev.pdrop();
     if p != 0.0 {
         key!(out, ",", "pdrop");
@@ -264,7 +267,7 @@ fn write_cb<P: Put>(
     actions: &[u64],
     probs: &[f32],
     compat: Compat,
-    fl: &mut Floats,
+    fl: &mut Memo,
     out: &mut P,
 ) {
     let first = actions.first().copied().unwrap_or(0);
@@ -283,7 +286,7 @@ fn write_cb<P: Put>(
     }
     outcomes(fl, out, ev.outcomes.iter(), false);
     key!(out, ",", "Timestamp");
-    put_timestamp(out, &ev.time, compat);
+    fl.minute.put(out, &ev.time, compat);
     out.put(b",\"Version\":\"1\",\"EventId\":");
     put_str(out, &ev.event_id);
     key!(out, ",", "a");
@@ -300,12 +303,12 @@ fn write_cb<P: Put>(
     out.byte(b'}');
 }
 
-fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
+fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
     let Decision::MultiSlot { slots, baseline } = &ev.decision else {
         return;
     };
     key!(out, "{", "Timestamp");
-    put_timestamp(out, &ev.time, compat);
+    fl.minute.put(out, &ev.time, compat);
     out.byte(b',');
     if ev.skip_learn {
         key!(out, "", "_skipLearn");
@@ -358,12 +361,12 @@ fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mu
     out.byte(b'}');
 }
 
-fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Floats, out: &mut P) {
+fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
     let Decision::MultiSlot { slots, .. } = &ev.decision else {
         return;
     };
     key!(out, "{", "Timestamp");
-    put_timestamp(out, &ev.time, compat);
+    fl.minute.put(out, &ev.time, compat);
     out.put(b",\"Version\":\"1\",");
     event_id_if_any(out, &ev.event_id);
     key!(out, "", "_label_cost");
@@ -396,7 +399,7 @@ fn write_ca<P: Put>(
     action: f32,
     pdf: f32,
     compat: Compat,
-    fl: &mut Floats,
+    fl: &mut Memo,
     out: &mut P,
 ) {
     out.put(b"{\"_label_ca\":{\"cost\":");
@@ -407,7 +410,7 @@ fn write_ca<P: Put>(
     fl.push(out, action);
     out.put(b"},");
     key!(out, "", "Timestamp");
-    put_timestamp(out, &ev.time, compat);
+    fl.minute.put(out, &ev.time, compat);
     out.put(b",\"Version\":\"1\",");
     key!(out, "", "EventId");
     put_str(out, &ev.event_id);

@@ -2,6 +2,7 @@
 //! acceptance rules of SEMANTICS.md §3.
 
 use fb_format::Payload;
+use fb_schema::CbParts;
 
 use crate::config::{LearningMode, Problem};
 use crate::diag::Kind;
@@ -58,6 +59,49 @@ fn set_items<T>(buf: &mut Vec<T>, items: impl Iterator<Item = T>) {
     buf.extend(items);
 }
 
+/// [`extract_into`] for a CB payload read by the fast verifier.
+pub fn extract_cb(cb: &CbParts<'_>, ev: &mut JoinedEvent) -> Result<LearningMode, Rejection> {
+    let context = cb.context.ok_or_else(|| missing("context", "CbEvent"))?;
+    let actions = cb
+        .action_ids
+        .ok_or_else(|| missing("action_ids", "CbEvent"))?;
+    let probs = cb
+        .probabilities
+        .ok_or_else(|| missing("probabilities", "CbEvent"))?;
+    if actions.is_empty() {
+        return Err((
+            Kind::ZeroActions,
+            "CbEvent has an empty `action_ids`".into(),
+        ));
+    }
+    let actions = actions
+        .chunks_exact(8)
+        .filter_map(|b| b.try_into().ok().map(u64::from_le_bytes));
+    let probs = probs
+        .chunks_exact(4)
+        .filter_map(|b| b.try_into().ok().map(f32::from_le_bytes));
+    ev.kind = EventKind::Cb;
+    match &mut ev.decision {
+        Decision::Cb {
+            actions: ids,
+            probabilities: ps,
+        } => {
+            set_items(ids, actions);
+            set_items(ps, probs);
+        }
+        other => {
+            *other = Decision::Cb {
+                actions: actions.collect(),
+                probabilities: probs.collect(),
+            }
+        }
+    }
+    set_bytes(&mut ev.context, context);
+    set_text(&mut ev.model_id, cb.model_id.unwrap_or("N/A"));
+    ev.deferred = cb.deferred_action;
+    Ok(LearningMode::from_wire(cb.learning_mode))
+}
+
 /// Copies the decision out of `payload` into `ev` (kind, decision,
 /// context, model id, deferred), reusing its buffers, and checks the
 /// required fields. Returns the learning mode the payload was logged in.
@@ -66,41 +110,17 @@ pub fn extract_into(
     ev: &mut JoinedEvent,
 ) -> Result<LearningMode, Rejection> {
     match payload {
-        Payload::Cb(cb) => {
-            let context = cb.context().ok_or_else(|| missing("context", "CbEvent"))?;
-            let actions = cb
-                .action_ids()
-                .ok_or_else(|| missing("action_ids", "CbEvent"))?;
-            let probs = cb
-                .probabilities()
-                .ok_or_else(|| missing("probabilities", "CbEvent"))?;
-            if actions.is_empty() {
-                return Err((
-                    Kind::ZeroActions,
-                    "CbEvent has an empty `action_ids`".into(),
-                ));
-            }
-            ev.kind = EventKind::Cb;
-            match &mut ev.decision {
-                Decision::Cb {
-                    actions: ids,
-                    probabilities: ps,
-                } => {
-                    set_items(ids, actions.iter());
-                    set_items(ps, probs.iter());
-                }
-                other => {
-                    *other = Decision::Cb {
-                        actions: actions.iter().collect(),
-                        probabilities: probs.iter().collect(),
-                    }
-                }
-            }
-            set_bytes(&mut ev.context, context.bytes());
-            set_text(&mut ev.model_id, cb.model_id().unwrap_or("N/A"));
-            ev.deferred = cb.deferred_action();
-            Ok(LearningMode::from_wire(cb.learning_mode()))
-        }
+        Payload::Cb(cb) => extract_cb(
+            &CbParts {
+                deferred_action: cb.deferred_action(),
+                action_ids: cb.action_ids().map(|v| v.bytes()),
+                context: cb.context().map(|v| v.bytes()),
+                probabilities: cb.probabilities().map(|v| v.bytes()),
+                model_id: cb.model_id(),
+                learning_mode: cb.learning_mode(),
+            },
+            ev,
+        ),
         Payload::Ccb(ms) | Payload::Slates(ms) => {
             let kind = if matches!(payload, Payload::Ccb(_)) {
                 EventKind::Ccb

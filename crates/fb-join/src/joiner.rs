@@ -4,13 +4,13 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
-use fb_schema::{IndexValue, OutcomeEvent, OutcomeValue, PayloadType, TimeStamp};
+use fb_schema::{IndexValue, OutcomeParts, OutcomeValue, PayloadType, TimeStamp};
 
 use crate::config::{LearningMode, LoopConfig, Problem};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, Diagnostics, Kind};
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
-use crate::interaction::{extract_into, extract_step, kind_of, matches, Step};
+use crate::interaction::{extract_cb, extract_into, extract_step, kind_of, matches, Step};
 use crate::metrics::Metrics;
 use crate::reward::{compute, Signal};
 use crate::{time, Compat, Options, StepTransform};
@@ -387,12 +387,24 @@ impl Joiner {
     /// Decodes an outcome into `out`, reusing its buffers; false (and a
     /// diagnostic) when it cannot be decoded.
     fn outcome_into(&mut self, at: At, view: &EventView<'_>, out: &mut Outcome) -> bool {
+        if self.spare.len() > POOL_LIMIT {
+            self.spare.truncate(POOL_LIMIT);
+        }
+        if let Ok(Some(o)) = self.decoder.bytes(view).map(fb_schema::outcome_parts) {
+            fill_outcome(out, &o, &mut self.spare);
+            out.time = self.time_of(at, view);
+            out.event_id.clear();
+            out.event_id.push_str(view.id);
+            return true;
+        }
         let decoded = match self.decoder.payload(view) {
             Ok(Payload::Outcome(o)) => {
-                if self.spare.len() > POOL_LIMIT {
-                    self.spare.truncate(POOL_LIMIT);
-                }
-                fill_outcome(out, &o, &mut self.spare);
+                let parts = OutcomeParts {
+                    value: o.value(),
+                    index: o.index(),
+                    action_taken: o.action_taken(),
+                };
+                fill_outcome(out, &parts, &mut self.spare);
                 Ok(())
             }
             Ok(other) => Err(format!(
@@ -550,7 +562,7 @@ impl Joiner {
             return;
         }
         ev.time = self.time_of(at, view);
-        ev.pass_probability = view.meta.pass_probability();
+        ev.pass_probability = view.pass_probability();
         ev.event_id.clear();
         ev.event_id.push_str(id);
         ev.offset = at.offset;
@@ -597,12 +609,24 @@ impl Joiner {
             );
             return false;
         }
-        let extracted = match self.decoder.payload(view) {
-            Ok(payload) => {
-                debug_assert_eq!(kind_of(&payload), Some(declared));
-                extract_into(&payload, ev)
-            }
-            Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+        // CB payloads the fast verifier accepts are read as it reads them;
+        // the rest (and every error) go through the flatbuffers path.
+        let fast = match view.payload_type() {
+            PayloadType::CB => match self.decoder.bytes(view).map(fb_schema::cb_parts) {
+                Ok(Some(cb)) => Some(extract_cb(&cb, ev)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let extracted = match fast {
+            Some(extracted) => extracted,
+            None => match self.decoder.payload(view) {
+                Ok(payload) => {
+                    debug_assert_eq!(kind_of(&payload), Some(declared));
+                    extract_into(&payload, ev)
+                }
+                Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+            },
         };
         let learning_mode = match extracted {
             Ok(mode) => mode,
@@ -772,7 +796,7 @@ impl Joiner {
                         ),
                         Ok(step) => {
                             let time = self.time_of(at, view);
-                            steps.push((step, time, view.meta.pass_probability()));
+                            steps.push((step, time, view.pass_probability()));
                         }
                         Err((kind, detail)) => {
                             self.diag(at, kind, Some(id), format!("{detail}: step skipped"))
@@ -956,7 +980,7 @@ fn signal(o: &Outcome) -> Signal {
 /// Copies value, index and activation of `o` into `out`, reusing text
 /// buffers: the ones `out` has, else spares from `spare`, where a text
 /// replaced by a number leaves its buffer.
-fn fill_outcome(out: &mut Outcome, o: &OutcomeEvent<'_>, spare: &mut Vec<String>) {
+fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>) {
     let mut text = |old: Option<String>, s: &str| {
         let mut buf = old.or_else(|| spare.pop()).unwrap_or_default();
         buf.clear();
@@ -967,7 +991,7 @@ fn fill_outcome(out: &mut Outcome, o: &OutcomeEvent<'_>, spare: &mut Vec<String>
         Value::Literal(buf) => Some(buf),
         _ => None,
     };
-    let (value, old) = match o.value() {
+    let (value, old) = match o.value {
         OutcomeValue::Numeric(v) => (Value::Numeric(v), old),
         OutcomeValue::Literal(s) => (Value::Literal(text(old, s)), None),
         OutcomeValue::None | OutcomeValue::Unknown(_) => (Value::None, old),
@@ -977,14 +1001,14 @@ fn fill_outcome(out: &mut Outcome, o: &OutcomeEvent<'_>, spare: &mut Vec<String>
         Index::Literal(buf) => Some(buf),
         _ => None,
     };
-    let (index, old_index) = match o.index() {
+    let (index, old_index) = match o.index {
         IndexValue::Numeric(i) => (Index::Numeric(i), old_index),
         IndexValue::Literal(s) => (Index::Literal(text(old_index, s)), None),
         IndexValue::None | IndexValue::Unknown(_) => (Index::None, old_index),
     };
     out.index = index;
     spare.extend(old.into_iter().chain(old_index));
-    out.action_taken = o.action_taken();
+    out.action_taken = o.action_taken;
 }
 
 /// Applies a multistep reward transform over rewards in step order.

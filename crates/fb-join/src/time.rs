@@ -46,12 +46,7 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
 
 /// [`push_timestamp`] into any sink.
 pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
-    let valid = t.subsecond() <= MAX_SUBSECOND;
-    let micros = match compat {
-        Compat::Reference => 0,
-        Compat::Sane if valid => t.subsecond() / 10,
-        Compat::Sane => 0,
-    };
+    let (micros, valid) = micros(t, compat);
     let fields = [t.month(), t.day(), t.hour(), t.minute(), t.second()];
     if t.year() <= 9999 && fields.iter().all(|&f| f <= 99) {
         // The usual case, built whole: one copy instead of one per field.
@@ -84,6 +79,62 @@ pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) 
     pad(out, u64::from(micros), 6);
     out.put(b"Z\"");
     valid
+}
+
+/// The text of the last minute written, `"YYYY-MM-DDTHH:MM:`: the events
+/// of a log mostly share it with the one before, and its digits were most
+/// of what a timestamp cost.
+#[derive(Debug, Default)]
+pub(crate) struct MinuteMemo {
+    /// The minute's fields with the top bit set; zero before the first.
+    key: u64,
+    text: [u8; 18],
+}
+
+impl MinuteMemo {
+    /// [`put_timestamp`], with the minute's text reused when it repeats.
+    #[inline]
+    pub(crate) fn put<P: Put>(&mut self, out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
+        let fields = [t.month(), t.day(), t.hour(), t.minute(), t.second()];
+        if t.year() > 9999 || fields.iter().any(|&f| f > 99) {
+            return put_timestamp(out, t, compat);
+        }
+        let key = 1 << 63
+            | u64::from(t.year()) << 32
+            | u64::from(t.month()) << 24
+            | u64::from(t.day()) << 16
+            | u64::from(t.hour()) << 8
+            | u64::from(t.minute());
+        if key != self.key {
+            let [y0, y1, y2, y3] = digits::<4>(u32::from(t.year()));
+            let [mo0, mo1] = digits::<2>(u32::from(t.month()));
+            let [d0, d1] = digits::<2>(u32::from(t.day()));
+            let [h0, h1] = digits::<2>(u32::from(t.hour()));
+            let [mi0, mi1] = digits::<2>(u32::from(t.minute()));
+            self.text = [
+                b'"', y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1,
+                b':',
+            ];
+            self.key = key;
+        }
+        out.put(&self.text);
+        let (micros, valid) = micros(t, compat);
+        let [s0, s1] = digits::<2>(u32::from(t.second()));
+        let [u0, u1, u2, u3, u4, u5] = digits::<6>(micros);
+        out.put(&[s0, s1, b'.', u0, u1, u2, u3, u4, u5, b'Z', b'"']);
+        valid
+    }
+}
+
+/// The microseconds written for `t`, and whether its subsecond is valid.
+fn micros(t: &TimeStamp, compat: Compat) -> (u32, bool) {
+    let valid = t.subsecond() <= MAX_SUBSECOND;
+    let micros = match compat {
+        Compat::Reference => 0,
+        Compat::Sane if valid => t.subsecond() / 10,
+        Compat::Sane => 0,
+    };
+    (micros, valid)
 }
 
 /// The last `N` decimal digits of `v`, zero-padded.
@@ -120,6 +171,59 @@ fn pad<P: Put>(out: &mut P, v: u64, width: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_minute_memo_writes_what_put_timestamp_writes() {
+        let mut memo = MinuteMemo::default();
+        let mut rng = fb_tests::Rng::new(7);
+        let mut t = TimeStamp::new(0, 0, 0, 0, 0, 0, 0);
+        for i in 0..20_000 {
+            // Runs of one minute, and every field's corners now and then.
+            if i % 5 == 0 {
+                let pick = |rng: &mut fb_tests::Rng, corners: &[u32], below: usize| {
+                    if rng.below(4) == 0 {
+                        corners[rng.below(corners.len())]
+                    } else {
+                        rng.below(below) as u32
+                    }
+                };
+                t = TimeStamp::new(
+                    pick(&mut rng, &[0, 1, 9999, 10_000, 65_535], 3000) as u16,
+                    pick(&mut rng, &[0, 1, 12, 99, 100, 255], 13) as u8,
+                    pick(&mut rng, &[0, 1, 31, 99, 100, 255], 32) as u8,
+                    pick(&mut rng, &[0, 23, 99, 100, 255], 24) as u8,
+                    pick(&mut rng, &[0, 59, 99, 100, 255], 60) as u8,
+                    0,
+                    0,
+                );
+            }
+            let second = if rng.below(8) == 0 {
+                [0, 59, 99, 100, 255][rng.below(5)]
+            } else {
+                rng.below(60) as u8
+            };
+            let sub = if rng.below(8) == 0 {
+                [0, 9_999_999, 10_000_000, u32::MAX][rng.below(4)]
+            } else {
+                rng.below(10_000_000) as u32
+            };
+            let t = TimeStamp::new(
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                second,
+                sub,
+            );
+            for compat in [Compat::Sane, Compat::Reference] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let valid = memo.put(&mut a, &t, compat);
+                assert_eq!(valid, push_timestamp(&mut b, &t, compat));
+                assert_eq!(a, b, "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn keys_order_like_calendar_time() {

@@ -53,7 +53,9 @@ pub use outcome::{
     UNION_NUMERIC,
 };
 
-pub use quick::QuickVerify;
+pub use quick::{
+    cb_parts, event_parts, outcome_parts, CbParts, EventParts, OutcomeParts, QuickVerify,
+};
 
 use flatbuffers::{Follow, Verifiable, VerifierOptions};
 

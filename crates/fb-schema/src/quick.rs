@@ -11,9 +11,10 @@
 //! (the differential tests in `tests.rs` hold it to that).
 
 use crate::{
-    CaEvent, CbEvent, DedupInfo, EpisodeEvent, Event, JoinedEvent, JoinedPayload, Metadata,
-    MultiSlotEvent, MultiStepEvent, NumericIndex, NumericOutcome, OutcomeEvent, SlotEvent,
-    UNION_LITERAL, UNION_NUMERIC,
+    CaEvent, CbEvent, DedupInfo, EpisodeEvent, Event, EventEncoding, IndexValue, JoinedEvent,
+    JoinedPayload, LearningModeType, Metadata, MultiSlotEvent, MultiStepEvent, NumericIndex,
+    NumericOutcome, OutcomeEvent, OutcomeValue, PayloadType, SlotEvent, TimeStamp, UNION_LITERAL,
+    UNION_NONE, UNION_NUMERIC,
 };
 
 /// Tables of the hot path, with a yes-or-no verifier of their own.
@@ -156,6 +157,11 @@ impl<'b> Check<'b> {
     }
 
     fn string(&mut self, pos: usize) -> Option<()> {
+        self.text(pos).map(|_| ())
+    }
+
+    /// The string at `pos`, checked as [`Check::string`] says.
+    fn text(&mut self, pos: usize) -> Option<&'b str> {
         let (start, len) = self.vector(pos, U8)?;
         // Many vector elements may point at one long string: stop where
         // flatbuffers would, before the scans add up.
@@ -169,9 +175,60 @@ impl<'b> Check<'b> {
         }
         // Ids and names are ASCII: a word-at-a-time test skips the decoder.
         if bytes.is_ascii() {
-            return Some(());
+            // SAFETY: ASCII is UTF-8.
+            return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
         }
-        std::str::from_utf8(bytes).ok().map(|_| ())
+        std::str::from_utf8(bytes).ok()
+    }
+
+    /// An optional string field's text.
+    #[inline(always)]
+    fn text_field(&mut self, t: Table<'_>, voffset: usize) -> Option<Option<&'b str>> {
+        match self.field(t, voffset) {
+            Some(pos) => {
+                let at = self.follow(pos)?;
+                Some(Some(self.text(at)?))
+            }
+            None => Some(None),
+        }
+    }
+
+    /// An optional vector-of-scalars field's bytes.
+    #[inline(always)]
+    fn bytes_field(
+        &mut self,
+        t: Table<'_>,
+        voffset: usize,
+        shape: (usize, usize),
+    ) -> Option<Option<&'b [u8]>> {
+        match self.field(t, voffset) {
+            Some(pos) => {
+                let at = self.follow(pos)?;
+                let (start, len) = self.vector(at, shape)?;
+                let end = start.checked_add(len.checked_mul(shape.0)?)?;
+                Some(Some(self.buf.get(start..end)?))
+            }
+            None => Some(None),
+        }
+    }
+
+    /// An optional scalar field's `N` bytes, `None` when absent.
+    #[inline(always)]
+    fn value_field<const N: usize>(
+        &mut self,
+        t: Table<'_>,
+        voffset: usize,
+        align: usize,
+    ) -> Option<Option<[u8; N]>> {
+        match self.field(t, voffset) {
+            Some(pos) => Some(Some(self.bytes::<N>(pos, align)?)),
+            None => Some(None),
+        }
+    }
+
+    /// The limits [`Check::root`] holds a whole buffer to.
+    fn within_limits(&self) -> bool {
+        self.apparent <= APPARENT_LIMIT && self.tables <= TABLE_LIMIT
     }
 
     /// An optional string field.
@@ -180,21 +237,6 @@ impl<'b> Check<'b> {
         if let Some(pos) = self.field(t, voffset) {
             let at = self.follow(pos)?;
             self.string(at)?;
-        }
-        Some(())
-    }
-
-    /// An optional table field checked by `check`.
-    #[inline(always)]
-    fn table_field(
-        &mut self,
-        t: Table<'_>,
-        voffset: usize,
-        check: fn(&mut Self, usize) -> Option<()>,
-    ) -> Option<()> {
-        if let Some(pos) = self.field(t, voffset) {
-            let at = self.follow(pos)?;
-            check(self, at)?;
         }
         Some(())
     }
@@ -216,37 +258,6 @@ impl<'b> Check<'b> {
             }
         }
         Some(())
-    }
-
-    /// A union: its tag field and its member field, both or neither.
-    fn union(
-        &mut self,
-        t: Table<'_>,
-        tag_voffset: usize,
-        member_voffset: usize,
-        numeric: fn(&mut Self, usize) -> Option<()>,
-    ) -> Option<()> {
-        let member = self.field(t, member_voffset);
-        let tag = self.field(t, tag_voffset);
-        match (tag, member) {
-            (None, None) => Some(()),
-            (Some(tag), Some(member)) => {
-                let [tag] = self.bytes::<1>(tag, 1)?;
-                match tag {
-                    UNION_NUMERIC => {
-                        let at = self.follow(member)?;
-                        numeric(self, at)
-                    }
-                    UNION_LITERAL => {
-                        let at = self.follow(member)?;
-                        self.string(at)
-                    }
-                    // flatbuffers leaves unknown members unread.
-                    _ => Some(()),
-                }
-            }
-            _ => None,
-        }
     }
 
     /// Runs `check` on the root table.
@@ -274,30 +285,146 @@ fn joined_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
     c.scalar_field(t, JoinedEvent::VT_TIMESTAMP as usize, TIMESTAMP)
 }
 
-fn event(c: &mut Check<'_>, pos: usize) -> Option<()> {
-    let t = c.table(pos)?;
-    c.table_field(t, Event::VT_META as usize, metadata)?;
-    c.vector_field(t, Event::VT_PAYLOAD as usize, U8)
+/// What the hot path reads of a verified `Event` and its `Metadata`,
+/// found while verifying: the accessors would walk the vtables again.
+#[derive(Clone, Copy)]
+pub struct EventParts<'a> {
+    /// The event.
+    pub event: Event<'a>,
+    /// Its metadata, when present.
+    pub meta: Option<Metadata<'a>>,
+    /// `meta.id`.
+    pub id: Option<&'a str>,
+    /// `meta.payload_type` (`CB` when absent, as the accessor says).
+    pub payload_type: PayloadType,
+    /// `meta.encoding` (`Identity` when absent).
+    pub encoding: EventEncoding,
+    /// `meta.pass_probability` (0 when absent).
+    pub pass_probability: f32,
+    /// `meta.client_time_utc`.
+    pub client_time: Option<TimeStamp>,
+    /// The payload bytes as stored.
+    pub payload: Option<&'a [u8]>,
 }
 
-fn metadata(c: &mut Check<'_>, pos: usize) -> Option<()> {
+/// Verifies `buf` as an `Event` (what `Event::quick` answers) and returns
+/// its parts; `None` wherever that answer is no.
+pub fn event_parts(buf: &[u8]) -> Option<EventParts<'_>> {
+    let mut c = Check::new(buf);
+    let root = c.follow(0)?;
+    let t = c.table(root)?;
+    let mut meta_at = None;
+    let mut parts = MetaParts::default();
+    if let Some(pos) = c.field(t, Event::VT_META as usize) {
+        let at = c.follow(pos)?;
+        parts = metadata(&mut c, at)?;
+        meta_at = Some(at);
+    }
+    let payload = c.bytes_field(t, Event::VT_PAYLOAD as usize, U8)?;
+    if !c.within_limits() {
+        return None;
+    }
+    // SAFETY: the checks above are those of the flatbuffers verifier for an
+    // `Event` root (tested against it in `tests.rs`), which is what
+    // `root_unchecked` and `Table::new` ask; `meta_at` is the metadata
+    // table they checked.
+    let event = unsafe { flatbuffers::root_unchecked::<Event>(buf) };
+    let meta =
+        meta_at.map(|at| unsafe { Metadata::init_from_table(flatbuffers::Table::new(buf, at)) });
+    Some(EventParts {
+        event,
+        meta,
+        id: parts.id,
+        payload_type: parts.payload_type,
+        encoding: parts.encoding,
+        pass_probability: parts.pass_probability,
+        client_time: parts.client_time,
+        payload,
+    })
+}
+
+/// The `Metadata` fields of [`EventParts`], with the accessors' defaults.
+struct MetaParts<'a> {
+    id: Option<&'a str>,
+    payload_type: PayloadType,
+    encoding: EventEncoding,
+    pass_probability: f32,
+    client_time: Option<TimeStamp>,
+}
+
+impl Default for MetaParts<'_> {
+    fn default() -> Self {
+        Self {
+            id: None,
+            payload_type: PayloadType::CB,
+            encoding: EventEncoding::Identity,
+            pass_probability: 0.0,
+            client_time: None,
+        }
+    }
+}
+
+fn metadata<'b>(c: &mut Check<'b>, pos: usize) -> Option<MetaParts<'b>> {
     let t = c.table(pos)?;
-    c.string_field(t, Metadata::VT_ID as usize)?;
-    c.scalar_field(t, Metadata::VT_CLIENT_TIME_UTC as usize, TIMESTAMP)?;
+    let id = c.text_field(t, Metadata::VT_ID as usize)?;
+    let client_time = c
+        .value_field::<12>(t, Metadata::VT_CLIENT_TIME_UTC as usize, TIMESTAMP.1)?
+        .map(TimeStamp);
     c.string_field(t, Metadata::VT_APP_ID as usize)?;
-    c.scalar_field(t, Metadata::VT_PAYLOAD_TYPE as usize, U8)?;
-    c.scalar_field(t, Metadata::VT_PASS_PROBABILITY as usize, U32)?;
-    c.scalar_field(t, Metadata::VT_ENCODING as usize, U8)
+    let payload_type = c.value_field::<1>(t, Metadata::VT_PAYLOAD_TYPE as usize, 1)?;
+    let pass = c.value_field::<4>(t, Metadata::VT_PASS_PROBABILITY as usize, 4)?;
+    let encoding = c.value_field::<1>(t, Metadata::VT_ENCODING as usize, 1)?;
+    Some(MetaParts {
+        id,
+        payload_type: payload_type.map_or(PayloadType::CB, |[b]| PayloadType(b)),
+        encoding: encoding.map_or(EventEncoding::Identity, |[b]| EventEncoding(b)),
+        pass_probability: pass.map_or(0.0, f32::from_le_bytes),
+        client_time,
+    })
 }
 
-fn cb_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
+/// What the joiner reads of a verified `CbEvent`, found while verifying.
+#[derive(Debug, Clone, Copy)]
+pub struct CbParts<'a> {
+    /// `deferred_action` (false when absent).
+    pub deferred_action: bool,
+    /// `action_ids`: little-endian u64s.
+    pub action_ids: Option<&'a [u8]>,
+    /// `context`.
+    pub context: Option<&'a [u8]>,
+    /// `probabilities`: little-endian f32s.
+    pub probabilities: Option<&'a [u8]>,
+    /// `model_id`.
+    pub model_id: Option<&'a str>,
+    /// `learning_mode` (`Online` when absent).
+    pub learning_mode: LearningModeType,
+}
+
+/// Verifies `buf` as a `CbEvent` (what `CbEvent::quick` answers) and
+/// returns its parts; `None` wherever that answer is no.
+pub fn cb_parts(buf: &[u8]) -> Option<CbParts<'_>> {
+    let mut c = Check::new(buf);
+    let root = c.follow(0)?;
+    let parts = cb(&mut c, root)?;
+    c.within_limits().then_some(parts)
+}
+
+fn cb<'b>(c: &mut Check<'b>, pos: usize) -> Option<CbParts<'b>> {
     let t = c.table(pos)?;
-    c.scalar_field(t, CbEvent::VT_DEFERRED_ACTION as usize, U8)?;
-    c.vector_field(t, CbEvent::VT_ACTION_IDS as usize, U64)?;
-    c.vector_field(t, CbEvent::VT_CONTEXT as usize, U8)?;
-    c.vector_field(t, CbEvent::VT_PROBABILITIES as usize, U32)?;
-    c.string_field(t, CbEvent::VT_MODEL_ID as usize)?;
-    c.scalar_field(t, CbEvent::VT_LEARNING_MODE as usize, U8)
+    let deferred = c.value_field::<1>(t, CbEvent::VT_DEFERRED_ACTION as usize, 1)?;
+    let action_ids = c.bytes_field(t, CbEvent::VT_ACTION_IDS as usize, U64)?;
+    let context = c.bytes_field(t, CbEvent::VT_CONTEXT as usize, U8)?;
+    let probabilities = c.bytes_field(t, CbEvent::VT_PROBABILITIES as usize, U32)?;
+    let model_id = c.text_field(t, CbEvent::VT_MODEL_ID as usize)?;
+    let mode = c.value_field::<1>(t, CbEvent::VT_LEARNING_MODE as usize, 1)?;
+    Some(CbParts {
+        deferred_action: deferred.is_some_and(|[b]| b != 0),
+        action_ids,
+        context,
+        probabilities,
+        model_id,
+        learning_mode: mode.map_or(LearningModeType::Online, |[b]| LearningModeType(b)),
+    })
 }
 
 fn multi_slot_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
@@ -338,31 +465,102 @@ fn multi_step_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
     c.scalar_field(t, MultiStepEvent::VT_DEFERRED_ACTION as usize, U8)
 }
 
-fn outcome_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
-    let t = c.table(pos)?;
-    c.union(
-        t,
-        OutcomeEvent::VT_VALUE_TYPE as usize,
-        OutcomeEvent::VT_VALUE as usize,
-        numeric_outcome,
-    )?;
-    c.union(
-        t,
-        OutcomeEvent::VT_INDEX_TYPE as usize,
-        OutcomeEvent::VT_INDEX as usize,
-        numeric_index,
-    )?;
-    c.scalar_field(t, OutcomeEvent::VT_ACTION_TAKEN as usize, U8)
+/// What the joiner reads of a verified `OutcomeEvent`, found while
+/// verifying.
+#[derive(Debug, Clone, Copy)]
+pub struct OutcomeParts<'a> {
+    /// The value, as `OutcomeEvent::value` reads it.
+    pub value: OutcomeValue<'a>,
+    /// The index, as `OutcomeEvent::index` reads it.
+    pub index: IndexValue<'a>,
+    /// `action_taken` (false when absent).
+    pub action_taken: bool,
 }
 
-fn numeric_outcome(c: &mut Check<'_>, pos: usize) -> Option<()> {
-    let t = c.table(pos)?;
-    c.scalar_field(t, NumericOutcome::VT_VALUE as usize, U32)
+/// Verifies `buf` as an `OutcomeEvent` (what `OutcomeEvent::quick`
+/// answers) and returns its parts; `None` wherever that answer is no.
+pub fn outcome_parts(buf: &[u8]) -> Option<OutcomeParts<'_>> {
+    let mut c = Check::new(buf);
+    let root = c.follow(0)?;
+    let parts = outcome(&mut c, root)?;
+    c.within_limits().then_some(parts)
 }
 
-fn numeric_index(c: &mut Check<'_>, pos: usize) -> Option<()> {
+/// A union as [`Check::union`] checks it: `None` for the tag, a number
+/// (the member table's scalar at `voffset`, 0 when absent) or a text.
+enum Member<'a, const N: usize> {
+    Tag(u8),
+    Number([u8; N]),
+    Text(&'a str),
+}
+
+fn member<'b, const N: usize>(
+    c: &mut Check<'b>,
+    t: Table<'_>,
+    (tag_voffset, member_voffset): (usize, usize),
+    numeric_voffset: usize,
+) -> Option<Member<'b, N>> {
+    let member = c.field(t, member_voffset);
+    let tag = c.field(t, tag_voffset);
+    match (tag, member) {
+        (None, None) => Some(Member::Tag(UNION_NONE)),
+        (Some(tag), Some(member)) => {
+            let [tag] = c.bytes::<1>(tag, 1)?;
+            match tag {
+                UNION_NUMERIC => {
+                    let at = c.follow(member)?;
+                    let inner = c.table(at)?;
+                    let value = c.value_field::<N>(inner, numeric_voffset, N)?;
+                    Some(Member::Number(value.unwrap_or([0; N])))
+                }
+                UNION_LITERAL => {
+                    let at = c.follow(member)?;
+                    Some(Member::Text(c.text(at)?))
+                }
+                // flatbuffers leaves unknown members unread.
+                other => Some(Member::Tag(other)),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn outcome<'b>(c: &mut Check<'b>, pos: usize) -> Option<OutcomeParts<'b>> {
     let t = c.table(pos)?;
-    c.scalar_field(t, NumericIndex::VT_INDEX as usize, U32)
+    let value = match member::<4>(
+        c,
+        t,
+        (
+            OutcomeEvent::VT_VALUE_TYPE as usize,
+            OutcomeEvent::VT_VALUE as usize,
+        ),
+        NumericOutcome::VT_VALUE as usize,
+    )? {
+        Member::Tag(UNION_NONE) => OutcomeValue::None,
+        Member::Tag(other) => OutcomeValue::Unknown(other),
+        Member::Number(bytes) => OutcomeValue::Numeric(f32::from_le_bytes(bytes)),
+        Member::Text(text) => OutcomeValue::Literal(text),
+    };
+    let index = match member::<4>(
+        c,
+        t,
+        (
+            OutcomeEvent::VT_INDEX_TYPE as usize,
+            OutcomeEvent::VT_INDEX as usize,
+        ),
+        NumericIndex::VT_INDEX as usize,
+    )? {
+        Member::Tag(UNION_NONE) => IndexValue::None,
+        Member::Tag(other) => IndexValue::Unknown(other),
+        Member::Number(bytes) => IndexValue::Numeric(i32::from_le_bytes(bytes)),
+        Member::Text(text) => IndexValue::Literal(text),
+    };
+    let taken = c.value_field::<1>(t, OutcomeEvent::VT_ACTION_TAKEN as usize, 1)?;
+    Some(OutcomeParts {
+        value,
+        index,
+        action_taken: taken.is_some_and(|[b]| b != 0),
+    })
 }
 
 fn dedup_info(c: &mut Check<'_>, pos: usize) -> Option<()> {
@@ -383,13 +581,28 @@ macro_rules! quick {
 
 quick! {
     JoinedPayload => joined_payload,
-    Event => event,
-    CbEvent => cb_event,
     MultiSlotEvent => multi_slot_event,
     CaEvent => ca_event,
-    OutcomeEvent => outcome_event,
     DedupInfo => dedup_info,
     MultiStepEvent => multi_step_event,
+}
+
+impl QuickVerify for Event<'_> {
+    fn quick(buf: &[u8]) -> bool {
+        event_parts(buf).is_some()
+    }
+}
+
+impl QuickVerify for CbEvent<'_> {
+    fn quick(buf: &[u8]) -> bool {
+        cb_parts(buf).is_some()
+    }
+}
+
+impl QuickVerify for OutcomeEvent<'_> {
+    fn quick(buf: &[u8]) -> bool {
+        outcome_parts(buf).is_some()
+    }
 }
 
 // Once per episode, and with nothing the output needs: always the
