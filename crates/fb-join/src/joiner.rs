@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
 use fb_schema::{IndexValue, OutcomeParts, OutcomeValue, PayloadType, TimeStamp};
 
-use crate::config::{LearningMode, LoopConfig, Problem};
+use crate::config::{LearningMode, LoopConfig, Problem, RewardFunction};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, Diagnostics, Kind};
 use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
@@ -430,7 +430,10 @@ impl Joiner {
     fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
         let mut signals = std::mem::take(&mut self.signals);
         signals.clear();
-        signals.extend(outcomes.map(signal));
+        // Only `earliest` looks at times, and a time key costs a calendar
+        // computation per outcome.
+        let timed = self.config.reward_function == RewardFunction::Earliest;
+        signals.extend(outcomes.map(|o| signal(o, timed)));
         let reward = compute(
             self.config.reward_function,
             &signals,
@@ -969,10 +972,10 @@ fn group_of<'a>(ids: &mut Vec<&'a str>, by_id: &mut HashMap<&'a str, u32>, id: &
     (ids.len() - 1) as u32
 }
 
-fn signal(o: &Outcome) -> Signal {
+fn signal(o: &Outcome, timed: bool) -> Signal {
     Signal {
         value: o.value.number(),
-        time: time::key(&o.time),
+        time: if timed { time::key(&o.time) } else { (0, 0) },
         activation: o.action_taken,
     }
 }

@@ -41,7 +41,23 @@ pub fn compute(function: RewardFunction, signals: &[Signal], default: f32, compa
             sum / n as f32
         }
         RewardFunction::Median => {
-            let mut sorted: Vec<f32> = values.map(|s| s.value).collect();
+            // Decisions have a few outcomes: those sort on the stack, so
+            // that a median costs no allocation.
+            let mut small = [0f32; 16];
+            let mut large = Vec::new();
+            let count = values.clone().count();
+            let sorted: &mut [f32] = match small.get_mut(..count) {
+                Some(room) => {
+                    for (slot, s) in room.iter_mut().zip(values) {
+                        *slot = s.value;
+                    }
+                    room
+                }
+                None => {
+                    large.extend(values.map(|s| s.value));
+                    &mut large
+                }
+            };
             sorted.sort_by(f32::total_cmp);
             let mid = sorted.len() / 2;
             match (
@@ -250,5 +266,34 @@ mod tests {
             compute(RewardFunction::Sum, &signals, 0.0, Compat::Sane),
             1e8
         );
+    }
+
+    #[test]
+    fn medians_of_few_and_many_outcomes() {
+        // Up to 16 rewards sort on the stack, more on the heap; activations
+        // never count.
+        for count in [1usize, 2, 15, 16, 17, 40] {
+            let mut signals: Vec<Signal> = (0..count)
+                .map(|i| sig(((i * 7919) % 101) as f32, 0))
+                .collect();
+            signals.insert(count / 2, act(0));
+            let mut values: Vec<f32> = signals
+                .iter()
+                .filter(|s| !s.activation)
+                .map(|s| s.value)
+                .collect();
+            values.sort_by(f32::total_cmp);
+            let mid = values.len() / 2;
+            let expected = if values.len() % 2 == 1 {
+                values[mid]
+            } else {
+                (values[mid - 1] + values[mid]) / 2.0
+            };
+            assert_eq!(
+                compute(RewardFunction::Median, &signals, -9.0, Compat::Sane),
+                expected,
+                "{count} rewards"
+            );
+        }
     }
 }

@@ -328,3 +328,24 @@ fn warm_joiner_allocates_nothing_per_event() {
         }
     }
 }
+
+#[test]
+fn no_reward_function_allocates_per_event() {
+    for &function in RewardFunctionType::ENUM_VALUES {
+        let config = GenConfig {
+            limit: Limit::Events(1500),
+            outcomes: 3,
+            reward_function: function,
+            seed: 11,
+            ..GenConfig::default()
+        };
+        let mut bytes = Vec::new();
+        generate(&config, &mut bytes).unwrap();
+        let (allocations, events) = allocations_after_warm_up(&bytes, Options::default(), 100);
+        assert!(events > 500, "{function:?}: {events} events");
+        assert_eq!(
+            allocations, 0,
+            "{function:?}: {allocations} allocations for {events} events"
+        );
+    }
+}
