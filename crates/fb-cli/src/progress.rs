@@ -14,7 +14,13 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     bytes: u64,
     events: u64,
+    /// Calls since the bar was last looked at.
+    calls: u32,
 }
+
+/// Calls to [`Progress::add`] between looks at the clock: one per message
+/// cost a clock read, and a formatted message, per event.
+const LOOK_EVERY: u32 = 1024;
 
 impl Progress {
     /// `total` bytes when known; `quiet` turns it off.
@@ -26,6 +32,7 @@ impl Progress {
             bar: None,
             bytes: 0,
             events: 0,
+            calls: 0,
         }
     }
 
@@ -36,6 +43,11 @@ impl Progress {
         if !self.enabled {
             return;
         }
+        self.calls += 1;
+        if self.calls < LOOK_EVERY {
+            return;
+        }
+        self.calls = 0;
         if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
             let bar = match self.total {
                 Some(total) => ProgressBar::new(total),

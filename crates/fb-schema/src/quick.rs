@@ -39,6 +39,13 @@ const U64: (usize, usize) = (8, 8);
 /// `TimeStamp`: 12 bytes, alignment 1 as far as the verifier checks.
 const TIMESTAMP: (usize, usize) = (12, 1);
 
+/// True when `pos` is a multiple of `align`, a power of two: a mask, where
+/// `%` by a value the compiler cannot see would be a division.
+#[inline(always)]
+fn aligned(pos: usize, align: usize) -> bool {
+    pos & align.wrapping_sub(1) == 0
+}
+
 #[derive(Clone, Copy)]
 struct Table<'b> {
     pos: usize,
@@ -68,7 +75,7 @@ impl<'b> Check<'b> {
     /// to the buffer); counted towards the apparent size.
     #[inline(always)]
     fn bytes<const N: usize>(&mut self, pos: usize, align: usize) -> Option<[u8; N]> {
-        if !pos.is_multiple_of(align) {
+        if !aligned(pos, align) {
             return None;
         }
         let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
@@ -79,7 +86,7 @@ impl<'b> Check<'b> {
     /// A scalar of `size` bytes aligned to `align`.
     #[inline(always)]
     fn scalar(&mut self, pos: usize, (size, align): (usize, usize)) -> Option<()> {
-        if !pos.is_multiple_of(align) || pos.checked_add(size)? > self.buf.len() {
+        if !aligned(pos, align) || pos.checked_add(size)? > self.buf.len() {
             return None;
         }
         self.apparent = self.apparent.saturating_add(size);
