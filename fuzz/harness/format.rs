@@ -320,23 +320,55 @@ fn parts_agree(buf: &[u8]) {
             same(&p.id, &m.id(), "Metadata.id");
             same(&p.payload_type, &m.payload_type(), "Metadata.payload_type");
             same(&p.encoding, &m.encoding(), "Metadata.encoding");
-            same(&p.pass_probability, &m.pass_probability(), "Metadata.pass_probability");
-            same(&p.client_time, &m.client_time_utc().copied(), "Metadata.client_time_utc");
+            same(
+                &p.pass_probability,
+                &m.pass_probability(),
+                "Metadata.pass_probability",
+            );
+            same(
+                &p.client_time,
+                &m.client_time_utc().copied(),
+                "Metadata.client_time_utc",
+            );
         }
     }
     if let Some(p) = fb_schema::cb_parts(buf) {
         let cb = fb_schema::verified::<fb_schema::CbEvent>(buf).expect("quick said yes");
-        same(&p.deferred_action, &cb.deferred_action(), "CbEvent.deferred_action");
-        same(&p.action_ids, &cb.action_ids().map(|v| v.bytes()), "CbEvent.action_ids");
-        same(&p.context, &cb.context().map(|v| v.bytes()), "CbEvent.context");
-        same(&p.probabilities, &cb.probabilities().map(|v| v.bytes()), "CbEvent.probabilities");
+        same(
+            &p.deferred_action,
+            &cb.deferred_action(),
+            "CbEvent.deferred_action",
+        );
+        same(
+            &p.action_ids,
+            &cb.action_ids().map(|v| v.bytes()),
+            "CbEvent.action_ids",
+        );
+        same(
+            &p.context,
+            &cb.context().map(|v| v.bytes()),
+            "CbEvent.context",
+        );
+        same(
+            &p.probabilities,
+            &cb.probabilities().map(|v| v.bytes()),
+            "CbEvent.probabilities",
+        );
         same(&p.model_id, &cb.model_id(), "CbEvent.model_id");
-        same(&p.learning_mode, &cb.learning_mode(), "CbEvent.learning_mode");
+        same(
+            &p.learning_mode,
+            &cb.learning_mode(),
+            "CbEvent.learning_mode",
+        );
     }
     if let Some(p) = fb_schema::outcome_parts(buf) {
         let o = fb_schema::verified::<fb_schema::OutcomeEvent>(buf).expect("quick said yes");
         same(&p.value, &o.value(), "OutcomeEvent.value");
         same(&p.index, &o.index(), "OutcomeEvent.index");
-        same(&p.action_taken, &o.action_taken(), "OutcomeEvent.action_taken");
+        same(
+            &p.action_taken,
+            &o.action_taken(),
+            "OutcomeEvent.action_taken",
+        );
     }
 }

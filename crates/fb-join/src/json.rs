@@ -232,49 +232,24 @@ fn key<'a>(rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
     }
 }
 
-/// Bytes a string cannot simply step over: `"`, `\`, control characters,
-/// and bytes >= 0x80, which start UTF-8 sequences to check.
-#[rustfmt::skip]
-static STOP: [bool; 256] = {
-    const S: bool = true;
-    const P: bool = false;
-    [
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x00
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x10
-        P, P, S, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x20
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x30
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x40
-        P, P, P, P, P, P, P, P, P, P, P, P, S, P, P, P, // 0x50
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x60
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, // 0x70
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x80
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0x90
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xA0
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xB0
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xC0
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xD0
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xE0
-        S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, // 0xF0
-    ]
-};
-
 #[inline(always)]
 fn stops(byte: u8) -> bool {
-    STOP.get(usize::from(byte)) != Some(&false)
+    crate::simd::stops(byte)
 }
 
 /// The string whose opening quote, `open` bytes from the end, `rest`
 /// follows; returns what follows the closing quote.
 #[inline(always)]
 fn string<'a>(open: usize, rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
-    // Most strings end within eight bytes: that case has no loop, so that
-    // it keeps nothing from one round to the next.
-    let Some(word) = rest.first_chunk::<8>() else {
+    // Most strings end within sixteen bytes: one compare finds where, with
+    // no branch that depends on the length.
+    let Some(chunk) = rest.first_chunk::<16>() else {
         return string_slowly(open, rest, error);
     };
-    let Some(plain) = plain_bytes(word) else {
+    let plain = crate::simd::plain16(chunk);
+    if plain == 16 {
         return string_long(open, rest, error);
-    };
+    }
     let rest = rest.get(plain..).unwrap_or_default();
     if let [b'"', tail @ ..] = rest {
         return tail;
@@ -283,46 +258,16 @@ fn string<'a>(open: usize, rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
     string_slowly(open, rest, error)
 }
 
-/// How many bytes of `word` a string can step over before one it cannot,
-/// if it cannot step over all.
-#[inline(always)]
-fn plain_bytes(word: &[u8; 8]) -> Option<usize> {
-    // A test a byte, one after the other: the processor guesses where the
-    // string ends and runs on. Finding the end with arithmetic on the whole
-    // word is fewer instructions but held up every token after the string
-    // until it was done, and measured slower.
-    let [b0, b1, b2, b3, b4, b5, b6, b7] = *word;
-    if stops(b0) {
-        Some(0)
-    } else if stops(b1) {
-        Some(1)
-    } else if stops(b2) {
-        Some(2)
-    } else if stops(b3) {
-        Some(3)
-    } else if stops(b4) {
-        Some(4)
-    } else if stops(b5) {
-        Some(5)
-    } else if stops(b6) {
-        Some(6)
-    } else if stops(b7) {
-        Some(7)
-    } else {
-        None
-    }
-}
-
-/// Goes on with a string whose next eight bytes, at the start of `rest`,
+/// Goes on with a string whose next sixteen bytes, at the start of `rest`,
 /// are plain.
 #[inline(never)]
 fn string_long<'a>(open: usize, mut rest: &'a [u8], error: &mut Failure) -> &'a [u8] {
-    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
-        if let Some(plain) = plain_bytes(word) {
-            rest = rest.get(plain..).unwrap_or_default();
+    while let Some(chunk) = rest.first_chunk::<16>() {
+        let plain = crate::simd::plain16(chunk);
+        rest = rest.get(plain..).unwrap_or_default();
+        if plain < 16 {
             break;
         }
-        rest = tail;
     }
     string_slowly(open, rest, error)
 }
@@ -662,10 +607,10 @@ mod tests {
 
     #[test]
     fn agrees_with_the_reference_wherever_a_string_stops() {
-        // The scanner reads strings eight bytes to a length check: put each
+        // The scanner reads strings sixteen bytes to a compare: put each
         // kind of byte a string stops at in each place in and across those
-        // words, and near the end of the text.
-        for len in 0..24 {
+        // chunks, and near the end of the text.
+        for len in 0..40 {
             for at in 0..len {
                 for &stop in b"\"\\\x00\x1f\x80\xa9\xc3\xffu" {
                     let mut body = vec![b'a'; len];

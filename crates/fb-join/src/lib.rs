@@ -45,6 +45,7 @@ pub mod number;
 mod parallel;
 mod put;
 mod reward;
+mod simd;
 pub mod time;
 
 use std::io::{Read, Write};

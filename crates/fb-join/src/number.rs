@@ -76,16 +76,31 @@ pub(crate) fn put_i64<P: Put>(out: &mut P, v: i64) {
 pub(crate) fn put_str<P: Put>(out: &mut P, s: &str) {
     out.byte(b'"');
     let bytes = s.as_bytes();
-    // Ids and names rarely need an escape: one branch-free pass finds out.
-    let plain = bytes
-        .iter()
-        .fold(true, |ok, &b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
-    if plain {
+    if plain(bytes) {
         out.put(bytes);
         out.byte(b'"');
         return;
     }
     put_escaped(out, bytes);
+}
+
+/// True when `bytes` need no escape and are ASCII (others take the
+/// escaping path, which writes non-ASCII as is).
+#[inline(always)]
+fn plain(bytes: &[u8]) -> bool {
+    // Ids are 16 bytes and more: sixteen at a time, the last chunk
+    // overlapping the one before.
+    if let Some(last) = bytes.last_chunk::<16>() {
+        let mut chunks = bytes.chunks_exact(16);
+        return chunks.all(|c| {
+            c.first_chunk()
+                .is_some_and(|c| crate::simd::plain16(c) == 16)
+        }) && crate::simd::plain16(last) == 16;
+    }
+    // Short names: one branch-free pass.
+    bytes
+        .iter()
+        .fold(true, |ok, &b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'))
 }
 
 /// The body and closing quote of a string that needs escapes.
@@ -179,5 +194,38 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "\"a\\\"b\\\\c\\nd\\u0001é/\""
         );
+    }
+
+    #[test]
+    fn every_special_character_in_every_place_of_short_and_long_strings() {
+        // The plain test reads sixteen bytes at a time from 16 bytes on,
+        // the last chunk overlapping: try each place in and across chunks.
+        let expected = |text: &str| {
+            let mut out = String::from("\"");
+            for c in text.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\u{1}' => out.push_str("\\u0001"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        };
+        for len in 0..40 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\t', '\u{1}', 'é', '~'] {
+                    let text: String = (0..len)
+                        .map(|i| if i == at { special } else { 'x' })
+                        .collect();
+                    let mut out = Vec::new();
+                    push_str(&mut out, &text);
+                    assert_eq!(String::from_utf8(out).unwrap(), expected(&text), "{text:?}");
+                }
+            }
+        }
     }
 }

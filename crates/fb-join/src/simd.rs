@@ -1,0 +1,88 @@
+//! How far a string runs before a byte it cannot step over, sixteen bytes
+//! at a time.
+//!
+//! Testing byte after byte cost three instructions a byte and a branch per
+//! string whose outcome depended on the string's length; one SSE2 compare
+//! of sixteen bytes finds the end of most keys and values at once.
+
+/// How many of the sixteen bytes come before the first one a string
+/// cannot step over (`"`, `\`, a control character, a byte >= 0x80);
+/// 16 when there is none.
+#[inline(always)]
+pub(crate) fn plain16(bytes: &[u8; 16]) -> usize {
+    stops16(bytes).trailing_zeros() as usize
+}
+
+/// True for a byte a string cannot step over.
+#[inline(always)]
+pub(crate) fn stops(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\' || byte >= 0x80
+}
+
+/// Bit `i` set when byte `i` stops a string, and bit 16 always.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn stops16(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 processor
+    // has it and Rust enables it for every x86_64 target.
+    unsafe { sse2::stops16(bytes) }
+}
+
+/// Bit `i` set when byte `i` stops a string, and bit 16 always.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn stops16(bytes: &[u8; 16]) -> u32 {
+    scalar_stops16(bytes)
+}
+
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn scalar_stops16(bytes: &[u8; 16]) -> u32 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(1 << 16, |mask, (i, &b)| mask | (u32::from(stops(b)) << i))
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x,
+    };
+
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn stops16(bytes: &[u8; 16]) -> u32 {
+        // An unaligned load without a pointer: two halves the compiler
+        // joins into one instruction.
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = *bytes;
+        let v = _mm_set_epi64x(
+            i64::from_le_bytes([i, j, k, l, m, n, o, p]),
+            i64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        );
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Signed: below 0x20 is a control character or a byte >= 0x80.
+        let other = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let stops = _mm_or_si128(_mm_or_si128(quote, backslash), other);
+        (_mm_movemask_epi8(stops) as u32 & 0xFFFF) | 1 << 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_in_every_place() {
+        for byte in 0..=u8::MAX {
+            for at in 0..16 {
+                let mut bytes = [b'a'; 16];
+                bytes[at] = byte;
+                let expected = if stops(byte) { at } else { 16 };
+                assert_eq!(plain16(&bytes), expected, "{byte:#x} at {at}");
+                assert_eq!(stops16(&bytes), scalar_stops16(&bytes), "{byte:#x} at {at}");
+            }
+        }
+    }
+}
