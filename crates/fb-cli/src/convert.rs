@@ -149,23 +149,24 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
         let mut writer = dsjson::Writer::new(compat);
         // Lines gather here and go out in chunks at least as large as the
         // output's buffer, which then passes them through without a copy.
-        let mut lines = Vec::with_capacity(OUT_CHUNK + (64 << 10));
+        // Lines are formatted in place there, with no copy.
+        let mut lines = dsjson::Lines::with_capacity(OUT_CHUNK + (64 << 10));
         let (mut written, mut filtered) = (0u64, 0u64);
         let report = drive(&inputs, &mut joiner, global.quiet, |ev| {
             if !keep(args, ev) {
                 filtered += 1;
                 return Ok(());
             }
-            writer.write_line(ev, &mut lines);
+            writer.write_into(ev, &mut lines);
             written += 1;
             if lines.len() < OUT_CHUNK {
                 return Ok(());
             }
-            let result = out.write_all(&lines);
+            let result = out.write_all(lines.as_bytes());
             lines.clear();
             result.map_err(|e| format!("writing the output: {e}"))
         })?;
-        out.write_all(&lines)
+        out.write_all(lines.as_bytes())
             .map_err(|e| format!("writing the output: {e}"))?;
         (report, written, filtered)
     };

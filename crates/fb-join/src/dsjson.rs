@@ -65,6 +65,67 @@ impl Writer {
     }
 }
 
+/// DSJSON lines gathered in one buffer that [`Writer::write_into`] formats
+/// straight into: its bytes stay initialized from one use to the next, so
+/// a line needs no copy on its way to the output.
+#[derive(Debug, Default)]
+pub struct Lines {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Lines {
+    /// Room for about `capacity` bytes of lines before it grows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            buf: vec![0; capacity],
+            len: 0,
+        }
+    }
+
+    /// The lines written since the last [`Lines::clear`].
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+
+    /// Bytes of lines held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no line is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets the lines, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl Writer {
+    /// Appends the line of `ev` to `lines`, `\n` included, formatting it
+    /// in place.
+    pub fn write_into(&mut self, ev: &JoinedEvent, lines: &mut Lines) {
+        loop {
+            let room = lines.buf.get_mut(lines.len..).unwrap_or_default();
+            let mut cursor = Cursor::new(room);
+            line(ev, self.compat, &mut self.floats, &mut cursor);
+            let needed = cursor.len();
+            let end = lines.len + needed;
+            if end <= lines.buf.len() {
+                lines.len = end;
+                return;
+            }
+            // Too long for what is left: now that its length is known,
+            // again with room for it.
+            let grown = end.max(lines.buf.len().saturating_mul(2)).max(4096);
+            lines.buf.resize(grown, 0);
+        }
+    }
+}
+
 const CACHE_SLOTS: usize = 512;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -446,6 +507,29 @@ mod tests {
         ev.reward = 1.5;
         ev.skip_learn = len % 2 == 1;
         ev
+    }
+
+    #[test]
+    fn lines_written_in_place_equal_lines_written_out() {
+        let mut writer = Writer::new(Compat::Sane);
+        let mut lines = Lines::with_capacity(1000);
+        let mut expected = Vec::new();
+        for len in [0, 1, 100, 700, 3000, 10, 100_000, 5, 0] {
+            let ev = event(len);
+            write_line(&ev, Compat::Sane, &mut expected);
+            writer.write_into(&ev, &mut lines);
+            assert_eq!(
+                lines.as_bytes(),
+                &expected[..],
+                "after a context of {len} bytes"
+            );
+        }
+        assert_eq!(lines.len(), expected.len());
+        lines.clear();
+        assert!(lines.is_empty() && lines.as_bytes().is_empty());
+        writer.write_into(&event(3), &mut lines);
+        assert!(lines.as_bytes().starts_with(b"{\"_label_cost\":-1.5,"));
+        assert_eq!(Lines::default().as_bytes(), b"");
     }
 
     #[test]
