@@ -53,7 +53,11 @@ struct Table<'b> {
     vtable: &'b [u8],
 }
 
-struct Check<'b> {
+/// A walk over a buffer, checking what flatbuffers checks. With `COUNT`,
+/// it also counts tables and apparent size as flatbuffers does; without,
+/// it is for tables of a fixed shape in buffers of at most [`FIXED_LIMIT`]
+/// bytes, which cannot approach either limit (see there).
+struct Check<'b, const COUNT: bool = true> {
     buf: &'b [u8],
     /// Bytes the flatbuffers verifier would have counted so far. Compared
     /// with the limit before each string scan (the only work that could
@@ -62,7 +66,27 @@ struct Check<'b> {
     tables: usize,
 }
 
-impl<'b> Check<'b> {
+/// The largest buffer the fixed-shape checks (`event_parts`, `cb_parts`,
+/// `outcome_parts`) take; larger ones go to the flatbuffers verifier.
+///
+/// Those checks visit at most three tables and a handful of fields, so
+/// what flatbuffers counts is at most three vtables (3 x 64 KiB), a few
+/// hundred bytes of scalars and offsets, and four vectors or strings of at
+/// most the buffer's length each: under 2^28 bytes for a buffer of 2^26,
+/// far below the apparent-size limit, and three tables are far below the
+/// table limit. Not counting spares a chain of additions through every
+/// field of every event.
+const FIXED_LIMIT: usize = 1 << 26;
+
+impl<'b, const COUNT: bool> Check<'b, COUNT> {
+    /// Adds `n` bytes to the apparent size, when counting.
+    #[inline(always)]
+    fn count(&mut self, n: usize) {
+        if COUNT {
+            self.apparent = self.apparent.saturating_add(n);
+        }
+    }
+
     fn new(buf: &'b [u8]) -> Self {
         Self {
             buf,
@@ -79,7 +103,7 @@ impl<'b> Check<'b> {
             return None;
         }
         let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
-        self.apparent = self.apparent.saturating_add(N);
+        self.count(N);
         Some(bytes)
     }
 
@@ -89,7 +113,7 @@ impl<'b> Check<'b> {
         if !aligned(pos, align) || pos.checked_add(size)? > self.buf.len() {
             return None;
         }
-        self.apparent = self.apparent.saturating_add(size);
+        self.count(size);
         Some(())
     }
 
@@ -119,8 +143,10 @@ impl<'b> Check<'b> {
             return None;
         }
         let bytes = self.buf.get(vtable..vtable.checked_add(vtable_len)?)?;
-        self.apparent = self.apparent.saturating_add(vtable_len);
-        self.tables += 1;
+        self.count(vtable_len);
+        if COUNT {
+            self.tables += 1;
+        }
         Some(Table { pos, vtable: bytes })
     }
 
@@ -129,7 +155,7 @@ impl<'b> Check<'b> {
     #[inline(always)]
     fn field(&mut self, t: Table<'_>, voffset: usize) -> Option<usize> {
         let entry = t.vtable.get(voffset..voffset + 2)?;
-        self.apparent = self.apparent.saturating_add(2);
+        self.count(2);
         let at = usize::from(u16::from_le_bytes([*entry.first()?, *entry.get(1)?]));
         (at > 0).then(|| t.pos.saturating_add(at))
     }
@@ -172,7 +198,7 @@ impl<'b> Check<'b> {
         let (start, len) = self.vector(pos, U8)?;
         // Many vector elements may point at one long string: stop where
         // flatbuffers would, before the scans add up.
-        if self.apparent > APPARENT_LIMIT {
+        if COUNT && self.apparent > APPARENT_LIMIT {
             return None;
         }
         let end = start.checked_add(len)?;
@@ -235,7 +261,7 @@ impl<'b> Check<'b> {
 
     /// The limits [`Check::root`] holds a whole buffer to.
     fn within_limits(&self) -> bool {
-        self.apparent <= APPARENT_LIMIT && self.tables <= TABLE_LIMIT
+        !COUNT || (self.apparent <= APPARENT_LIMIT && self.tables <= TABLE_LIMIT)
     }
 
     /// An optional string field.
@@ -317,7 +343,10 @@ pub struct EventParts<'a> {
 /// Verifies `buf` as an `Event` (what `Event::quick` answers) and returns
 /// its parts; `None` wherever that answer is no.
 pub fn event_parts(buf: &[u8]) -> Option<EventParts<'_>> {
-    let mut c = Check::new(buf);
+    if buf.len() > FIXED_LIMIT {
+        return None;
+    }
+    let mut c = Check::<false>::new(buf);
     let root = c.follow(0)?;
     let t = c.table(root)?;
     let mut meta_at = None;
@@ -371,7 +400,7 @@ impl Default for MetaParts<'_> {
     }
 }
 
-fn metadata<'b>(c: &mut Check<'b>, pos: usize) -> Option<MetaParts<'b>> {
+fn metadata<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<MetaParts<'b>> {
     let t = c.table(pos)?;
     let id = c.text_field(t, Metadata::VT_ID as usize)?;
     let client_time = c
@@ -410,13 +439,16 @@ pub struct CbParts<'a> {
 /// Verifies `buf` as a `CbEvent` (what `CbEvent::quick` answers) and
 /// returns its parts; `None` wherever that answer is no.
 pub fn cb_parts(buf: &[u8]) -> Option<CbParts<'_>> {
-    let mut c = Check::new(buf);
+    if buf.len() > FIXED_LIMIT {
+        return None;
+    }
+    let mut c = Check::<false>::new(buf);
     let root = c.follow(0)?;
     let parts = cb(&mut c, root)?;
     c.within_limits().then_some(parts)
 }
 
-fn cb<'b>(c: &mut Check<'b>, pos: usize) -> Option<CbParts<'b>> {
+fn cb<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<CbParts<'b>> {
     let t = c.table(pos)?;
     let deferred = c.value_field::<1>(t, CbEvent::VT_DEFERRED_ACTION as usize, 1)?;
     let action_ids = c.bytes_field(t, CbEvent::VT_ACTION_IDS as usize, U64)?;
@@ -487,7 +519,10 @@ pub struct OutcomeParts<'a> {
 /// Verifies `buf` as an `OutcomeEvent` (what `OutcomeEvent::quick`
 /// answers) and returns its parts; `None` wherever that answer is no.
 pub fn outcome_parts(buf: &[u8]) -> Option<OutcomeParts<'_>> {
-    let mut c = Check::new(buf);
+    if buf.len() > FIXED_LIMIT {
+        return None;
+    }
+    let mut c = Check::<false>::new(buf);
     let root = c.follow(0)?;
     let parts = outcome(&mut c, root)?;
     c.within_limits().then_some(parts)
@@ -502,7 +537,7 @@ enum Member<'a, const N: usize> {
 }
 
 fn member<'b, const N: usize>(
-    c: &mut Check<'b>,
+    c: &mut Check<'b, false>,
     t: Table<'_>,
     (tag_voffset, member_voffset): (usize, usize),
     numeric_voffset: usize,
@@ -532,7 +567,7 @@ fn member<'b, const N: usize>(
     }
 }
 
-fn outcome<'b>(c: &mut Check<'b>, pos: usize) -> Option<OutcomeParts<'b>> {
+fn outcome<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<OutcomeParts<'b>> {
     let t = c.table(pos)?;
     let value = match member::<4>(
         c,
