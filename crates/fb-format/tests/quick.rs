@@ -202,3 +202,63 @@ fn quick_and_flatbuffers_agree_on_the_corpus_and_its_corruptions() {
         );
     }
 }
+
+/// A `JoinedPayload` of `events` elements that all point at one
+/// `JoinedEvent` whose `event` vector holds `bytes` bytes.
+fn shared_events(events: usize, bytes: usize) -> Vec<u8> {
+    use fb_schema::{JoinedEventArgs, JoinedPayloadArgs, TimeStamp};
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    let data = fbb.create_vector(&vec![7u8; bytes]);
+    let ts = TimeStamp::new(2024, 1, 1, 0, 0, 0, 0);
+    let one = fb_schema::JoinedEvent::create(
+        &mut fbb,
+        &JoinedEventArgs {
+            event: Some(data),
+            timestamp: Some(&ts),
+        },
+    );
+    let list = fbb.create_vector(&vec![one; events]);
+    let root = JoinedPayload::create(&mut fbb, &JoinedPayloadArgs { events: Some(list) });
+    fbb.finish_minimal(root);
+    fbb.finished_data().to_vec()
+}
+
+#[test]
+fn quick_says_no_where_flatbuffers_counts_past_its_limits() {
+    // Shared offsets make flatbuffers count the 1 MiB vector once per
+    // element: 4096 times is past its 2 GiB apparent-size limit.
+    let bomb = shared_events(4096, 1 << 20);
+    assert!(verified::<JoinedPayload>(&bomb).is_err());
+    assert!(!JoinedPayload::quick(&bomb));
+    // The same shape well within the limits: both say yes, whether the
+    // fast verifier counts (many events times a large buffer) or not.
+    for (events, bytes) in [(2, 100), (64, 1 << 20), (600, 1 << 20), (300, 100)] {
+        let fine = shared_events(events, bytes);
+        assert!(
+            verified::<JoinedPayload>(&fine).is_ok(),
+            "{events} x {bytes}"
+        );
+        assert!(JoinedPayload::quick(&fine), "{events} x {bytes}");
+    }
+}
+
+#[test]
+fn fixed_shape_tables_above_64_mib_go_to_flatbuffers() {
+    use fb_schema::CbEventArgs;
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    let context = fbb.create_vector(&vec![b' '; (64 << 20) + 1]);
+    let cb = CbEvent::create(
+        &mut fbb,
+        &CbEventArgs {
+            context: Some(context),
+            ..CbEventArgs::default()
+        },
+    );
+    fbb.finish_minimal(cb);
+    let buf = fbb.finished_data();
+    assert!(fb_schema::cb_parts(buf).is_none());
+    assert!(!CbEvent::quick(buf));
+    // Still read, the slow way.
+    let cb = fb_schema::verified_quick::<CbEvent>(buf).expect("a valid buffer");
+    assert_eq!(cb.context().map(|c| c.len()), Some((64 << 20) + 1));
+}

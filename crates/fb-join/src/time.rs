@@ -137,12 +137,35 @@ fn micros(t: &TimeStamp, compat: Compat) -> (u32, bool) {
     (micros, valid)
 }
 
+/// `00` to `99`: two digits a lookup, which halves the divisions of a
+/// timestamp and the chain of them each digit waited for.
+// Indexing in a constant: out of range would fail the build, not a run.
+#[allow(clippy::indexing_slicing)]
+static PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    pairs
+};
+
 /// The last `N` decimal digits of `v`, zero-padded.
+#[inline(always)]
 fn digits<const N: usize>(mut v: u32) -> [u8; N] {
     let mut out = [b'0'; N];
-    for slot in out.iter_mut().rev() {
-        *slot = b'0' + (v % 10) as u8;
-        v /= 10;
+    let mut end = N;
+    while end >= 2 {
+        let pair = PAIRS.get((v % 100) as usize).copied().unwrap_or([b'0'; 2]);
+        if let Some(slot) = out.get_mut(end - 2..end) {
+            slot.copy_from_slice(&pair);
+        }
+        v /= 100;
+        end -= 2;
+    }
+    if let (1, Some(first)) = (end, out.first_mut()) {
+        *first = b'0' + (v % 10) as u8;
     }
     out
 }
@@ -171,6 +194,43 @@ fn pad<P: Put>(out: &mut P, v: u64, width: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digits_are_the_last_n_zero_padded() {
+        let mut rng = fb_tests::Rng::new(3);
+        let values = (0..10_000u32)
+            .chain([
+                99,
+                100,
+                999,
+                1000,
+                9999,
+                10_000,
+                99_999,
+                999_999,
+                9_999_999,
+                u32::MAX,
+            ])
+            .chain((0..10_000).map(|_| rng.next() as u32));
+        for v in values {
+            assert_eq!(digits::<2>(v), *format!("{:02}", v % 100).as_bytes(), "{v}");
+            assert_eq!(
+                digits::<4>(v),
+                *format!("{:04}", v % 10_000).as_bytes(),
+                "{v}"
+            );
+            assert_eq!(
+                digits::<6>(v),
+                *format!("{:06}", v % 1_000_000).as_bytes(),
+                "{v}"
+            );
+            assert_eq!(
+                digits::<3>(v),
+                *format!("{:03}", v % 1000).as_bytes(),
+                "{v}"
+            );
+        }
+    }
 
     #[test]
     fn the_minute_memo_writes_what_put_timestamp_writes() {

@@ -303,16 +303,50 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
         .is_some();
         // Both counts only grow, so a total within the (stricter) limits
         // means flatbuffers never crossed its own on the way.
-        shape_ok && c.apparent <= APPARENT_LIMIT && c.tables <= TABLE_LIMIT
+        shape_ok && c.within_limits()
     }
 }
 
-fn joined_payload(c: &mut Check<'_>, pos: usize) -> Option<()> {
+fn joined_payload<const COUNT: bool>(c: &mut Check<'_, COUNT>, pos: usize) -> Option<()> {
     let t = c.table(pos)?;
     c.vector_of(t, JoinedPayload::VT_EVENTS as usize, joined_event)
 }
 
-fn joined_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
+/// How many events the `JoinedPayload` in `buf` lists, when its shape goes
+/// that far.
+fn events_listed(buf: &[u8]) -> Option<usize> {
+    let mut c = Check::<false>::new(buf);
+    let root = c.follow(0)?;
+    let t = c.table(root)?;
+    let pos = c.field(t, JoinedPayload::VT_EVENTS as usize)?;
+    let at = c.follow(pos)?;
+    c.u32_at(at)
+}
+
+/// Events times (buffer length + 65,600) up to which a `JoinedPayload`
+/// needs no counting.
+///
+/// Each event visited adds to what flatbuffers counts at most its vtable
+/// (64 KiB), a few dozen bytes of offsets and fields, and its `event`
+/// vector (at most the buffer's length); so within this budget the apparent
+/// size stays under 2^29 + a little, far below the limit, and the tables
+/// (one per event, under 2^29 / 65,600) far below theirs.
+const VECTOR_BUDGET: usize = 1 << 29;
+
+impl QuickVerify for JoinedPayload<'_> {
+    fn quick(buf: &[u8]) -> bool {
+        let events = events_listed(buf).unwrap_or(0);
+        let within = buf.len() <= FIXED_LIMIT
+            && events.saturating_mul(buf.len().saturating_add(65_600)) <= VECTOR_BUDGET;
+        if within {
+            Check::<false>::root(buf, joined_payload::<false>)
+        } else {
+            Check::<true>::root(buf, joined_payload::<true>)
+        }
+    }
+}
+
+fn joined_event<const COUNT: bool>(c: &mut Check<'_, COUNT>, pos: usize) -> Option<()> {
     let t = c.table(pos)?;
     c.vector_field(t, JoinedEvent::VT_EVENT as usize, U8)?;
     c.scalar_field(t, JoinedEvent::VT_TIMESTAMP as usize, TIMESTAMP)
@@ -622,7 +656,6 @@ macro_rules! quick {
 }
 
 quick! {
-    JoinedPayload => joined_payload,
     MultiSlotEvent => multi_slot_event,
     CaEvent => ca_event,
     DedupInfo => dedup_info,
