@@ -98,8 +98,9 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
     /// The `N` bytes at `pos`, which must be aligned to `align` (relative
     /// to the buffer); counted towards the apparent size.
     #[inline(always)]
-    fn bytes<const N: usize>(&mut self, pos: usize, align: usize) -> Option<[u8; N]> {
-        if !aligned(pos, align) {
+    fn bytes<const N: usize, const ALIGN: usize>(&mut self, pos: usize) -> Option<[u8; N]> {
+        // A constant: alignments of one cost nothing.
+        if !aligned(pos, ALIGN) {
             return None;
         }
         let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
@@ -119,7 +120,7 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
 
     #[inline(always)]
     fn u32_at(&mut self, pos: usize) -> Option<usize> {
-        Some(u32::from_le_bytes(self.bytes(pos, 4)?) as usize)
+        Some(u32::from_le_bytes(self.bytes::<4, 4>(pos)?) as usize)
     }
 
     /// Follows the forward offset stored at `pos`.
@@ -130,14 +131,14 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
 
     #[inline(always)]
     fn table(&mut self, pos: usize) -> Option<Table<'b>> {
-        let soffset = i32::from_le_bytes(self.bytes(pos, 4)?);
+        let soffset = i32::from_le_bytes(self.bytes::<4, 4>(pos)?);
         let distance = soffset.unsigned_abs() as usize;
         let vtable = if soffset > 0 {
             pos.checked_sub(distance)?
         } else {
             pos.checked_add(distance)?
         };
-        let vtable_len = usize::from(u16::from_le_bytes(self.bytes(vtable, 2)?));
+        let vtable_len = usize::from(u16::from_le_bytes(self.bytes::<2, 2>(vtable)?));
         // `vtable` is even, so this asks for an even length.
         if !vtable_len.is_multiple_of(2) {
             return None;
@@ -154,10 +155,11 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
     /// vtable was checked whole, so this cannot fail.
     #[inline(always)]
     fn field(&mut self, t: Table<'_>, voffset: usize) -> Option<usize> {
-        let entry = t.vtable.get(voffset..voffset + 2)?;
+        let entry = t.vtable.get(voffset..)?.first_chunk::<2>()?;
         self.count(2);
-        let at = usize::from(u16::from_le_bytes([*entry.first()?, *entry.get(1)?]));
-        (at > 0).then(|| t.pos.saturating_add(at))
+        let at = usize::from(u16::from_le_bytes(*entry));
+        // `pos` is inside the buffer and `at` below 2^16: no overflow.
+        (at > 0).then(|| t.pos + at)
     }
 
     /// An optional scalar or struct field.
@@ -247,14 +249,13 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
 
     /// An optional scalar field's `N` bytes, `None` when absent.
     #[inline(always)]
-    fn value_field<const N: usize>(
+    fn value_field<const N: usize, const ALIGN: usize>(
         &mut self,
         t: Table<'_>,
         voffset: usize,
-        align: usize,
     ) -> Option<Option<[u8; N]>> {
         match self.field(t, voffset) {
-            Some(pos) => Some(Some(self.bytes::<N>(pos, align)?)),
+            Some(pos) => Some(Some(self.bytes::<N, ALIGN>(pos)?)),
             None => Some(None),
         }
     }
@@ -438,12 +439,12 @@ fn metadata<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<MetaParts<'b>> {
     let t = c.table(pos)?;
     let id = c.text_field(t, Metadata::VT_ID as usize)?;
     let client_time = c
-        .value_field::<12>(t, Metadata::VT_CLIENT_TIME_UTC as usize, TIMESTAMP.1)?
+        .value_field::<12, 1>(t, Metadata::VT_CLIENT_TIME_UTC as usize)?
         .map(TimeStamp);
     c.string_field(t, Metadata::VT_APP_ID as usize)?;
-    let payload_type = c.value_field::<1>(t, Metadata::VT_PAYLOAD_TYPE as usize, 1)?;
-    let pass = c.value_field::<4>(t, Metadata::VT_PASS_PROBABILITY as usize, 4)?;
-    let encoding = c.value_field::<1>(t, Metadata::VT_ENCODING as usize, 1)?;
+    let payload_type = c.value_field::<1, 1>(t, Metadata::VT_PAYLOAD_TYPE as usize)?;
+    let pass = c.value_field::<4, 4>(t, Metadata::VT_PASS_PROBABILITY as usize)?;
+    let encoding = c.value_field::<1, 1>(t, Metadata::VT_ENCODING as usize)?;
     Some(MetaParts {
         id,
         payload_type: payload_type.map_or(PayloadType::CB, |[b]| PayloadType(b)),
@@ -484,12 +485,12 @@ pub fn cb_parts(buf: &[u8]) -> Option<CbParts<'_>> {
 
 fn cb<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<CbParts<'b>> {
     let t = c.table(pos)?;
-    let deferred = c.value_field::<1>(t, CbEvent::VT_DEFERRED_ACTION as usize, 1)?;
+    let deferred = c.value_field::<1, 1>(t, CbEvent::VT_DEFERRED_ACTION as usize)?;
     let action_ids = c.bytes_field(t, CbEvent::VT_ACTION_IDS as usize, U64)?;
     let context = c.bytes_field(t, CbEvent::VT_CONTEXT as usize, U8)?;
     let probabilities = c.bytes_field(t, CbEvent::VT_PROBABILITIES as usize, U32)?;
     let model_id = c.text_field(t, CbEvent::VT_MODEL_ID as usize)?;
-    let mode = c.value_field::<1>(t, CbEvent::VT_LEARNING_MODE as usize, 1)?;
+    let mode = c.value_field::<1, 1>(t, CbEvent::VT_LEARNING_MODE as usize)?;
     Some(CbParts {
         deferred_action: deferred.is_some_and(|[b]| b != 0),
         action_ids,
@@ -581,12 +582,12 @@ fn member<'b, const N: usize>(
     match (tag, member) {
         (None, None) => Some(Member::Tag(UNION_NONE)),
         (Some(tag), Some(member)) => {
-            let [tag] = c.bytes::<1>(tag, 1)?;
+            let [tag] = c.bytes::<1, 1>(tag)?;
             match tag {
                 UNION_NUMERIC => {
                     let at = c.follow(member)?;
                     let inner = c.table(at)?;
-                    let value = c.value_field::<N>(inner, numeric_voffset, N)?;
+                    let value = c.value_field::<N, N>(inner, numeric_voffset)?;
                     Some(Member::Number(value.unwrap_or([0; N])))
                 }
                 UNION_LITERAL => {
@@ -631,7 +632,7 @@ fn outcome<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<OutcomeParts<'b>>
         Member::Number(bytes) => IndexValue::Numeric(i32::from_le_bytes(bytes)),
         Member::Text(text) => IndexValue::Literal(text),
     };
-    let taken = c.value_field::<1>(t, OutcomeEvent::VT_ACTION_TAKEN as usize, 1)?;
+    let taken = c.value_field::<1, 1>(t, OutcomeEvent::VT_ACTION_TAKEN as usize)?;
     Some(OutcomeParts {
         value,
         index,
