@@ -19,7 +19,7 @@ use fb_format::{Framer, Message, MessageKind, StreamReader};
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
 use crate::diag::Diagnostics;
-use crate::dsjson;
+use crate::dsjson::{self, Lines};
 use crate::event::JoinedEvent;
 use crate::joiner::Joiner;
 use crate::metrics::Metrics;
@@ -59,7 +59,7 @@ struct Batch {
 #[derive(Default)]
 struct Pools {
     messages: Mutex<Vec<Messages>>,
-    lines: Mutex<Vec<Vec<u8>>>,
+    lines: Mutex<Vec<Lines>>,
 }
 
 impl Pools {
@@ -82,7 +82,7 @@ impl Pools {
 
 struct Done {
     seq: u64,
-    lines: Vec<u8>,
+    lines: Lines,
     events: u64,
     written: u64,
     diags: Diagnostics,
@@ -255,9 +255,8 @@ fn worker<K>(
             Err(_) => return,
         };
         joiner.set_state(batch.config, batch.dedup);
-        let mut lines: Vec<u8> = Pools::take(&pools.lines);
+        let mut lines: Lines = Pools::take(&pools.lines);
         lines.clear();
-        lines.reserve(batch.messages.data.len());
         let (mut events, mut written) = (0, 0);
         let mut messages = batch.messages;
         for m in &messages.slots {
@@ -273,7 +272,7 @@ fn worker<K>(
             while let Some(ev) = joiner.pop() {
                 events += 1;
                 if keep(&ev) {
-                    writer.write_line(&ev, &mut lines);
+                    writer.write_into(&ev, &mut lines);
                     written += 1;
                 }
                 joiner.recycle(ev);
@@ -315,7 +314,7 @@ fn write_in_order<W: Write>(
         while let Some(done) = waiting.remove(&next) {
             next += 1;
             if failure.is_none() {
-                if let Err(source) = output.write_all(&done.lines) {
+                if let Err(source) = output.write_all(done.lines.as_bytes()) {
                     failure = Some(Error::Write { written, source });
                 }
                 written += done.lines.len() as u64;
