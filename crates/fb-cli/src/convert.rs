@@ -114,7 +114,13 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
 }
 
 /// Output chunk of the single-thread path: the output buffer's size.
-const OUT_CHUNK: usize = crate::output::BUFFER;
+/// Lines gathered before one write: at least the output's buffer, so
+/// that they go straight through it.
+const OUT_CHUNK: usize = if crate::output::BUFFER > 1 << 20 {
+    crate::output::BUFFER
+} else {
+    1 << 20
+};
 
 fn keep(args: &Args, ev: &JoinedEvent) -> bool {
     if args.skip_learn == "exclude" && ev.skip_learn {

@@ -5,7 +5,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 /// Buffer size of the output: writes this large go straight through.
-pub const BUFFER: usize = 1 << 20;
+/// Converters hand it chunks of lines larger than this (a megabyte from
+/// one thread, a batch's lines from workers), which so are never copied
+/// into the buffer; it only gathers the small writes of other commands.
+pub const BUFFER: usize = 256 << 10;
 
 /// Opens the output: stdout for `None` or `-`; `.gz` and `.zst` files are
 /// compressed.
