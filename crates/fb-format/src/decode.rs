@@ -6,9 +6,9 @@
 //! into a buffer the [`PayloadDecoder`] reuses.
 
 use fb_schema::{
-    verified, verified_quick, CaEvent, CbEvent, CheckpointInfo, DedupInfo, EpisodeEvent, Event,
-    EventEncoding, EventParts, FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent,
-    MultiStepEvent, OutcomeEvent, PayloadType, QuickVerify, TimeStamp,
+    verified, verified_quick, CaEvent, CbEvent, CbParts, CheckpointInfo, DedupInfo, EpisodeEvent,
+    Event, EventEncoding, FileHeader, JoinedEvent, JoinedPayload, Metadata, MultiSlotEvent,
+    MultiStepEvent, OutcomeEvent, OutcomeParts, PayloadType, QuickVerify, TimeStamp,
 };
 use flatbuffers::{Follow, Verifiable};
 
@@ -42,22 +42,6 @@ where
         what,
         source,
     })
-}
-
-/// The parts of an `Event` the flatbuffers verifier accepted where the
-/// fast one did not, read through the accessors.
-fn parts_of(event: Event<'_>) -> EventParts<'_> {
-    let meta = event.meta();
-    EventParts {
-        event,
-        meta,
-        id: meta.and_then(|m| m.id()),
-        payload_type: meta.map_or(PayloadType::CB, |m| m.payload_type()),
-        encoding: meta.map_or(EventEncoding::Identity, |m| m.encoding()),
-        pass_probability: meta.map_or(0.0, |m| m.pass_probability()),
-        client_time: meta.and_then(|m| m.client_time_utc().copied()),
-        payload: event.payload().map(|v| v.bytes()),
-    }
 }
 
 impl<'a> Message<'a> {
@@ -182,7 +166,7 @@ impl<'a> EventView<'a> {
             .ok_or_else(|| missing("JoinedEvent", "timestamp"))?;
         let parts = match fb_schema::event_parts(bytes.bytes()) {
             Some(parts) => parts,
-            None => parts_of(verify_slow::<Event>(bytes.bytes(), offset, index, "Event")?),
+            None => verify_slow::<Event>(bytes.bytes(), offset, index, "Event")?.into(),
         };
         let meta = parts.meta.ok_or_else(|| missing("Event", "meta"))?;
         let id = parts.id.ok_or_else(|| missing("Metadata", "id"))?;
@@ -368,6 +352,29 @@ impl PayloadDecoder {
             return Err(fail(format!("frame declared {size} bytes but held {n}")));
         }
         Ok(&self.scratch)
+    }
+
+    /// The `CbEvent` payload of `view`, as the fast verifier reads it, or
+    /// through the flatbuffers verifier and accessors where it declines
+    /// (which also gives the errors). The payload is decompressed once.
+    pub fn cb<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<CbParts<'s>> {
+        let (offset, index) = (view.offset, view.index);
+        let bytes = self.bytes(view)?;
+        match fb_schema::cb_parts(bytes) {
+            Some(parts) => Ok(parts),
+            None => Ok(verify_slow::<CbEvent>(bytes, offset, index, "CbEvent")?.into()),
+        }
+    }
+
+    /// The `OutcomeEvent` payload of `view`, as [`PayloadDecoder::cb`]
+    /// reads a `CbEvent`.
+    pub fn outcome<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<OutcomeParts<'s>> {
+        let (offset, index) = (view.offset, view.index);
+        let bytes = self.bytes(view)?;
+        match fb_schema::outcome_parts(bytes) {
+            Some(parts) => Ok(parts),
+            None => Ok(verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent")?.into()),
+        }
     }
 
     /// The verified typed payload of `view`.

@@ -72,6 +72,20 @@ fn parts_agree(table: &str, buf: &[u8]) {
             let e = verified::<Event>(buf).expect("quick said yes");
             same(&p.payload, &e.payload().map(|v| v.bytes()));
             same(&p.meta.is_some(), &e.meta().is_some());
+            let slow = fb_schema::EventParts::from(e);
+            same(
+                &(p.id, p.payload_type, p.encoding, p.pass_probability),
+                &(
+                    slow.id,
+                    slow.payload_type,
+                    slow.encoding,
+                    slow.pass_probability,
+                ),
+            );
+            same(
+                &(p.client_time, p.payload),
+                &(slow.client_time, slow.payload),
+            );
             if let Some(m) = e.meta() {
                 same(&p.id, &m.id());
                 same(&p.payload_type, &m.payload_type());
@@ -92,6 +106,8 @@ fn parts_agree(table: &str, buf: &[u8]) {
             same(&p.probabilities, &cb.probabilities().map(|v| v.bytes()));
             same(&p.model_id, &cb.model_id());
             same(&p.learning_mode, &cb.learning_mode());
+            // The conversion the slow path uses reads the same.
+            same(&p, &fb_schema::CbParts::from(cb));
         }
         "OutcomeEvent" => {
             let Some(p) = fb_schema::outcome_parts(buf) else {
@@ -101,6 +117,7 @@ fn parts_agree(table: &str, buf: &[u8]) {
             same(&p.value, &o.value());
             same(&p.index, &o.index());
             same(&p.action_taken, &o.action_taken());
+            same(&p, &fb_schema::OutcomeParts::from(o));
         }
         _ => {}
     }

@@ -110,17 +110,7 @@ pub fn extract_into(
     ev: &mut JoinedEvent,
 ) -> Result<LearningMode, Rejection> {
     match payload {
-        Payload::Cb(cb) => extract_cb(
-            &CbParts {
-                deferred_action: cb.deferred_action(),
-                action_ids: cb.action_ids().map(|v| v.bytes()),
-                context: cb.context().map(|v| v.bytes()),
-                probabilities: cb.probabilities().map(|v| v.bytes()),
-                model_id: cb.model_id(),
-                learning_mode: cb.learning_mode(),
-            },
-            ev,
-        ),
+        Payload::Cb(cb) => extract_cb(&CbParts::from(*cb), ev),
         Payload::Ccb(ms) | Payload::Slates(ms) => {
             let kind = if matches!(payload, Payload::Ccb(_)) {
                 EventKind::Ccb

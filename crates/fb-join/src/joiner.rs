@@ -390,27 +390,11 @@ impl Joiner {
         if self.spare.len() > POOL_LIMIT {
             self.spare.truncate(POOL_LIMIT);
         }
-        if let Ok(Some(o)) = self.decoder.bytes(view).map(fb_schema::outcome_parts) {
-            fill_outcome(out, &o, &mut self.spare);
-            out.time = self.time_of(at, view);
-            out.event_id.clear();
-            out.event_id.push_str(view.id);
-            return true;
-        }
-        let decoded = match self.decoder.payload(view) {
-            Ok(Payload::Outcome(o)) => {
-                let parts = OutcomeParts {
-                    value: o.value(),
-                    index: o.index(),
-                    action_taken: o.action_taken(),
-                };
-                fill_outcome(out, &parts, &mut self.spare);
+        let decoded = match self.decoder.outcome(view) {
+            Ok(o) => {
+                fill_outcome(out, &o, &mut self.spare);
                 Ok(())
             }
-            Ok(other) => Err(format!(
-                "{} where an outcome was declared",
-                other.table_name()
-            )),
             Err(err) => Err(err.to_string()),
         };
         match decoded {
@@ -612,18 +596,12 @@ impl Joiner {
             );
             return false;
         }
-        // CB payloads the fast verifier accepts are read as it reads them;
-        // the rest (and every error) go through the flatbuffers path.
-        let fast = match view.payload_type() {
-            PayloadType::CB => match self.decoder.bytes(view).map(fb_schema::cb_parts) {
-                Ok(Some(cb)) => Some(extract_cb(&cb, ev)),
-                _ => None,
+        let extracted = match view.payload_type() {
+            PayloadType::CB => match self.decoder.cb(view) {
+                Ok(cb) => extract_cb(&cb, ev),
+                Err(err) => Err((Kind::InvalidPayload, err.to_string())),
             },
-            _ => None,
-        };
-        let extracted = match fast {
-            Some(extracted) => extracted,
-            None => match self.decoder.payload(view) {
+            _ => match self.decoder.payload(view) {
                 Ok(payload) => {
                     debug_assert_eq!(kind_of(&payload), Some(declared));
                     extract_into(&payload, ev)

@@ -375,6 +375,24 @@ pub struct EventParts<'a> {
     pub payload: Option<&'a [u8]>,
 }
 
+/// The same parts read through the accessors, for a buffer only the
+/// flatbuffers verifier accepted.
+impl<'a> From<Event<'a>> for EventParts<'a> {
+    fn from(event: Event<'a>) -> Self {
+        let meta = event.meta();
+        Self {
+            event,
+            meta,
+            id: meta.and_then(|m| m.id()),
+            payload_type: meta.map_or(PayloadType::CB, |m| m.payload_type()),
+            encoding: meta.map_or(EventEncoding::Identity, |m| m.encoding()),
+            pass_probability: meta.map_or(0.0, |m| m.pass_probability()),
+            client_time: meta.and_then(|m| m.client_time_utc().copied()),
+            payload: event.payload().map(|v| v.bytes()),
+        }
+    }
+}
+
 /// Verifies `buf` as an `Event` (what `Event::quick` answers) and returns
 /// its parts; `None` wherever that answer is no.
 pub fn event_parts(buf: &[u8]) -> Option<EventParts<'_>> {
@@ -471,6 +489,21 @@ pub struct CbParts<'a> {
     pub learning_mode: LearningModeType,
 }
 
+/// The same parts read through the accessors, for a buffer only the
+/// flatbuffers verifier accepted.
+impl<'a> From<CbEvent<'a>> for CbParts<'a> {
+    fn from(cb: CbEvent<'a>) -> Self {
+        Self {
+            deferred_action: cb.deferred_action(),
+            action_ids: cb.action_ids().map(|v| v.bytes()),
+            context: cb.context().map(|v| v.bytes()),
+            probabilities: cb.probabilities().map(|v| v.bytes()),
+            model_id: cb.model_id(),
+            learning_mode: cb.learning_mode(),
+        }
+    }
+}
+
 /// Verifies `buf` as a `CbEvent` (what `CbEvent::quick` answers) and
 /// returns its parts; `None` wherever that answer is no.
 pub fn cb_parts(buf: &[u8]) -> Option<CbParts<'_>> {
@@ -549,6 +582,18 @@ pub struct OutcomeParts<'a> {
     pub index: IndexValue<'a>,
     /// `action_taken` (false when absent).
     pub action_taken: bool,
+}
+
+/// The same parts read through the accessors, for a buffer only the
+/// flatbuffers verifier accepted.
+impl<'a> From<OutcomeEvent<'a>> for OutcomeParts<'a> {
+    fn from(o: OutcomeEvent<'a>) -> Self {
+        Self {
+            value: o.value(),
+            index: o.index(),
+            action_taken: o.action_taken(),
+        }
+    }
 }
 
 /// Verifies `buf` as an `OutcomeEvent` (what `OutcomeEvent::quick`
