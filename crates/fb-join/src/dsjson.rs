@@ -21,9 +21,8 @@ pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
 pub struct Writer {
     compat: Compat,
     floats: Memo,
-    /// Lines are formatted here through a [`Cursor`], then copied out
-    /// whole; its bytes stay initialized from one line to the next.
-    scratch: Vec<u8>,
+    /// [`Writer::write_line`] formats here, then copies the line out whole.
+    scratch: Lines,
 }
 
 impl std::fmt::Debug for Writer {
@@ -43,25 +42,17 @@ impl Writer {
                 cache: vec![Slot::default(); CACHE_SLOTS].into_boxed_slice(),
                 minute: MinuteMemo::default(),
             },
-            scratch: vec![0; 4096],
+            scratch: Lines::with_capacity(4096),
         }
     }
 
     /// Appends the line of `ev` to `out`, `\n` included.
     pub fn write_line(&mut self, ev: &JoinedEvent, out: &mut Vec<u8>) {
-        loop {
-            let mut cursor = Cursor::new(&mut self.scratch);
-            line(ev, self.compat, &mut self.floats, &mut cursor);
-            let len = cursor.len();
-            if let Some(text) = self.scratch.get(..len) {
-                out.put(text);
-                return;
-            }
-            // Too long for the scratch buffer: now that its length is
-            // known, again with room for it.
-            let room = len.max(self.scratch.len().saturating_mul(2));
-            self.scratch.resize(room, 0);
-        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        self.write_into(ev, &mut scratch);
+        out.extend_from_slice(scratch.as_bytes());
+        self.scratch = scratch;
     }
 }
 
