@@ -46,23 +46,13 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
 
 /// [`push_timestamp`] into any sink.
 pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
+    MinuteMemo::default().put(out, t, compat)
+}
+
+/// [`push_timestamp`] for a year above 9999 or a field above 99 (corrupt
+/// bytes): each field in as many digits as it has.
+fn put_padded<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
     let (micros, valid) = micros(t, compat);
-    let fields = [t.month(), t.day(), t.hour(), t.minute(), t.second()];
-    if t.year() <= 9999 && fields.iter().all(|&f| f <= 99) {
-        // The usual case, built whole: one copy instead of one per field.
-        let [y0, y1, y2, y3] = digits::<4>(u32::from(t.year()));
-        let [mo0, mo1] = digits::<2>(u32::from(t.month()));
-        let [d0, d1] = digits::<2>(u32::from(t.day()));
-        let [h0, h1] = digits::<2>(u32::from(t.hour()));
-        let [mi0, mi1] = digits::<2>(u32::from(t.minute()));
-        let [s0, s1] = digits::<2>(u32::from(t.second()));
-        let [u0, u1, u2, u3, u4, u5] = digits::<6>(micros);
-        out.put(&[
-            b'"', y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1, b':',
-            s0, s1, b'.', u0, u1, u2, u3, u4, u5, b'Z', b'"',
-        ]);
-        return valid;
-    }
     out.byte(b'"');
     pad(out, u64::from(t.year()), 4);
     out.byte(b'-');
@@ -92,12 +82,12 @@ pub(crate) struct MinuteMemo {
 }
 
 impl MinuteMemo {
-    /// [`put_timestamp`], with the minute's text reused when it repeats.
+    /// [`push_timestamp`], with the minute's text reused when it repeats.
     #[inline]
     pub(crate) fn put<P: Put>(&mut self, out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
         let fields = [t.month(), t.day(), t.hour(), t.minute(), t.second()];
         if t.year() > 9999 || fields.iter().any(|&f| f > 99) {
-            return put_timestamp(out, t, compat);
+            return put_padded(out, t, compat);
         }
         let key = 1 << 63
             | u64::from(t.year()) << 32
