@@ -235,17 +235,15 @@ fn convert_recovering(
             match item {
                 fb_format::recover::Recovered::Message(msg) => {
                     *report.messages.entry(msg.kind.name()).or_default() += 1;
-                    joiner.push(&msg);
                     line.clear();
-                    while let Some(ev) = joiner.pop() {
-                        if keep(args, &ev) {
-                            writer.write_line(&ev, &mut line);
+                    joiner.push_each(&msg, |ev| {
+                        if keep(args, ev) {
+                            writer.write_line(ev, &mut line);
                             written += 1;
                         } else {
                             filtered += 1;
                         }
-                        joiner.recycle(ev);
-                    }
+                    });
                     out.write_all(&line)
                         .map_err(|e| format!("writing the output: {e}"))?;
                 }

@@ -143,14 +143,15 @@ pub fn drive(
             } else {
                 *report.messages.entry(msg.kind.name()).or_default() += 1;
             }
-            joiner.push(msg);
             let mut events = 0;
-            while let Some(ev) = joiner.pop() {
-                on_event(&ev)?;
-                events += 1;
-                joiner.recycle(ev);
-            }
-            Ok(events)
+            let mut failed = Ok(());
+            joiner.push_each(msg, |ev| {
+                if failed.is_ok() {
+                    failed = on_event(ev);
+                    events += 1;
+                }
+            });
+            failed.map(|()| events)
         };
         if let Some(map) = input::map(input) {
             if let Some(why) = input::sniff(map.get(..4).unwrap_or(&map)) {

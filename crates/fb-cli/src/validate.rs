@@ -158,10 +158,8 @@ fn check(
             },
             MessageKind::FileMagic | MessageKind::Eof => {}
         }
-        joiner.push(&msg);
-        while let Some(ev) = joiner.pop() {
-            joiner.recycle(ev);
-        }
+        // Joined for its diagnostics only.
+        joiner.push_each(&msg, |_| {});
     }
     Ok((messages, events))
 }

@@ -359,66 +359,90 @@ impl PayloadDecoder {
     /// (which also gives the errors). The payload is decompressed once.
     pub fn cb<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<CbParts<'s>> {
         let (offset, index) = (view.offset, view.index);
-        let bytes = self.bytes(view)?;
-        match fb_schema::cb_parts(bytes) {
-            Some(parts) => Ok(parts),
-            None => Ok(verify_slow::<CbEvent>(bytes, offset, index, "CbEvent")?.into()),
-        }
+        cb_of(self.bytes(view)?, offset, index)
     }
 
     /// The `OutcomeEvent` payload of `view`, as [`PayloadDecoder::cb`]
     /// reads a `CbEvent`.
     pub fn outcome<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<OutcomeParts<'s>> {
         let (offset, index) = (view.offset, view.index);
-        let bytes = self.bytes(view)?;
-        match fb_schema::outcome_parts(bytes) {
-            Some(parts) => Ok(parts),
-            None => Ok(verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent")?.into()),
-        }
+        outcome_of(self.bytes(view)?, offset, index)
     }
 
     /// The verified typed payload of `view`.
     pub fn payload<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<Payload<'s>> {
-        let (offset, index) = (view.offset, view.index);
-        let kind = view.payload_type();
-        let bytes = self.bytes(view)?;
-        Ok(match kind {
-            PayloadType::CB => Payload::Cb(verify_at::<CbEvent>(bytes, offset, index, "CbEvent")?),
-            PayloadType::CCB => Payload::Ccb(verify_at::<MultiSlotEvent>(
-                bytes,
-                offset,
-                index,
-                "MultiSlotEvent",
-            )?),
-            PayloadType::Slates => Payload::Slates(verify_at::<MultiSlotEvent>(
-                bytes,
-                offset,
-                index,
-                "MultiSlotEvent",
-            )?),
-            PayloadType::CA => Payload::Ca(verify_at::<CaEvent>(bytes, offset, index, "CaEvent")?),
-            PayloadType::Outcome => Payload::Outcome(verify_at::<OutcomeEvent>(
-                bytes,
-                offset,
-                index,
-                "OutcomeEvent",
-            )?),
-            PayloadType::DedupInfo => {
-                Payload::Dedup(verify_at::<DedupInfo>(bytes, offset, index, "DedupInfo")?)
-            }
-            PayloadType::MultiStep => Payload::MultiStep(verify_at::<MultiStepEvent>(
-                bytes,
-                offset,
-                index,
-                "MultiStepEvent",
-            )?),
-            PayloadType::Episode => Payload::Episode(verify_at::<EpisodeEvent>(
-                bytes,
-                offset,
-                index,
-                "EpisodeEvent",
-            )?),
-            other => Payload::Unknown(other),
-        })
+        let (offset, index, kind) = (view.offset, view.index, view.payload_type());
+        payload_of(self.bytes(view)?, kind, offset, index)
     }
+}
+
+impl<'a> EventView<'a> {
+    /// [`PayloadDecoder::cb`] for a payload stored uncompressed: the parts
+    /// borrow the log rather than a decoder, so they outlive it. `None`
+    /// for a compressed payload, which only a decoder can read.
+    pub fn cb_in_place(&self) -> Option<Result<CbParts<'a>>> {
+        (!self.is_compressed()).then(|| cb_of(self.payload, self.offset, self.index))
+    }
+
+    /// [`PayloadDecoder::payload`] for a payload stored uncompressed, as
+    /// [`EventView::cb_in_place`].
+    pub fn payload_in_place(&self) -> Option<Result<Payload<'a>>> {
+        (!self.is_compressed())
+            .then(|| payload_of(self.payload, self.kind, self.offset, self.index))
+    }
+}
+
+fn cb_of(bytes: &[u8], offset: u64, index: u64) -> Result<CbParts<'_>> {
+    match fb_schema::cb_parts(bytes) {
+        Some(parts) => Ok(parts),
+        None => Ok(verify_slow::<CbEvent>(bytes, offset, index, "CbEvent")?.into()),
+    }
+}
+
+fn outcome_of(bytes: &[u8], offset: u64, index: u64) -> Result<OutcomeParts<'_>> {
+    match fb_schema::outcome_parts(bytes) {
+        Some(parts) => Ok(parts),
+        None => Ok(verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent")?.into()),
+    }
+}
+
+fn payload_of(bytes: &[u8], kind: PayloadType, offset: u64, index: u64) -> Result<Payload<'_>> {
+    Ok(match kind {
+        PayloadType::CB => Payload::Cb(verify_at::<CbEvent>(bytes, offset, index, "CbEvent")?),
+        PayloadType::CCB => Payload::Ccb(verify_at::<MultiSlotEvent>(
+            bytes,
+            offset,
+            index,
+            "MultiSlotEvent",
+        )?),
+        PayloadType::Slates => Payload::Slates(verify_at::<MultiSlotEvent>(
+            bytes,
+            offset,
+            index,
+            "MultiSlotEvent",
+        )?),
+        PayloadType::CA => Payload::Ca(verify_at::<CaEvent>(bytes, offset, index, "CaEvent")?),
+        PayloadType::Outcome => Payload::Outcome(verify_at::<OutcomeEvent>(
+            bytes,
+            offset,
+            index,
+            "OutcomeEvent",
+        )?),
+        PayloadType::DedupInfo => {
+            Payload::Dedup(verify_at::<DedupInfo>(bytes, offset, index, "DedupInfo")?)
+        }
+        PayloadType::MultiStep => Payload::MultiStep(verify_at::<MultiStepEvent>(
+            bytes,
+            offset,
+            index,
+            "MultiStepEvent",
+        )?),
+        PayloadType::Episode => Payload::Episode(verify_at::<EpisodeEvent>(
+            bytes,
+            offset,
+            index,
+            "EpisodeEvent",
+        )?),
+        other => Payload::Unknown(other),
+    })
 }

@@ -482,11 +482,13 @@ mod tests {
     use super::*;
 
     /// A CB event whose context holds `len` bytes of text.
-    fn event(len: usize) -> JoinedEvent {
+    fn event(len: usize) -> JoinedEvent<'static> {
         let mut ev = JoinedEvent::blank();
         ev.event_id = "e\"1".into();
         ev.model_id = "m".into();
-        ev.context = format!("{{\"x\":\"{}\"}}", "a".repeat(len)).into_bytes();
+        ev.context = format!("{{\"x\":\"{}\"}}", "a".repeat(len))
+            .into_bytes()
+            .into();
         ev.decision = Decision::Cb {
             actions: vec![2, 1],
             probabilities: vec![0.75, 0.25],

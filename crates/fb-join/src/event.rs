@@ -1,5 +1,7 @@
 //! Joined events: one decision with its outcomes and rewards.
 
+use std::borrow::Cow;
+
 use fb_schema::TimeStamp;
 
 /// What kind of decision an event is.
@@ -133,8 +135,13 @@ pub enum Decision {
 }
 
 /// One joined event: a decision, its outcomes and computed rewards.
+///
+/// `'a` is the log the context may borrow from: events handed out by
+/// [`Joiner::push_each`](crate::Joiner::push_each) point into the message,
+/// events queued for [`Joiner::pop`](crate::Joiner::pop) own their bytes
+/// (`JoinedEvent<'static>`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct JoinedEvent {
+pub struct JoinedEvent<'a> {
     /// What kind of decision.
     pub kind: EventKind,
     /// The event id (the step id for multistep).
@@ -143,8 +150,10 @@ pub struct JoinedEvent {
     pub time: TimeStamp,
     /// Model id, `"N/A"` when absent.
     pub model_id: String,
-    /// The context JSON as logged (dedup references inlined on request).
-    pub context: Vec<u8>,
+    /// The context JSON as logged (dedup references inlined on request):
+    /// borrowed from the payload when it was stored uncompressed and is
+    /// written as logged, owned when it was decompressed or rewritten.
+    pub context: Cow<'a, [u8]>,
     /// The probability the event was kept by sampling.
     pub pass_probability: f32,
     /// The action was deferred.
@@ -165,7 +174,7 @@ pub struct JoinedEvent {
     pub message: u64,
 }
 
-impl JoinedEvent {
+impl JoinedEvent<'static> {
     /// An event with nothing in it yet, whose buffers the joiner fills
     /// (and, through [`Joiner::recycle`](crate::Joiner::recycle), reuses).
     pub(crate) fn blank() -> Self {
@@ -174,7 +183,7 @@ impl JoinedEvent {
             event_id: String::new(),
             time: TimeStamp::default(),
             model_id: String::new(),
-            context: Vec::new(),
+            context: Cow::Borrowed(&[]),
             pass_probability: 1.0,
             deferred: false,
             skip_learn: false,
@@ -187,6 +196,50 @@ impl JoinedEvent {
             original_reward: 0.0,
             offset: 0,
             message: 0,
+        }
+    }
+}
+
+impl<'a> JoinedEvent<'a> {
+    /// The event with a context of its own, no longer tied to the log.
+    pub fn into_owned(mut self) -> JoinedEvent<'static> {
+        let context = Cow::Owned(std::mem::take(&mut self.context).into_owned());
+        self.with_context(context)
+    }
+
+    /// The event with `context` in place of its own.
+    pub(crate) fn with_context<'b>(self, context: Cow<'b, [u8]>) -> JoinedEvent<'b> {
+        let Self {
+            kind,
+            event_id,
+            time,
+            model_id,
+            context: _,
+            pass_probability,
+            deferred,
+            skip_learn,
+            outcomes,
+            decision,
+            reward,
+            original_reward,
+            offset,
+            message,
+        } = self;
+        JoinedEvent {
+            kind,
+            event_id,
+            time,
+            model_id,
+            context,
+            pass_probability,
+            deferred,
+            skip_learn,
+            outcomes,
+            decision,
+            reward,
+            original_reward,
+            offset,
+            message,
         }
     }
 

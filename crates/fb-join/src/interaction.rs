@@ -47,20 +47,22 @@ fn set_text(buf: &mut String, text: &str) {
     buf.push_str(text);
 }
 
-/// Replaces the bytes in `buf`, keeping its allocation.
-fn set_bytes(buf: &mut Vec<u8>, bytes: &[u8]) {
-    buf.clear();
-    buf.extend_from_slice(bytes);
-}
-
 /// Replaces the items in `buf`, keeping its allocation.
 fn set_items<T>(buf: &mut Vec<T>, items: impl Iterator<Item = T>) {
     buf.clear();
     buf.extend(items);
 }
 
+/// What an accepted interaction leaves to the caller: the learning mode
+/// it was logged in, and its context, which the caller borrows or copies
+/// depending on where the payload lives.
+pub type Extracted<'p> = (LearningMode, &'p [u8]);
+
 /// [`extract_into`] for a CB payload read by the fast verifier.
-pub fn extract_cb(cb: &CbParts<'_>, ev: &mut JoinedEvent) -> Result<LearningMode, Rejection> {
+pub fn extract_cb<'p>(
+    cb: &CbParts<'p>,
+    ev: &mut JoinedEvent<'_>,
+) -> Result<Extracted<'p>, Rejection> {
     let context = cb.context.ok_or_else(|| missing("context", "CbEvent"))?;
     let actions = cb
         .action_ids
@@ -96,19 +98,17 @@ pub fn extract_cb(cb: &CbParts<'_>, ev: &mut JoinedEvent) -> Result<LearningMode
             }
         }
     }
-    set_bytes(&mut ev.context, context);
     set_text(&mut ev.model_id, cb.model_id.unwrap_or("N/A"));
     ev.deferred = cb.deferred_action;
-    Ok(LearningMode::from_wire(cb.learning_mode))
+    Ok((LearningMode::from_wire(cb.learning_mode), context))
 }
 
-/// Copies the decision out of `payload` into `ev` (kind, decision,
-/// context, model id, deferred), reusing its buffers, and checks the
-/// required fields. Returns the learning mode the payload was logged in.
-pub fn extract_into(
-    payload: &Payload<'_>,
-    ev: &mut JoinedEvent,
-) -> Result<LearningMode, Rejection> {
+/// Copies the decision out of `payload` into `ev` (kind, decision, model
+/// id, deferred), reusing its buffers, and checks the required fields.
+pub fn extract_into<'p>(
+    payload: &Payload<'p>,
+    ev: &mut JoinedEvent<'_>,
+) -> Result<Extracted<'p>, Rejection> {
     match payload {
         Payload::Cb(cb) => extract_cb(&CbParts::from(*cb), ev),
         Payload::Ccb(ms) | Payload::Slates(ms) => {
@@ -155,10 +155,9 @@ pub fn extract_into(
                 );
             }
             ev.kind = kind;
-            set_bytes(&mut ev.context, context.bytes());
             set_text(&mut ev.model_id, ms.model_id().unwrap_or("N/A"));
             ev.deferred = ms.deferred_action();
-            Ok(LearningMode::from_wire(ms.learning_mode()))
+            Ok((LearningMode::from_wire(ms.learning_mode()), context.bytes()))
         }
         Payload::Ca(ca) => {
             let context = ca.context().ok_or_else(|| missing("context", "CaEvent"))?;
@@ -167,10 +166,9 @@ pub fn extract_into(
                 action: ca.action(),
                 pdf_value: ca.pdf_value(),
             };
-            set_bytes(&mut ev.context, context.bytes());
             set_text(&mut ev.model_id, ca.model_id().unwrap_or("N/A"));
             ev.deferred = ca.deferred_action();
-            Ok(LearningMode::from_wire(ca.learning_mode()))
+            Ok((LearningMode::from_wire(ca.learning_mode()), context.bytes()))
         }
         other => Err((
             Kind::ProblemTypeMismatch,

@@ -1,6 +1,7 @@
 //! The joiner: configuration, grouping by event id, and the processing of
 //! each group into joined events (SEMANTICS.md §1–§5, §7, §8).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
@@ -17,10 +18,12 @@ use crate::{time, Compat, Options, StepTransform};
 
 /// Joins the messages of a log into [`JoinedEvent`]s.
 ///
-/// Feed messages in order with [`Joiner::push`]; take the joined events
-/// with [`Joiner::pop`] after each push. State (configuration, dedup cache)
-/// carries over between messages, and between files when one joiner reads
-/// several.
+/// Feed messages in order, either with [`Joiner::push_each`], which hands
+/// over each joined event as it is made, its context borrowed from the
+/// message; or with [`Joiner::push`], after which [`Joiner::pop`] gives the
+/// joined events with contexts of their own. State (configuration, dedup
+/// cache) carries over between messages, and between files when one joiner
+/// reads several.
 #[derive(Debug)]
 pub struct Joiner {
     opts: Options,
@@ -29,15 +32,17 @@ pub struct Joiner {
     decoder: PayloadDecoder,
     diags: Diagnostics,
     metrics: Metrics,
-    ready: VecDeque<JoinedEvent>,
+    ready: VecDeque<JoinedEvent<'static>>,
     /// Events handed back by the caller, whose buffers are filled again.
-    pool: Vec<JoinedEvent>,
+    pool: Vec<JoinedEvent<'static>>,
+    /// Buffers of contexts that had to be owned (decompressed, rewritten,
+    /// or queued for `pop`), for reuse.
+    contexts: Vec<Vec<u8>>,
     /// Scratch of `regular`, kept between messages for its allocation
     /// (see [`reuse`]).
     views: Vec<(u32, EventView<'static>)>,
     ids: Vec<&'static str>,
     signals: Vec<Signal>,
-    inlined: Vec<u8>,
     /// Text buffers of outcome values and indices, for reuse.
     spare: Vec<String>,
 }
@@ -74,10 +79,10 @@ impl Joiner {
             metrics: Metrics::default(),
             ready: VecDeque::new(),
             pool: Vec::new(),
+            contexts: Vec::new(),
             views: Vec::new(),
             ids: Vec::new(),
             signals: Vec::new(),
-            inlined: Vec::new(),
             spare: Vec::new(),
             opts,
         }
@@ -165,21 +170,45 @@ impl Joiner {
         }
     }
 
-    /// The next joined event, in output order.
-    pub fn pop(&mut self) -> Option<JoinedEvent> {
+    /// The next joined event of the messages given to [`Joiner::push`],
+    /// in output order.
+    pub fn pop(&mut self) -> Option<JoinedEvent<'static>> {
         self.ready.pop_front()
     }
 
     /// Hands a popped event back: its buffers are reused for the next
     /// events, so that steady-state joining does not allocate.
-    pub fn recycle(&mut self, ev: JoinedEvent) {
+    pub fn recycle(&mut self, mut ev: JoinedEvent<'_>) {
+        if let Cow::Owned(buf) = std::mem::take(&mut ev.context) {
+            self.spare_context(buf);
+        }
         if self.pool.len() < POOL_LIMIT {
-            self.pool.push(ev);
+            self.pool.push(ev.with_context(Cow::Borrowed(&[])));
         }
     }
 
-    fn blank(&mut self) -> JoinedEvent {
+    fn spare_context(&mut self, buf: Vec<u8>) {
+        if self.contexts.len() < POOL_LIMIT && buf.capacity() > 0 {
+            self.contexts.push(buf);
+        }
+    }
+
+    fn blank(&mut self) -> JoinedEvent<'static> {
         self.pool.pop().unwrap_or_else(JoinedEvent::blank)
+    }
+
+    /// `ev` with a context of its own, in a reused buffer.
+    fn owned(&mut self, mut ev: JoinedEvent<'_>) -> JoinedEvent<'static> {
+        let context = match std::mem::take(&mut ev.context) {
+            Cow::Owned(buf) => buf,
+            Cow::Borrowed(bytes) => {
+                let mut buf = self.contexts.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(bytes);
+                buf
+            }
+        };
+        ev.with_context(Cow::Owned(context))
     }
 
     /// Records a framing error that ended a log.
@@ -193,8 +222,43 @@ impl Joiner {
         });
     }
 
-    /// Processes one message.
+    /// Processes one message; its joined events are then queued for
+    /// [`Joiner::pop`], each with a copy of its context.
     pub fn push(&mut self, msg: &Message<'_>) {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.process(msg, &mut ready);
+        self.ready = ready;
+    }
+
+    /// Processes one message and hands each of its joined events to `each`
+    /// as soon as it is made, with its context borrowed from the message
+    /// where the payload is stored uncompressed: nothing is copied or
+    /// queued. Events still queued by [`Joiner::push`] go to `each` first.
+    ///
+    /// ```
+    /// # let log = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"),
+    /// #     "/../../tests/data/valid_joined_logs/cb_simple.log")).unwrap();
+    /// let mut joiner = fb_join::Joiner::new(fb_join::Options::default());
+    /// let mut reader = fb_format::SliceReader::new(&log);
+    /// let mut lines = 0;
+    /// while let Some(msg) = reader.next_message().unwrap() {
+    ///     joiner.push_each(&msg, |ev| {
+    ///         // Uncompressed: the context is the payload's own bytes.
+    ///         assert!(matches!(ev.context, std::borrow::Cow::Borrowed(_)));
+    ///         lines += 1;
+    ///     });
+    /// }
+    /// assert!(lines > 0);
+    /// ```
+    pub fn push_each(&mut self, msg: &Message<'_>, each: impl FnMut(&JoinedEvent<'_>)) {
+        let mut each = Each(each);
+        while let Some(ev) = self.ready.pop_front() {
+            each.take(self, ev);
+        }
+        self.process(msg, &mut each);
+    }
+
+    fn process<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
         match msg.kind {
             MessageKind::Checkpoint => match msg.checkpoint() {
                 Ok(info) => self.config.apply_checkpoint(&info, &self.opts.overrides),
@@ -206,7 +270,7 @@ impl Joiner {
                     detail: format!("{err}; the configuration is unchanged"),
                 }),
             },
-            MessageKind::Regular => self.regular(msg),
+            MessageKind::Regular => self.regular(msg, sink),
             MessageKind::Unknown(_) => {
                 if let Some(w) = msg.unknown_warning() {
                     self.diags.push(Diagnostic {
@@ -232,7 +296,7 @@ impl Joiner {
         });
     }
 
-    fn regular(&mut self, msg: &Message<'_>) {
+    fn regular<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
         let at = At {
             offset: msg.offset,
             message: msg.index,
@@ -324,9 +388,9 @@ impl Joiner {
                 continue;
             };
             if self.opts.multistep {
-                self.multistep_group(at, first.id, group);
+                self.multistep_group(at, first.id, group, sink);
             } else {
-                self.group(at, first.id, group);
+                self.group(at, first.id, group, sink);
             }
         }
         self.views = reuse(views);
@@ -431,13 +495,14 @@ impl Joiner {
     /// Makes `ctx` the context as written: dedup references inlined when
     /// asked, and JSON validity checked unless reproducing the reference.
     /// False (and a diagnostic) when the event must be skipped.
-    fn context(&mut self, at: At, id: &str, ctx: &mut Vec<u8>) -> bool {
+    fn context(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
         if self.opts.inline_dedup {
-            let mut out = std::mem::take(&mut self.inlined);
+            let mut out = self.contexts.pop().unwrap_or_default();
             out.clear();
             let inlined = inline_actions(ctx, &self.dedup, &mut out);
-            std::mem::swap(ctx, &mut out);
-            self.inlined = out;
+            if let Cow::Owned(old) = std::mem::replace(ctx, Cow::Owned(out)) {
+                self.spare_context(old);
+            }
             if let Err(missing) = inlined {
                 self.diag(
                     at,
@@ -464,10 +529,16 @@ impl Joiner {
         true
     }
 
-    fn group(&mut self, at: At, id: &str, events: &[(u32, EventView<'_>)]) {
+    fn group<'m, S: Sink>(
+        &mut self,
+        at: At,
+        id: &str,
+        events: &[(u32, EventView<'m>)],
+        sink: &mut S,
+    ) {
         let problem = self.config.problem_type.unwrap_or(Problem::Unknown);
-        let mut ev = self.blank();
-        let mut accepted: Option<&EventView<'_>> = None;
+        let mut ev: JoinedEvent<'m> = self.blank();
+        let mut accepted: Option<&EventView<'m>> = None;
         let mut outcomes = 0;
         let mut invalid = false;
         for (_, view) in events {
@@ -541,10 +612,7 @@ impl Joiner {
             self.recycle(ev);
             return;
         }
-        let mut context = std::mem::take(&mut ev.context);
-        let kept = self.context(at, id, &mut context);
-        ev.context = context;
-        if !kept {
+        if !self.context(at, id, &mut ev.context) {
             self.recycle(ev);
             return;
         }
@@ -556,7 +624,7 @@ impl Joiner {
         ev.message = at.message;
         if self.finish(at, id, &mut ev) {
             self.metrics.record(&ev);
-            self.ready.push_back(ev);
+            sink.take(self, ev);
         } else {
             self.recycle(ev);
         }
@@ -564,12 +632,12 @@ impl Joiner {
 
     /// Acceptance checks 1–4 of §3 for one interaction, copying it into
     /// `ev` when it passes them.
-    fn accept(
+    fn accept<'m>(
         &mut self,
         at: At,
-        view: &EventView<'_>,
+        view: &EventView<'m>,
         problem: Problem,
-        ev: &mut JoinedEvent,
+        ev: &mut JoinedEvent<'m>,
     ) -> bool {
         let declared = match view.payload_type() {
             PayloadType::CB => EventKind::Cb,
@@ -596,17 +664,39 @@ impl Joiner {
             );
             return false;
         }
+        // A payload stored uncompressed is read in place and its context
+        // borrowed; a decompressed one lives in the decoder until the next
+        // payload, so its context is copied out.
+        let invalid = |err: fb_format::Error| (Kind::InvalidPayload, err.to_string());
+        let spare = &mut self.contexts;
         let extracted = match view.payload_type() {
-            PayloadType::CB => match self.decoder.cb(view) {
-                Ok(cb) => extract_cb(&cb, ev),
-                Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+            PayloadType::CB => match view.cb_in_place() {
+                Some(cb) => cb
+                    .map_err(invalid)
+                    .and_then(|cb| extract_cb(&cb, ev))
+                    .map(|(mode, ctx)| borrow_context(&mut ev.context, ctx, spare, mode)),
+                None => match self.decoder.cb(view) {
+                    Ok(cb) => extract_cb(&cb, ev)
+                        .map(|(mode, ctx)| copy_context(&mut ev.context, ctx, spare, mode)),
+                    Err(err) => Err(invalid(err)),
+                },
             },
-            _ => match self.decoder.payload(view) {
-                Ok(payload) => {
-                    debug_assert_eq!(kind_of(&payload), Some(declared));
-                    extract_into(&payload, ev)
-                }
-                Err(err) => Err((Kind::InvalidPayload, err.to_string())),
+            _ => match view.payload_in_place() {
+                Some(payload) => payload
+                    .map_err(invalid)
+                    .and_then(|payload| {
+                        debug_assert_eq!(kind_of(&payload), Some(declared));
+                        extract_into(&payload, ev)
+                    })
+                    .map(|(mode, ctx)| borrow_context(&mut ev.context, ctx, spare, mode)),
+                None => match self.decoder.payload(view) {
+                    Ok(payload) => {
+                        debug_assert_eq!(kind_of(&payload), Some(declared));
+                        extract_into(&payload, ev)
+                            .map(|(mode, ctx)| copy_context(&mut ev.context, ctx, spare, mode))
+                    }
+                    Err(err) => Err(invalid(err)),
+                },
             },
         };
         let learning_mode = match extracted {
@@ -638,7 +728,7 @@ impl Joiner {
 
     /// Rewards per problem type (§4) and the skip-learn flag (§5); false
     /// when the event must be skipped.
-    fn finish(&mut self, at: At, id: &str, ev: &mut JoinedEvent) -> bool {
+    fn finish(&mut self, at: At, id: &str, ev: &mut JoinedEvent<'_>) -> bool {
         let original = self.reward(ev.outcomes.iter());
         let apprentice = self.config.learning_mode == LearningMode::Apprentice;
         let mut reward = original;
@@ -752,7 +842,13 @@ impl Joiner {
 
     /// Multistep (§8): steps of one episode, ordered depth-first, each with
     /// the episodic outcomes and its own.
-    fn multistep_group(&mut self, at: At, id: &str, events: &[(u32, EventView<'_>)]) {
+    fn multistep_group<S: Sink>(
+        &mut self,
+        at: At,
+        id: &str,
+        events: &[(u32, EventView<'_>)],
+        sink: &mut S,
+    ) {
         let mut steps: Vec<(Step, TimeStamp, f32)> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let mut outcomes: Vec<Outcome> = Vec::new();
@@ -840,7 +936,7 @@ impl Joiner {
             let Some((step, time, pass)) = steps.get(k) else {
                 continue;
             };
-            let mut context = step.context.clone();
+            let mut context = Cow::Owned(step.context.clone());
             if !self.context(at, id, &mut context) {
                 continue;
             }
@@ -880,7 +976,7 @@ impl Joiner {
                 message: at.message,
             };
             self.metrics.record(&ev);
-            self.ready.push_back(ev);
+            sink.take(self, ev);
         }
     }
 
@@ -926,6 +1022,58 @@ impl Joiner {
         }
         order
     }
+}
+
+/// Where the joiner puts the events it makes.
+trait Sink {
+    /// Takes `ev`, a finished event.
+    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>);
+}
+
+/// Queued for [`Joiner::pop`]: the event must own its context.
+impl Sink for VecDeque<JoinedEvent<'static>> {
+    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>) {
+        self.push_back(joiner.owned(ev));
+    }
+}
+
+/// Handed to a closure, then recycled at once.
+struct Each<F>(F);
+
+impl<F: FnMut(&JoinedEvent<'_>)> Sink for Each<F> {
+    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>) {
+        (self.0)(&ev);
+        joiner.recycle(ev);
+    }
+}
+
+/// Points `slot` at `ctx`, keeping a buffer it owned for reuse; passes
+/// `mode` through.
+fn borrow_context<'m, M>(
+    slot: &mut Cow<'m, [u8]>,
+    ctx: &'m [u8],
+    spare: &mut Vec<Vec<u8>>,
+    mode: M,
+) -> M {
+    if let Cow::Owned(buf) = std::mem::replace(slot, Cow::Borrowed(ctx)) {
+        if spare.len() < POOL_LIMIT && buf.capacity() > 0 {
+            spare.push(buf);
+        }
+    }
+    mode
+}
+
+/// Makes `slot` an owned copy of `ctx`, in its own buffer or a spare one;
+/// passes `mode` through.
+fn copy_context<M>(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>, mode: M) -> M {
+    let mut buf = match std::mem::take(slot) {
+        Cow::Owned(buf) if buf.capacity() > 0 => buf,
+        _ => spare.pop().unwrap_or_default(),
+    };
+    buf.clear();
+    buf.extend_from_slice(ctx);
+    *slot = Cow::Owned(buf);
+    mode
 }
 
 /// Messages with more ids than this are grouped through a hash map.

@@ -229,13 +229,12 @@ impl Pump {
         msg: &fb_format::Message<'_>,
         output: &mut W,
     ) -> Result<(), Error> {
-        joiner.push(msg);
         self.line.clear();
-        while let Some(ev) = joiner.pop() {
-            self.writer.write_line(&ev, &mut self.line);
-            self.lines += 1;
-            joiner.recycle(ev);
-        }
+        let (writer, line, lines) = (&mut self.writer, &mut self.line, &mut self.lines);
+        joiner.push_each(msg, |ev| {
+            writer.write_line(ev, line);
+            *lines += 1;
+        });
         output
             .write_all(&self.line)
             .map_err(|source| Error::Write {
@@ -308,9 +307,9 @@ impl<R: Read> JoinedEvents<R> {
 }
 
 impl<R: Read> Iterator for JoinedEvents<R> {
-    type Item = JoinedEvent;
+    type Item = JoinedEvent<'static>;
 
-    fn next(&mut self) -> Option<JoinedEvent> {
+    fn next(&mut self) -> Option<JoinedEvent<'static>> {
         loop {
             if let Some(ev) = self.joiner.pop() {
                 return Some(ev);

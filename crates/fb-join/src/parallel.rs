@@ -268,15 +268,13 @@ fn worker<K>(
                 payload: messages.data.get(m.payload.clone()).unwrap_or_default(),
                 len: m.len,
             };
-            joiner.push(&msg);
-            while let Some(ev) = joiner.pop() {
+            joiner.push_each(&msg, |ev| {
                 events += 1;
-                if keep(&ev) {
-                    writer.write_into(&ev, &mut lines);
+                if keep(ev) {
+                    writer.write_into(ev, &mut lines);
                     written += 1;
                 }
-                joiner.recycle(ev);
-            }
+            });
         }
         messages.data.clear();
         messages.slots.clear();

@@ -43,7 +43,7 @@ fn checkpoint(problem: ProblemType, mode: LearningModeType) -> CheckpointConfig 
     }
 }
 
-fn join(bytes: &[u8], compat: Compat) -> (Vec<JoinedEvent>, fb_join::Diagnostics) {
+fn join(bytes: &[u8], compat: Compat) -> (Vec<JoinedEvent<'static>>, fb_join::Diagnostics) {
     let mut it = JoinedEvents::new(
         bytes,
         Options {

@@ -14,7 +14,13 @@ fn data(rel: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn join(rel: &str, opts: Options) -> (Vec<JoinedEvent>, JoinedEvents<std::io::Cursor<Vec<u8>>>) {
+fn join(
+    rel: &str,
+    opts: Options,
+) -> (
+    Vec<JoinedEvent<'static>>,
+    JoinedEvents<std::io::Cursor<Vec<u8>>>,
+) {
     let mut it = JoinedEvents::new(std::io::Cursor::new(data(rel)), opts);
     let events: Vec<JoinedEvent> = it.by_ref().collect();
     (events, it)

@@ -1,8 +1,11 @@
 //! Recycled events: the joiner refills the buffers of events handed back
-//! with `Joiner::recycle`, and the output must not change — nor, once
-//! warm, must it allocate per event.
+//! with `Joiner::recycle` (or done with by a `Joiner::push_each` closure),
+//! and the output must not change — nor, once warm, must it allocate per
+//! event. And the context of an event handed to `push_each` is the log's
+//! own bytes wherever they can be.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::borrow::Cow;
 use std::cell::Cell;
 
 use fb_format::SliceReader;
@@ -62,7 +65,8 @@ fn fresh_lines(bytes: &[u8], opts: &Options) -> Vec<u8> {
     out
 }
 
-/// DSJSON through `convert`, which recycles every event.
+/// DSJSON through `convert`, which hands every event to a closure with
+/// `push_each`.
 fn recycled_lines(bytes: &[u8], opts: &Options) -> Vec<u8> {
     let mut out = Vec::new();
     fb_join::convert(bytes, &mut out, opts.clone()).unwrap();
@@ -267,10 +271,19 @@ fn recycling_changes_no_byte_when_shapes_change() {
     }
 }
 
-/// Joins and writes `bytes` message by message with recycling, and
-/// returns the allocations made after the first `warm` messages, and the
-/// number of events joined after them.
-fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize) -> (u64, u64) {
+/// How events leave the joiner.
+#[derive(Debug, Clone, Copy)]
+enum Api {
+    /// `push`, `pop`, `recycle`: contexts copied.
+    Queue,
+    /// `push_each`: contexts borrowed.
+    Each,
+}
+
+/// Joins and writes `bytes` message by message through `api`, and returns
+/// the allocations made after the first `warm` messages, and the number of
+/// events joined after them.
+fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize, api: Api) -> (u64, u64) {
     let mut joiner = Joiner::new(opts.clone());
     let mut writer = dsjson::Writer::new(opts.compat);
     let mut line = Vec::with_capacity(1 << 16);
@@ -282,14 +295,20 @@ fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize) -> (u64, 
         if index == warm {
             before = allocations();
         }
-        joiner.push(&msg);
         line.clear();
-        while let Some(ev) = joiner.pop() {
-            writer.write_line(&ev, &mut line);
-            joiner.recycle(ev);
-            if index >= warm {
-                events += 1;
+        match api {
+            Api::Queue => {
+                joiner.push(&msg);
+                while let Some(ev) = joiner.pop() {
+                    writer.write_line(&ev, &mut line);
+                    joiner.recycle(ev);
+                    events += u64::from(index >= warm);
+                }
             }
+            Api::Each => joiner.push_each(&msg, |ev| {
+                writer.write_line(ev, &mut line);
+                events += u64::from(index >= warm);
+            }),
         }
         index += 1;
     }
@@ -319,12 +338,18 @@ fn warm_joiner_allocates_nothing_per_event() {
         let mut bytes = Vec::new();
         generate(&config, &mut bytes).unwrap();
         for (opts_name, opts) in option_sets().into_iter().take(2) {
-            let (allocations, events) = allocations_after_warm_up(&bytes, opts, 100);
-            assert!(events > 500, "{name}, {opts_name}: {events} events");
-            assert_eq!(
-                allocations, 0,
-                "{name}, {opts_name}: {allocations} allocations for {events} events"
-            );
+            for api in [Api::Queue, Api::Each] {
+                let (allocations, events) =
+                    allocations_after_warm_up(&bytes, opts.clone(), 100, api);
+                assert!(
+                    events > 500,
+                    "{name}, {opts_name}, {api:?}: {events} events"
+                );
+                assert_eq!(
+                    allocations, 0,
+                    "{name}, {opts_name}, {api:?}: {allocations} allocations for {events} events"
+                );
+            }
         }
     }
 }
@@ -341,11 +366,98 @@ fn no_reward_function_allocates_per_event() {
         };
         let mut bytes = Vec::new();
         generate(&config, &mut bytes).unwrap();
-        let (allocations, events) = allocations_after_warm_up(&bytes, Options::default(), 100);
+        let (allocations, events) =
+            allocations_after_warm_up(&bytes, Options::default(), 100, Api::Queue);
         assert!(events > 500, "{function:?}: {events} events");
         assert_eq!(
             allocations, 0,
             "{function:?}: {allocations} allocations for {events} events"
         );
+    }
+}
+
+/// Where the contexts handed to `push_each` live: `(borrowed from the log,
+/// owned)` counts over a generated log.
+fn context_homes(config: &GenConfig, opts: Options) -> (usize, usize) {
+    let mut bytes = Vec::new();
+    generate(config, &mut bytes).unwrap();
+    let log = bytes.as_ptr_range();
+    let mut joiner = Joiner::new(opts);
+    let mut reader = SliceReader::new(&bytes);
+    let (mut borrowed, mut owned) = (0, 0);
+    while let Some(msg) = reader.next_message().unwrap() {
+        joiner.push_each(&msg, |ev| match &ev.context {
+            Cow::Borrowed(ctx) => {
+                let at = ctx.as_ptr_range();
+                assert!(
+                    log.start <= at.start && at.end <= log.end,
+                    "a borrowed context points into the log"
+                );
+                borrowed += 1;
+            }
+            Cow::Owned(_) => owned += 1,
+        });
+    }
+    (borrowed, owned)
+}
+
+#[test]
+fn push_each_borrows_contexts_stored_as_they_are_written() {
+    let plain = |problem| GenConfig {
+        problem,
+        limit: Limit::Events(200),
+        seed: 5,
+        ..GenConfig::default()
+    };
+    let sane = Options::default();
+    let inline = Options {
+        inline_dedup: true,
+        ..Options::default()
+    };
+    let zstd = GenConfig {
+        zstd: true,
+        ..plain(ProblemKind::Cb)
+    };
+    let dedup = GenConfig {
+        dedup: true,
+        ..plain(ProblemKind::Cb)
+    };
+    // (case, log, options, contexts borrowed)
+    let cases = [
+        ("cb", plain(ProblemKind::Cb), sane.clone(), true),
+        ("ccb", plain(ProblemKind::Ccb), sane.clone(), true),
+        ("slates", plain(ProblemKind::Slates), sane.clone(), true),
+        ("ca", plain(ProblemKind::Ca), sane.clone(), true),
+        ("dedup references kept", dedup.clone(), sane.clone(), true),
+        // Decompressed into a buffer the next payload overwrites.
+        ("zstd", zstd, sane, false),
+        // Rewritten.
+        ("dedup references inlined", dedup, inline, false),
+    ];
+    for (name, config, opts, borrowed) in cases {
+        let (b, o) = context_homes(&config, opts);
+        assert!(b + o > 100, "{name}: {b} + {o} events");
+        if borrowed {
+            assert_eq!(o, 0, "{name}: {o} contexts copied");
+        } else {
+            assert_eq!(b, 0, "{name}: {b} contexts borrowed");
+        }
+    }
+}
+
+#[test]
+fn push_each_and_pop_give_the_same_events() {
+    for log in fb_tests::valid_logs() {
+        let bytes = fb_tests::read(&log);
+        for (name, opts) in option_sets() {
+            let popped: Vec<_> = JoinedEvents::new(&bytes[..], opts.clone()).collect();
+            let mut each = Vec::new();
+            let mut joiner = Joiner::new(opts);
+            let mut reader = SliceReader::new(&bytes);
+            while let Ok(Some(msg)) = reader.next_message() {
+                joiner.push_each(&msg, |ev| each.push(ev.clone().into_owned()));
+            }
+            assert_eq!(each, popped, "{log}, {name}");
+        }
     }
 }
