@@ -174,29 +174,89 @@ pub struct JoinedEvent<'a> {
     pub message: u64,
 }
 
-impl JoinedEvent<'static> {
-    /// An event with nothing in it yet, whose buffers the joiner fills
-    /// (and, through [`Joiner::recycle`](crate::Joiner::recycle), reuses).
-    pub(crate) fn blank() -> Self {
+/// The buffers of a joined event, kept from one event to the next (see
+/// [`Joiner::recycle`](crate::Joiner::recycle)): an event is built around
+/// them and taken apart again field by field, which moves less than the
+/// whole event would.
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    event_id: String,
+    model_id: String,
+    outcomes: Vec<Outcome>,
+    decision: Decision,
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
         Self {
-            kind: EventKind::Cb,
             event_id: String::new(),
-            time: TimeStamp::default(),
             model_id: String::new(),
-            context: Cow::Borrowed(&[]),
-            pass_probability: 1.0,
-            deferred: false,
-            skip_learn: false,
             outcomes: Vec::new(),
             decision: Decision::Cb {
                 actions: Vec::new(),
                 probabilities: Vec::new(),
             },
+        }
+    }
+}
+
+impl JoinedEvent<'static> {
+    /// An event with nothing in it yet, whose buffers the joiner fills.
+    #[cfg(test)]
+    pub(crate) fn blank() -> Self {
+        Self::around(Buffers::default())
+    }
+}
+
+impl<'a> JoinedEvent<'a> {
+    /// An event with nothing in it yet around `buffers`, which the joiner
+    /// fills.
+    #[inline(always)]
+    pub(crate) fn around(buffers: Buffers) -> Self {
+        let Buffers {
+            event_id,
+            model_id,
+            outcomes,
+            decision,
+        } = buffers;
+        Self {
+            kind: EventKind::Cb,
+            event_id,
+            time: TimeStamp::default(),
+            model_id,
+            context: Cow::Borrowed(&[]),
+            pass_probability: 1.0,
+            deferred: false,
+            skip_learn: false,
+            outcomes,
+            decision,
             reward: 0.0,
             original_reward: 0.0,
             offset: 0,
             message: 0,
         }
+    }
+
+    /// The event taken apart: its buffers, and its context.
+    #[inline(always)]
+    pub(crate) fn apart(self) -> (Buffers, Cow<'a, [u8]>) {
+        let Self {
+            event_id,
+            model_id,
+            outcomes,
+            decision,
+            context,
+            ..
+        } = self;
+        (
+            Buffers {
+                event_id,
+                model_id,
+                outcomes,
+                decision,
+            },
+            context,
+        )
     }
 }
 

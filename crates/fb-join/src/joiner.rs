@@ -10,7 +10,7 @@ use fb_schema::{IndexValue, OutcomeParts, OutcomeValue, PayloadType, TimeStamp};
 use crate::config::{LearningMode, LoopConfig, Problem, RewardFunction};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, Diagnostics, Kind};
-use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
+use crate::event::{Buffers, Decision, EventKind, Index, JoinedEvent, Outcome, Value};
 use crate::interaction::{extract_cb, extract_into, extract_step, kind_of, matches, Step};
 use crate::metrics::Metrics;
 use crate::reward::{compute, Signal};
@@ -33,8 +33,8 @@ pub struct Joiner {
     diags: Diagnostics,
     metrics: Metrics,
     ready: VecDeque<JoinedEvent<'static>>,
-    /// Events handed back by the caller, whose buffers are filled again.
-    pool: Vec<JoinedEvent<'static>>,
+    /// Buffers of events handed back, filled again by the next events.
+    pool: Vec<Buffers>,
     /// Buffers of contexts that had to be owned (decompressed, rewritten,
     /// or queued for `pop`), for reuse.
     contexts: Vec<Vec<u8>>,
@@ -178,12 +178,13 @@ impl Joiner {
 
     /// Hands a popped event back: its buffers are reused for the next
     /// events, so that steady-state joining does not allocate.
-    pub fn recycle(&mut self, mut ev: JoinedEvent<'_>) {
-        if let Cow::Owned(buf) = std::mem::take(&mut ev.context) {
+    pub fn recycle(&mut self, ev: JoinedEvent<'_>) {
+        let (buffers, context) = ev.apart();
+        if let Cow::Owned(buf) = context {
             self.spare_context(buf);
         }
         if self.pool.len() < POOL_LIMIT {
-            self.pool.push(ev.with_context(Cow::Borrowed(&[])));
+            self.pool.push(buffers);
         }
     }
 
@@ -193,8 +194,8 @@ impl Joiner {
         }
     }
 
-    fn blank(&mut self) -> JoinedEvent<'static> {
-        self.pool.pop().unwrap_or_else(JoinedEvent::blank)
+    fn blank<'m>(&mut self) -> JoinedEvent<'m> {
+        JoinedEvent::around(self.pool.pop().unwrap_or_default())
     }
 
     /// `ev` with a context of its own, in a reused buffer.
@@ -252,8 +253,9 @@ impl Joiner {
     /// ```
     pub fn push_each(&mut self, msg: &Message<'_>, each: impl FnMut(&JoinedEvent<'_>)) {
         let mut each = Each(each);
-        while let Some(ev) = self.ready.pop_front() {
-            each.take(self, ev);
+        while let Some(mut ev) = self.ready.pop_front() {
+            each.take(self, &mut ev);
+            self.recycle(ev);
         }
         self.process(msg, &mut each);
     }
@@ -624,10 +626,9 @@ impl Joiner {
         ev.message = at.message;
         if self.finish(at, id, &mut ev) {
             self.metrics.record(&ev);
-            sink.take(self, ev);
-        } else {
-            self.recycle(ev);
+            sink.take(self, &mut ev);
         }
+        self.recycle(ev);
     }
 
     /// Acceptance checks 1–4 of §3 for one interaction, copying it into
@@ -976,7 +977,9 @@ impl Joiner {
                 message: at.message,
             };
             self.metrics.record(&ev);
-            sink.take(self, ev);
+            let mut ev = ev;
+            sink.take(self, &mut ev);
+            self.recycle(ev);
         }
     }
 
@@ -1026,24 +1029,26 @@ impl Joiner {
 
 /// Where the joiner puts the events it makes.
 trait Sink {
-    /// Takes `ev`, a finished event.
-    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>);
+    /// Takes `ev`, a finished event; what it leaves there is recycled.
+    fn take(&mut self, joiner: &mut Joiner, ev: &mut JoinedEvent<'_>);
 }
 
 /// Queued for [`Joiner::pop`]: the event must own its context.
 impl Sink for VecDeque<JoinedEvent<'static>> {
-    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>) {
+    fn take(&mut self, joiner: &mut Joiner, ev: &mut JoinedEvent<'_>) {
+        let blank = joiner.blank();
+        let ev = std::mem::replace(ev, blank);
         self.push_back(joiner.owned(ev));
     }
 }
 
-/// Handed to a closure, then recycled at once.
+/// Handed to a closure.
 struct Each<F>(F);
 
 impl<F: FnMut(&JoinedEvent<'_>)> Sink for Each<F> {
-    fn take(&mut self, joiner: &mut Joiner, ev: JoinedEvent<'_>) {
-        (self.0)(&ev);
-        joiner.recycle(ev);
+    #[inline(always)]
+    fn take(&mut self, _: &mut Joiner, ev: &mut JoinedEvent<'_>) {
+        (self.0)(ev);
     }
 }
 
