@@ -267,39 +267,34 @@ impl<'a> JoinedEvent<'a> {
         self.with_context(context)
     }
 
-    /// The event with `context` in place of its own.
+    /// The event with `context` in place of its own. (Rebuilt, because the
+    /// lifetime changes with it.)
     pub(crate) fn with_context<'b>(self, context: Cow<'b, [u8]>) -> JoinedEvent<'b> {
         let Self {
             kind,
-            event_id,
             time,
-            model_id,
-            context: _,
             pass_probability,
             deferred,
             skip_learn,
-            outcomes,
-            decision,
             reward,
             original_reward,
             offset,
             message,
+            ..
         } = self;
+        let (buffers, _) = self.apart();
         JoinedEvent {
             kind,
-            event_id,
             time,
-            model_id,
             context,
             pass_probability,
             deferred,
             skip_learn,
-            outcomes,
-            decision,
             reward,
             original_reward,
             offset,
             message,
+            ..JoinedEvent::around(buffers)
         }
     }
 

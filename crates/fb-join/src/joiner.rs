@@ -181,16 +181,10 @@ impl Joiner {
     pub fn recycle(&mut self, ev: JoinedEvent<'_>) {
         let (buffers, context) = ev.apart();
         if let Cow::Owned(buf) = context {
-            self.spare_context(buf);
+            keep_spare(&mut self.contexts, buf);
         }
         if self.pool.len() < POOL_LIMIT {
             self.pool.push(buffers);
-        }
-    }
-
-    fn spare_context(&mut self, buf: Vec<u8>) {
-        if self.contexts.len() < POOL_LIMIT && buf.capacity() > 0 {
-            self.contexts.push(buf);
         }
     }
 
@@ -200,15 +194,10 @@ impl Joiner {
 
     /// `ev` with a context of its own, in a reused buffer.
     fn owned(&mut self, mut ev: JoinedEvent<'_>) -> JoinedEvent<'static> {
-        let context = match std::mem::take(&mut ev.context) {
-            Cow::Owned(buf) => buf,
-            Cow::Borrowed(bytes) => {
-                let mut buf = self.contexts.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(bytes);
-                buf
-            }
-        };
+        if let Cow::Borrowed(bytes) = ev.context {
+            copy_context(&mut ev.context, bytes, &mut self.contexts);
+        }
+        let context = std::mem::take(&mut ev.context).into_owned();
         ev.with_context(Cow::Owned(context))
     }
 
@@ -503,7 +492,7 @@ impl Joiner {
             out.clear();
             let inlined = inline_actions(ctx, &self.dedup, &mut out);
             if let Cow::Owned(old) = std::mem::replace(ctx, Cow::Owned(out)) {
-                self.spare_context(old);
+                keep_spare(&mut self.contexts, old);
             }
             if let Err(missing) = inlined {
                 self.diag(
@@ -672,13 +661,19 @@ impl Joiner {
         let spare = &mut self.contexts;
         let extracted = match view.payload_type() {
             PayloadType::CB => match view.cb_in_place() {
-                Some(cb) => cb
-                    .map_err(invalid)
-                    .and_then(|cb| extract_cb(&cb, ev))
-                    .map(|(mode, ctx)| borrow_context(&mut ev.context, ctx, spare, mode)),
+                Some(cb) => {
+                    cb.map_err(invalid)
+                        .and_then(|cb| extract_cb(&cb, ev))
+                        .map(|(mode, ctx)| {
+                            borrow_context(&mut ev.context, ctx, spare);
+                            mode
+                        })
+                }
                 None => match self.decoder.cb(view) {
-                    Ok(cb) => extract_cb(&cb, ev)
-                        .map(|(mode, ctx)| copy_context(&mut ev.context, ctx, spare, mode)),
+                    Ok(cb) => extract_cb(&cb, ev).map(|(mode, ctx)| {
+                        copy_context(&mut ev.context, ctx, spare);
+                        mode
+                    }),
                     Err(err) => Err(invalid(err)),
                 },
             },
@@ -689,12 +684,17 @@ impl Joiner {
                         debug_assert_eq!(kind_of(&payload), Some(declared));
                         extract_into(&payload, ev)
                     })
-                    .map(|(mode, ctx)| borrow_context(&mut ev.context, ctx, spare, mode)),
+                    .map(|(mode, ctx)| {
+                        borrow_context(&mut ev.context, ctx, spare);
+                        mode
+                    }),
                 None => match self.decoder.payload(view) {
                     Ok(payload) => {
                         debug_assert_eq!(kind_of(&payload), Some(declared));
-                        extract_into(&payload, ev)
-                            .map(|(mode, ctx)| copy_context(&mut ev.context, ctx, spare, mode))
+                        extract_into(&payload, ev).map(|(mode, ctx)| {
+                            copy_context(&mut ev.context, ctx, spare);
+                            mode
+                        })
                     }
                     Err(err) => Err(invalid(err)),
                 },
@@ -1052,25 +1052,22 @@ impl<F: FnMut(&JoinedEvent<'_>)> Sink for Each<F> {
     }
 }
 
-/// Points `slot` at `ctx`, keeping a buffer it owned for reuse; passes
-/// `mode` through.
-fn borrow_context<'m, M>(
-    slot: &mut Cow<'m, [u8]>,
-    ctx: &'m [u8],
-    spare: &mut Vec<Vec<u8>>,
-    mode: M,
-) -> M {
-    if let Cow::Owned(buf) = std::mem::replace(slot, Cow::Borrowed(ctx)) {
-        if spare.len() < POOL_LIMIT && buf.capacity() > 0 {
-            spare.push(buf);
-        }
+/// Keeps `buf` in `spare` for reuse, if it has room worth keeping.
+fn keep_spare(spare: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
+    if spare.len() < POOL_LIMIT && buf.capacity() > 0 {
+        spare.push(buf);
     }
-    mode
 }
 
-/// Makes `slot` an owned copy of `ctx`, in its own buffer or a spare one;
-/// passes `mode` through.
-fn copy_context<M>(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>, mode: M) -> M {
+/// Points `slot` at `ctx`, keeping a buffer it owned for reuse.
+fn borrow_context<'m>(slot: &mut Cow<'m, [u8]>, ctx: &'m [u8], spare: &mut Vec<Vec<u8>>) {
+    if let Cow::Owned(buf) = std::mem::replace(slot, Cow::Borrowed(ctx)) {
+        keep_spare(spare, buf);
+    }
+}
+
+/// Makes `slot` an owned copy of `ctx`, in its own buffer or a spare one.
+fn copy_context(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>) {
     let mut buf = match std::mem::take(slot) {
         Cow::Owned(buf) if buf.capacity() > 0 => buf,
         _ => spare.pop().unwrap_or_default(),
@@ -1078,7 +1075,6 @@ fn copy_context<M>(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>
     buf.clear();
     buf.extend_from_slice(ctx);
     *slot = Cow::Owned(buf);
-    mode
 }
 
 /// Messages with more ids than this are grouped through a hash map.
