@@ -296,27 +296,36 @@ fn convert_parallel(
     let (mut written, mut joined) = (0u64, 0u64);
     let mut done_bytes = 0u64;
     for input in inputs {
-        let opened = crate::input::open(input)?;
-        if let Some(why) = opened.not_a_log {
-            report.damaged(input, why, global.quiet);
-            continue;
-        }
         let (mut seen_bytes, mut seen_events) = (0u64, 0u64);
-        let summary = fb_join::convert_parallel(
-            joiner,
-            opened.reader,
-            out,
-            threads,
-            |ev| keep(args, ev),
-            |bytes, events| {
-                progress.add(
-                    bytes.saturating_sub(seen_bytes),
-                    events.saturating_sub(seen_events),
-                );
-                seen_bytes = bytes.max(seen_bytes);
-                seen_events = events.max(seen_events);
-            },
-        )
+        let mut on_progress = |at: fb_join::Progress| {
+            progress.add(
+                at.read.saturating_sub(seen_bytes),
+                at.events.saturating_sub(seen_events),
+            );
+            seen_bytes = at.read.max(seen_bytes);
+            seen_events = at.events.max(seen_events);
+        };
+        let keep = |ev: &JoinedEvent| keep(args, ev);
+        // Regular files are mapped and the workers read the payloads where
+        // they are; pipes go through a reader and are copied into batches.
+        let summary = if let Some(map) = crate::input::map(input) {
+            if let Some(why) = crate::input::sniff(map.get(..4).unwrap_or(&map)) {
+                report.damaged(input, why, global.quiet);
+                continue;
+            }
+            let mut releaser = crate::input::Releaser::default();
+            fb_join::convert_parallel_slice(joiner, &map, out, threads, keep, |at| {
+                releaser.done(&map, at.finished);
+                on_progress(at);
+            })
+        } else {
+            let opened = crate::input::open(input)?;
+            if let Some(why) = opened.not_a_log {
+                report.damaged(input, why, global.quiet);
+                continue;
+            }
+            fb_join::convert_parallel(joiner, opened.reader, out, threads, keep, on_progress)
+        }
         .map_err(|e| format!("{}: {e}", input.name()))?;
         done_bytes += seen_bytes;
         written += summary.lines;

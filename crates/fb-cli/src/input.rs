@@ -86,6 +86,37 @@ pub fn map(input: &Input) -> Option<memmap2::Mmap> {
     Some(map)
 }
 
+/// Bytes of a mapped input processed between two releases of its pages.
+const RELEASE_EVERY: usize = 8 << 20;
+
+/// Gives back the pages of a mapped input as processing leaves them
+/// behind, so that memory stays flat in the file size.
+#[derive(Debug, Default)]
+pub struct Releaser {
+    released: usize,
+}
+
+impl Releaser {
+    /// Every byte of `map` before `done` is processed and borrowed no more.
+    pub fn done(&mut self, map: &memmap2::Mmap, done: u64) {
+        let done = usize::try_from(done).unwrap_or(usize::MAX).min(map.len()) / 4096 * 4096;
+        if done.saturating_sub(self.released) < RELEASE_EVERY {
+            return;
+        }
+        // SAFETY: nothing borrows the released range any more. The map is
+        // a read-only file mapping: a page touched again after this is read
+        // back from the file, not zeroed.
+        let _ = unsafe {
+            map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                self.released,
+                done - self.released,
+            )
+        };
+        self.released = done;
+    }
+}
+
 /// An opened input whose first bytes were checked.
 pub struct Opened {
     /// The reader, positioned at byte 0.

@@ -116,9 +116,6 @@ impl RunReport {
     }
 }
 
-/// Bytes of a mapped input processed between two releases of its pages.
-const RELEASE_EVERY: usize = 8 << 20;
-
 /// Runs `joiner` over `inputs` in order (one stream) and hands every joined
 /// event to `on_event`. Damaged inputs are reported and reading goes on
 /// with the next one. Regular files are memory-mapped (their consumed pages
@@ -159,7 +156,8 @@ pub fn drive(
                 continue;
             }
             let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
-            let (mut seen, mut released) = (0u64, 0usize);
+            let mut seen = 0u64;
+            let mut releaser = input::Releaser::default();
             let error = loop {
                 match reader.next_message() {
                     Ok(Some(msg)) => {
@@ -167,20 +165,9 @@ pub fn drive(
                         let at = reader.offset();
                         progress.add(at - seen, events);
                         seen = at;
-                        // Pages already parsed are not needed again.
-                        let done = usize::try_from(at).unwrap_or(usize::MAX) / 4096 * 4096;
-                        if done - released >= RELEASE_EVERY {
-                            // SAFETY: nothing borrows the released range any
-                            // more: every message before `at` is processed.
-                            let _ = unsafe {
-                                map.unchecked_advise_range(
-                                    memmap2::UncheckedAdvice::DontNeed,
-                                    released,
-                                    done - released,
-                                )
-                            };
-                            released = done;
-                        }
+                        // Pages already parsed are not needed again: every
+                        // message before `at` is processed.
+                        releaser.done(&map, at);
                     }
                     Ok(None) => break None,
                     Err(err) => break Some(err),

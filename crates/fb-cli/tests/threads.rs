@@ -33,6 +33,24 @@ fn same_bytes_for_every_thread_count(input: &Path, flags: &[&str]) -> usize {
     }
     assert_eq!(outputs[0], outputs[1], "{path} {flags:?}: 1 vs 2 threads");
     assert_eq!(outputs[0], outputs[2], "{path} {flags:?}: 1 vs 4 threads");
+    // A file is mapped and its payloads borrowed; a pipe is read and its
+    // payloads copied into batches. The bytes out are the same.
+    let mut args = vec!["convert", "-q", "--threads", "2"];
+    args.extend_from_slice(flags);
+    args.push("-");
+    let piped = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(&args)
+        .stdin(std::fs::File::open(input).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        piped.status.code().is_some_and(|c| c <= 1),
+        "{path} from stdin"
+    );
+    assert_eq!(
+        outputs[0], piped.stdout,
+        "{path} {flags:?}: file vs stdin, 2 threads"
+    );
     outputs[0].len()
 }
 

@@ -56,7 +56,7 @@ pub use diag::{Diagnostic, Diagnostics, Kind};
 pub use event::{Decision, EventKind, Index, JoinedEvent, Outcome, Slot, Value};
 pub use joiner::{transform, Joiner};
 pub use metrics::{KindMetrics, Metrics};
-pub use parallel::convert_parallel;
+pub use parallel::{convert_parallel, convert_parallel_slice, Progress};
 pub use reward::{compute as compute_reward, Signal};
 
 /// Sane behaviour, or the reference's exact output including its quirks.

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use fb_format::{Framer, Message, MessageKind, StreamReader};
+use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
@@ -28,8 +28,8 @@ use crate::{Error, Options, Summary};
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Where a REGULAR message is, and its payload's place in the batch's
-/// bytes.
+/// Where a REGULAR message copied out of a stream is, and its payload's
+/// place in the batch's bytes.
 struct Slot {
     offset: u64,
     index: u64,
@@ -38,31 +38,93 @@ struct Slot {
     payload: std::ops::Range<usize>,
 }
 
-/// Messages copied out of the reader's buffer: their payloads back to
-/// back in `data`, one allocation per batch (and reused: see [`Pools`]).
+/// A batch's REGULAR messages. From a stream they are copied out of the
+/// reader's buffer, their payloads back to back in `data`, one allocation
+/// per batch (and reused: see [`Pools`]); from a slice they borrow it and
+/// nothing is copied. One of `slots` and `borrowed` is empty.
 #[derive(Default)]
-struct Messages {
+struct Messages<'m> {
     data: Vec<u8>,
     slots: Vec<Slot>,
+    borrowed: Vec<Message<'m>>,
+    /// Payload bytes in the batch, either way.
+    bytes: usize,
 }
 
-struct Batch {
+impl<'m> Messages<'m> {
+    fn is_empty(&self) -> bool {
+        self.slots.is_empty() && self.borrowed.is_empty()
+    }
+
+    fn copy(&mut self, msg: &Message<'_>) {
+        let start = self.data.len();
+        self.data.extend_from_slice(msg.payload);
+        self.slots.push(Slot {
+            offset: msg.offset,
+            index: msg.index,
+            size_field: msg.size_field,
+            len: msg.len,
+            payload: start..self.data.len(),
+        });
+        self.bytes += msg.payload.len();
+    }
+
+    fn borrow(&mut self, msg: Message<'m>) {
+        self.bytes += msg.payload.len();
+        self.borrowed.push(msg);
+    }
+
+    /// Each message in order, whichever way it is held.
+    fn each(&self, mut f: impl FnMut(&Message<'_>)) {
+        for m in &self.slots {
+            f(&Message {
+                kind: MessageKind::Regular,
+                offset: m.offset,
+                index: m.index,
+                size_field: m.size_field,
+                payload: self.data.get(m.payload.clone()).unwrap_or_default(),
+                len: m.len,
+            });
+        }
+        for m in &self.borrowed {
+            f(m);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.slots.clear();
+        self.borrowed.clear();
+        self.bytes = 0;
+    }
+}
+
+struct Batch<'m> {
     seq: u64,
     config: LoopConfig,
     dedup: DedupCache,
-    messages: Messages,
+    messages: Messages<'m>,
+    /// Every input byte before this offset is read once this batch is
+    /// done: its messages, and those the reading thread took itself.
+    end: u64,
 }
 
 /// Buffers that go round instead of being allocated per batch: the
-/// batches' message bytes (reader → worker → back) and the output lines
+/// batches' messages (reader → worker → back) and the output lines
 /// (worker → writer → back). Fresh megabyte buffers cost page faults.
-#[derive(Default)]
-struct Pools {
-    messages: Mutex<Vec<Messages>>,
+struct Pools<'m> {
+    messages: Mutex<Vec<Messages<'m>>>,
     lines: Mutex<Vec<Lines>>,
 }
 
-impl Pools {
+impl Pools<'_> {
+    fn new() -> Self {
+        Self {
+            messages: Mutex::new(Vec::new()),
+            lines: Mutex::new(Vec::new()),
+        }
+    }
+
     fn take<T: Default>(pool: &Mutex<Vec<T>>) -> T {
         pool.lock()
             .ok()
@@ -87,16 +149,86 @@ struct Done {
     written: u64,
     diags: Diagnostics,
     metrics: Metrics,
+    end: u64,
+}
+
+/// How far a parallel conversion has got, as its progress callback is told.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Input bytes framed so far.
+    pub read: u64,
+    /// Input bytes no longer needed: every message before this offset is
+    /// joined and its lines written. Pages of a mapped input before it
+    /// can be released.
+    pub finished: u64,
+    /// Events joined so far.
+    pub events: u64,
+}
+
+/// Where the input comes from.
+enum Source<'m, R> {
+    Stream(R),
+    Slice(&'m [u8]),
 }
 
 /// Joins `input` with `threads` workers and writes the DSJSON of the events
 /// `keep` accepts to `output`, byte-identical to the serial conversion.
 /// `joiner` carries the state in and out, so several inputs make one
-/// stream; `progress` is called with the bytes read and events joined so
-/// far as the work goes on.
+/// stream; `progress` is called as the work goes on.
 pub fn convert_parallel<R, W, K, P>(
     joiner: &mut Joiner,
     input: R,
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    progress: P,
+) -> Result<Summary, Error>
+where
+    R: Read + Send,
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    run(
+        joiner,
+        Source::Stream(input),
+        output,
+        threads,
+        keep,
+        progress,
+    )
+}
+
+/// [`convert_parallel`] over a log in memory, a memory-mapped file above
+/// all: the workers borrow the payloads where they are, and nothing is
+/// copied. [`Progress::finished`] says which bytes are done with.
+pub fn convert_parallel_slice<W, K, P>(
+    joiner: &mut Joiner,
+    input: &[u8],
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    progress: P,
+) -> Result<Summary, Error>
+where
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    run(
+        joiner,
+        Source::<&[u8]>::Slice(input),
+        output,
+        threads,
+        keep,
+        progress,
+    )
+}
+
+fn run<R, W, K, P>(
+    joiner: &mut Joiner,
+    input: Source<'_, R>,
     output: &mut W,
     threads: usize,
     keep: K,
@@ -106,18 +238,18 @@ where
     R: Read + Send,
     W: Write,
     K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(u64, u64),
+    P: FnMut(Progress),
 {
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
     let limit = u32::try_from(opts.max_payload).unwrap_or(u32::MAX);
-    let (batch_tx, batch_rx) = mpsc::sync_channel::<Batch>(threads * 2);
+    let (batch_tx, batch_rx) = mpsc::sync_channel::<Batch<'_>>(threads * 2);
     let batch_rx = Arc::new(Mutex::new(batch_rx));
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let keep = &keep;
     let read_pos = AtomicU64::new(0);
     let read_pos = &read_pos;
-    let pools = Pools::default();
+    let pools = Pools::new();
     let pools = &pools;
     // What the workers report is merged here in order as batches are
     // written, so that memory does not grow with the number of batches.
@@ -136,11 +268,57 @@ where
             scope.spawn(move || worker(&rx, &tx, opts, keep, pools));
         }
         drop(done_tx);
-        let reader =
-            scope.spawn(move || read_batches(joiner, input, limit, &batch_tx, read_pos, pools));
-        let written = write_in_order(&done_rx, output, pools, &mut merged, &mut |events| {
-            progress(read_pos.load(Ordering::Relaxed), events)
+        let reader = scope.spawn(move || {
+            let mut batcher = Batcher::new(joiner, &batch_tx, read_pos, pools);
+            let framer = Framer::with_max_payload(limit);
+            let (framing_error, bytes_read) = match input {
+                Source::Stream(input) => {
+                    let mut reader = StreamReader::with_framer(input, framer);
+                    let error = loop {
+                        match reader.next_message() {
+                            Ok(Some(msg)) => {
+                                if !batcher.take(&msg, |b| b.copy(&msg)) {
+                                    break None;
+                                }
+                            }
+                            Ok(None) => break None,
+                            Err(err) => break Some(batcher.failed(&err)),
+                        }
+                    };
+                    (error, reader.offset())
+                }
+                Source::Slice(data) => {
+                    let mut reader = SliceReader::with_framer(data, framer);
+                    let error = loop {
+                        match reader.next_message() {
+                            Ok(Some(msg)) => {
+                                if !batcher.take(&msg, |b| b.borrow(msg)) {
+                                    break None;
+                                }
+                            }
+                            Ok(None) => break None,
+                            Err(err) => break Some(batcher.failed(&err)),
+                        }
+                    };
+                    (error, reader.offset())
+                }
+            };
+            batcher.send(bytes_read);
+            (batcher.joiner, batcher.messages, framing_error, bytes_read)
         });
+        let written = write_in_order(
+            &done_rx,
+            output,
+            pools,
+            &mut merged,
+            &mut |finished, events| {
+                progress(Progress {
+                    read: read_pos.load(Ordering::Relaxed),
+                    finished,
+                    events,
+                })
+            },
+        );
         let (joiner, messages, framing_error, bytes_read) = match reader.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -148,7 +326,11 @@ where
         let (written, lines, events) = written?;
         let (diags, metrics) = merged;
         joiner.absorb_in_order(&diags, metrics);
-        progress(bytes_read, events);
+        progress(Progress {
+            read: bytes_read,
+            finished: bytes_read,
+            events,
+        });
         Ok(Summary {
             metrics: joiner.metrics().clone(),
             diagnostics: joiner.diagnostics().clone(),
@@ -160,86 +342,94 @@ where
     })
 }
 
-type ReadResult<'j> = (&'j mut Joiner, u64, Option<String>, u64);
-
-fn read_batches<'j, R: Read>(
+/// The reading thread's side: follows the ordered state and gathers
+/// REGULAR messages into batches for the workers.
+struct Batcher<'j, 'm, 'p> {
     joiner: &'j mut Joiner,
-    input: R,
-    limit: u32,
-    tx: &SyncSender<Batch>,
-    read_pos: &AtomicU64,
-    pools: &Pools,
-) -> ReadResult<'j> {
-    let mut reader = StreamReader::with_framer(input, Framer::with_max_payload(limit));
-    let mut seq = 0;
-    let mut messages = 0;
-    let mut framing_error = None;
-    let mut batch: Messages = Pools::take(&pools.messages);
-    let (mut config, mut dedup) = joiner.state();
-    let mut send = |batch: &mut Messages, config: LoopConfig, dedup: DedupCache| {
-        if batch.slots.is_empty() {
-            return true;
-        }
-        let b = Batch {
-            seq,
+    tx: &'p SyncSender<Batch<'m>>,
+    read_pos: &'p AtomicU64,
+    pools: &'p Pools<'m>,
+    seq: u64,
+    messages: u64,
+    batch: Messages<'m>,
+    config: LoopConfig,
+    dedup: DedupCache,
+}
+
+impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
+    fn new(
+        joiner: &'j mut Joiner,
+        tx: &'p SyncSender<Batch<'m>>,
+        read_pos: &'p AtomicU64,
+        pools: &'p Pools<'m>,
+    ) -> Self {
+        let (config, dedup) = joiner.state();
+        Self {
+            joiner,
+            tx,
+            read_pos,
+            pools,
+            seq: 0,
+            messages: 0,
+            batch: Pools::take(&pools.messages),
             config,
             dedup,
-            messages: std::mem::replace(batch, Pools::take(&pools.messages)),
-        };
-        seq += 1;
-        tx.send(b).is_ok()
-    };
-    loop {
-        let msg = match reader.next_message() {
-            Ok(Some(msg)) => msg,
-            Ok(None) => break,
-            Err(err) => {
-                joiner.record_framing_error(&err);
-                framing_error = Some(err.to_string());
-                break;
-            }
-        };
-        messages += 1;
-        read_pos.store(msg.offset + msg.len as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes `msg`, and if it is REGULAR puts it in the batch with `add`.
+    /// False when the workers are gone.
+    fn take(&mut self, msg: &Message<'_>, add: impl FnOnce(&mut Messages<'m>)) -> bool {
+        self.messages += 1;
+        let end = msg.offset + msg.len as u64;
+        self.read_pos.store(end, Ordering::Relaxed);
         if msg.kind != MessageKind::Regular {
             // Workers see only REGULAR messages: what comes between them
             // (a checkpoint above all) closes the batch, and the next batch
             // starts from the state after it.
-            if !send(&mut batch, config, dedup.clone()) {
-                break;
-            }
-            joiner.track(&msg);
-            continue;
+            let sent = self.send(msg.offset);
+            self.joiner.track(msg);
+            return sent;
         }
-        if batch.slots.is_empty() {
+        if self.batch.is_empty() {
             // The state this batch starts from; the worker's joiner follows
             // the dedup events inside the batch itself.
-            (config, dedup) = joiner.state();
+            (self.config, self.dedup) = self.joiner.state();
         }
-        let start = batch.data.len();
-        batch.data.extend_from_slice(msg.payload);
-        batch.slots.push(Slot {
-            offset: msg.offset,
-            index: msg.index,
-            size_field: msg.size_field,
-            len: msg.len,
-            payload: start..batch.data.len(),
-        });
-        joiner.track(&msg);
-        if batch.data.len() >= BATCH_BYTES && !send(&mut batch, config, dedup.clone()) {
-            break;
-        }
+        add(&mut self.batch);
+        self.joiner.track(msg);
+        self.batch.bytes < BATCH_BYTES || self.send(end)
     }
-    send(&mut batch, config, dedup);
-    (joiner, messages, framing_error, reader.offset())
+
+    fn failed(&mut self, err: &fb_format::Error) -> String {
+        self.joiner.record_framing_error(err);
+        err.to_string()
+    }
+
+    /// Sends the batch so far, if there is one, its messages all before
+    /// `end`. False when the workers are gone.
+    fn send(&mut self, end: u64) -> bool {
+        if self.batch.is_empty() {
+            return true;
+        }
+        let b = Batch {
+            seq: self.seq,
+            config: self.config,
+            dedup: self.dedup.clone(),
+            messages: std::mem::replace(&mut self.batch, Pools::take(&self.pools.messages)),
+            end,
+        };
+        self.seq += 1;
+        self.tx.send(b).is_ok()
+    }
 }
 
-fn worker<K>(
-    rx: &Mutex<Receiver<Batch>>,
+fn worker<'m, K>(
+    rx: &Mutex<Receiver<Batch<'m>>>,
     tx: &mpsc::Sender<Done>,
     opts: Options,
     keep: &K,
-    pools: &Pools,
+    pools: &Pools<'m>,
 ) where
     K: Fn(&JoinedEvent) -> bool + Sync,
 {
@@ -259,25 +449,16 @@ fn worker<K>(
         lines.clear();
         let (mut events, mut written) = (0, 0);
         let mut messages = batch.messages;
-        for m in &messages.slots {
-            let msg = Message {
-                kind: MessageKind::Regular,
-                offset: m.offset,
-                index: m.index,
-                size_field: m.size_field,
-                payload: messages.data.get(m.payload.clone()).unwrap_or_default(),
-                len: m.len,
-            };
-            joiner.push_each(&msg, |ev| {
+        messages.each(|msg| {
+            joiner.push_each(msg, |ev| {
                 events += 1;
                 if keep(ev) {
                     writer.write_into(ev, &mut lines);
                     written += 1;
                 }
             });
-        }
-        messages.data.clear();
-        messages.slots.clear();
+        });
+        messages.clear();
         Pools::give(&pools.messages, messages);
         let (diags, metrics) = joiner.take_report();
         if tx
@@ -288,6 +469,7 @@ fn worker<K>(
                 written,
                 diags,
                 metrics,
+                end: batch.end,
             })
             .is_err()
         {
@@ -301,7 +483,7 @@ fn write_in_order<W: Write>(
     output: &mut W,
     pools: &Pools,
     (diags, metrics): &mut (Diagnostics, Metrics),
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, u64, u64), Error> {
     let mut next = 0;
     let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
@@ -319,7 +501,7 @@ fn write_in_order<W: Write>(
             }
             events += done.events;
             lines += done.written;
-            progress(events);
+            progress(done.end, events);
             diags.merge(&done.diags);
             metrics.merge(&done.metrics);
             Pools::give(&pools.lines, done.lines);

@@ -1,7 +1,9 @@
 //! `convert_parallel` against the serial joiner: the same bytes, and the
 //! same metrics and diagnostics, also when one joiner reads several inputs.
 
-use fb_join::{convert_into, convert_parallel, Joiner, Options, Summary};
+use fb_join::{
+    convert_into, convert_parallel, convert_parallel_slice, Joiner, Options, Progress, Summary,
+};
 use fb_writer::synth::{generate, GenConfig, Limit, ProblemKind};
 
 fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
@@ -13,35 +15,73 @@ fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
     (out, joiner)
 }
 
-fn parallel(inputs: &[&[u8]], opts: &Options, threads: usize) -> (Vec<u8>, Joiner) {
+/// How the parallel conversion gets its input.
+#[derive(Debug, Clone, Copy)]
+enum Feed {
+    /// Through `io::Read`: payloads copied into batches.
+    Reader,
+    /// As a slice: payloads borrowed where they are.
+    Slice,
+}
+
+fn parallel(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> (Vec<u8>, Joiner) {
     let mut joiner = Joiner::new(opts.clone());
     let mut out = Vec::new();
     for input in inputs {
-        let _: Summary =
-            convert_parallel(&mut joiner, *input, &mut out, threads, |_| true, |_, _| {}).unwrap();
+        let before = joiner.metrics().joined;
+        let mut last = Progress::default();
+        let mut check = |at: Progress| {
+            // Finished never passes read, and neither goes back.
+            assert!(at.finished <= at.read, "{at:?}");
+            assert!(
+                at.read >= last.read && at.finished >= last.finished,
+                "{at:?} after {last:?}"
+            );
+            last = at;
+        };
+        let summary: Summary = match feed {
+            Feed::Reader => {
+                convert_parallel(&mut joiner, *input, &mut out, threads, |_| true, &mut check)
+            }
+            Feed::Slice => {
+                convert_parallel_slice(&mut joiner, input, &mut out, threads, |_| true, &mut check)
+            }
+        }
+        .unwrap();
+        // At the end every byte framed is finished with.
+        assert_eq!(last.finished, last.read, "{feed:?}");
+        assert_eq!(last.events, summary.metrics.joined - before, "{feed:?}");
     }
     (out, joiner)
 }
 
 fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
     let (bytes, one) = serial(inputs, opts);
-    for threads in [2, 3] {
-        let (pbytes, many) = parallel(inputs, opts, threads);
-        assert!(pbytes == bytes, "{name}, {threads} threads: output differs");
+    for (threads, feed) in [
+        (2, Feed::Reader),
+        (3, Feed::Reader),
+        (2, Feed::Slice),
+        (3, Feed::Slice),
+    ] {
+        let (pbytes, many) = parallel(inputs, opts, threads, feed);
+        assert!(
+            pbytes == bytes,
+            "{name}, {threads} threads, {feed:?}: output differs"
+        );
         assert_eq!(
             many.metrics(),
             one.metrics(),
-            "{name}, {threads} threads: metrics"
+            "{name}, {threads} threads, {feed:?}: metrics"
         );
         assert_eq!(
             many.diagnostics().counts(),
             one.diagnostics().counts(),
-            "{name}, {threads} threads: diagnostic counts"
+            "{name}, {threads} threads, {feed:?}: diagnostic counts"
         );
         assert_eq!(
             many.diagnostics().kept(),
             one.diagnostics().kept(),
-            "{name}, {threads} threads: diagnostics kept"
+            "{name}, {threads} threads, {feed:?}: diagnostics kept"
         );
     }
 }
