@@ -92,7 +92,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         .position(|a| a == "--runs")
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(5)
+        .max(1);
     let size = args
         .iter()
         .position(|a| a == "--size")
@@ -136,8 +137,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let p = path.display().to_string();
         let stats = sh(Command::new(&fb).args(["stats", "--json", "-q", &p]))?;
         let events = json_number(&stats, "joined").unwrap_or(0);
+        let convert = |extra: &[&str]| -> Vec<String> {
+            ["convert", "-q"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .chain([p.clone(), "-o".into(), "/dev/null".into()])
+                .collect()
+        };
         let commands: Vec<(&str, PathBuf, Vec<String>)> = vec![
-            ("cat (ceiling)", PathBuf::from("cat"), vec![p.clone()]),
+            ("cat (ceiling)", PathBuf::from("/bin/cat"), vec![p.clone()]),
             (
                 "fb inspect --count",
                 fb.clone(),
@@ -146,28 +155,17 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             (
                 "fb convert --threads 1",
                 fb.clone(),
-                vec![
-                    "convert".into(),
-                    "-q".into(),
-                    "--threads".into(),
-                    "1".into(),
-                    p.clone(),
-                    "-o".into(),
-                    "/dev/null".into(),
-                ],
+                convert(&["--threads", "1"]),
             ),
             (
                 "fb convert --threads 2",
                 fb.clone(),
-                vec![
-                    "convert".into(),
-                    "-q".into(),
-                    "--threads".into(),
-                    "2".into(),
-                    p.clone(),
-                    "-o".into(),
-                    "/dev/null".into(),
-                ],
+                convert(&["--threads", "2"]),
+            ),
+            (
+                "fb convert --threads 1 --compat reference",
+                fb.clone(),
+                convert(&["--threads", "1", "--compat", "reference"]),
             ),
             (
                 "fb stats",
@@ -175,15 +173,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 vec!["stats".into(), "-q".into(), p.clone()],
             ),
         ];
-        for (label, program, argv) in commands {
-            let program = if program == Path::new("cat") {
-                PathBuf::from("/bin/cat")
-            } else {
-                program
-            };
-            let mut samples: Vec<Sample> = (0..runs)
-                .map(|_| measure(&program, &argv))
-                .collect::<Result<_, _>>()?;
+        // Rounds of one run of each command, so that a noisy moment of a
+        // shared host weighs on all of them alike and their ratios hold.
+        let mut all: Vec<Vec<Sample>> = commands.iter().map(|_| Vec::new()).collect();
+        for _ in 0..runs {
+            for ((_, program, argv), samples) in commands.iter().zip(all.iter_mut()) {
+                samples.push(measure(program, argv)?);
+            }
+        }
+        for ((label, _, _), mut samples) in commands.into_iter().zip(all) {
             samples.sort_by(|a, b| a.secs.total_cmp(&b.secs));
             let median = &samples[samples.len() / 2];
             let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
@@ -294,7 +292,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         sh(Command::new("git").current_dir(root).args(["rev-parse", "--short", "HEAD"])).unwrap_or_default().trim(),
     );
     let find = |log: &str, cmd: &str| seen.iter().find(|r| r.0 == log && r.1 == cmd);
-    let mut targets = String::from("| log | framing scan / cat | convert 1 thread MB/s (target 1000) | 2 threads / 1 thread (target 1.7) | peak RSS MiB, 1 and 2 threads (target < 64) |\n|---|---:|---:|---:|---|\n");
+    let mut targets = String::from("| log | framing scan / cat | convert 1 thread MB/s (target 1000) | same, `--compat reference` | 2 threads / 1 thread (target 1.7) | peak RSS MiB, 1 and 2 threads (target < 64) |\n|---|---:|---:|---:|---:|---|\n");
     for log in LOGS {
         let (Some(cat), Some(scan), Some(t1), Some(t2)) = (
             find(log.name, "cat (ceiling)"),
@@ -304,9 +302,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         ) else {
             continue;
         };
+        let reference = find(log.name, "fb convert --threads 1 --compat reference")
+            .map_or("-".to_string(), |r| format!("{:.0}", r.3));
         let _ = writeln!(
             targets,
-            "| {} | {:.0}% | {:.0} | {:.2}x | {:.1}, {:.1} |",
+            "| {} | {:.0}% | {:.0} | {reference} | {:.2}x | {:.1}, {:.1} |",
             log.name,
             100.0 * cat.2 / scan.2,
             t1.3,
@@ -321,7 +321,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     ) {
         let _ = writeln!(
             targets,
-            "| cb 10 GiB | - | {:.0} | {:.2}x | {:.1}, {:.1} |",
+            "| cb 10 GiB | - | {:.0} | - | {:.2}x | {:.1}, {:.1} |",
             t1.3,
             t1.2 / t2.2,
             t1.4,
@@ -332,7 +332,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let text = format!(
         "# Benchmark results\n\nWritten by `cargo xtask bench` (see `xtask/src/bench.rs`). Input MB/s is \
          the log's size over the median wall time; files are in the page cache after the first \
-         run, so `cat` is the ceiling of this machine.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n## Results\n\n{table}"
+         run, so `cat` is the ceiling of this machine. Each round runs every command of a log \
+         once, so that a noisy moment of the shared host weighs on all of them alike. \
+         `--compat reference` writes the reference's bytes, and so does not check that every \
+         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());
