@@ -396,25 +396,21 @@ impl Joiner {
         let Payload::Dedup(info) = payload else {
             return Err((Kind::InvalidPayload, "DedupInfo payload expected".into()));
         };
-        let ids = info
-            .ids()
-            .map(|v| v.iter().collect::<Vec<u64>>())
-            .unwrap_or_default();
-        let values = info
-            .values()
-            .map(|v| v.iter().collect::<Vec<&str>>())
-            .unwrap_or_default();
-        if ids.len() != values.len() {
+        let (ids, values) = (info.ids(), info.values());
+        let (id_count, value_count) = (ids.map_or(0, |v| v.len()), values.map_or(0, |v| v.len()));
+        if id_count != value_count {
             return Err((
                 Kind::DedupMismatch,
-                format!(
-                    "DedupInfo has {} ids but {} values",
-                    ids.len(),
-                    values.len()
-                ),
+                format!("DedupInfo has {id_count} ids but {value_count} values"),
             ));
         }
-        self.dedup.apply(ids.into_iter().zip(values));
+        // The cache serves only to inline actions: without that it is not
+        // kept, and the info is only checked.
+        if self.opts.inline_dedup {
+            let ids = ids.into_iter().flat_map(|v| v.iter());
+            let values = values.into_iter().flat_map(|v| v.iter());
+            self.dedup.apply(ids.zip(values));
+        }
         Ok(())
     }
 
