@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +27,9 @@ use crate::{Error, Options, Summary};
 
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
+
+/// Batches a thread may have between being read and being written.
+const BATCHES_PER_THREAD: usize = 3;
 
 /// Where a REGULAR message copied out of a stream is, and its payload's
 /// place in the batch's bytes.
@@ -166,6 +169,62 @@ pub struct Progress {
     pub events: u64,
 }
 
+/// What the reading thread, the workers and the writer share to keep in
+/// step.
+struct Flow {
+    /// The offset after the last message framed.
+    read_pos: AtomicU64,
+    /// A credit per batch that may be in flight: the reader takes one
+    /// before it sends a batch, the writer gives it back once the batch is
+    /// written. Without them a slow output (gzip, a disk) would let batches
+    /// and their lines pile up in memory as fast as the input is read.
+    credits: Mutex<Receiver<()>>,
+    give_credit: SyncSender<()>,
+    /// Set when a worker panicked: the reader stops, so that the panic
+    /// surfaces instead of everything waiting for a batch never written.
+    aborted: AtomicBool,
+}
+
+impl Flow {
+    fn new(credits: usize) -> Self {
+        let (give_credit, taken) = mpsc::sync_channel(credits);
+        for _ in 0..credits {
+            let _ = give_credit.try_send(());
+        }
+        Self {
+            read_pos: AtomicU64::new(0),
+            credits: Mutex::new(taken),
+            give_credit,
+            aborted: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits for a credit; false when the conversion is aborted.
+    fn take_credit(&self) -> bool {
+        let got = match self.credits.lock() {
+            Ok(rx) => rx.recv().is_ok(),
+            Err(_) => false,
+        };
+        got && !self.aborted.load(Ordering::Relaxed)
+    }
+
+    fn give_credit(&self) {
+        let _ = self.give_credit.try_send(());
+    }
+}
+
+/// Marks the flow aborted if its worker unwinds, and wakes the reader.
+struct AbortOnPanic<'f>(&'f Flow);
+
+impl Drop for AbortOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.aborted.store(true, Ordering::Relaxed);
+            self.0.give_credit();
+        }
+    }
+}
+
 /// Where the input comes from.
 enum Source<'m, R> {
     Stream(R),
@@ -247,8 +306,8 @@ where
     let batch_rx = Arc::new(Mutex::new(batch_rx));
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let keep = &keep;
-    let read_pos = AtomicU64::new(0);
-    let read_pos = &read_pos;
+    let flow = Flow::new(threads * BATCHES_PER_THREAD);
+    let flow = &flow;
     let pools = Pools::new();
     let pools = &pools;
     // What the workers report is merged here in order as batches are
@@ -265,11 +324,14 @@ where
             let rx = Arc::clone(&batch_rx);
             let tx = done_tx.clone();
             let opts = opts.clone();
-            scope.spawn(move || worker(&rx, &tx, opts, keep, pools));
+            scope.spawn(move || {
+                let _abort = AbortOnPanic(flow);
+                worker(&rx, &tx, opts, keep, pools);
+            });
         }
         drop(done_tx);
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, &batch_tx, read_pos, pools);
+            let mut batcher = Batcher::new(joiner, &batch_tx, flow, pools);
             let framer = Framer::with_max_payload(limit);
             let (framing_error, bytes_read) = match input {
                 Source::Stream(input) => {
@@ -312,8 +374,9 @@ where
             pools,
             &mut merged,
             &mut |finished, events| {
+                flow.give_credit();
                 progress(Progress {
-                    read: read_pos.load(Ordering::Relaxed),
+                    read: flow.read_pos.load(Ordering::Relaxed),
                     finished,
                     events,
                 })
@@ -347,7 +410,7 @@ where
 struct Batcher<'j, 'm, 'p> {
     joiner: &'j mut Joiner,
     tx: &'p SyncSender<Batch<'m>>,
-    read_pos: &'p AtomicU64,
+    flow: &'p Flow,
     pools: &'p Pools<'m>,
     seq: u64,
     messages: u64,
@@ -360,14 +423,14 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn new(
         joiner: &'j mut Joiner,
         tx: &'p SyncSender<Batch<'m>>,
-        read_pos: &'p AtomicU64,
+        flow: &'p Flow,
         pools: &'p Pools<'m>,
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
             joiner,
             tx,
-            read_pos,
+            flow,
             pools,
             seq: 0,
             messages: 0,
@@ -382,7 +445,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn take(&mut self, msg: &Message<'_>, add: impl FnOnce(&mut Messages<'m>)) -> bool {
         self.messages += 1;
         let end = msg.offset + msg.len as u64;
-        self.read_pos.store(end, Ordering::Relaxed);
+        self.flow.read_pos.store(end, Ordering::Relaxed);
         if msg.kind != MessageKind::Regular {
             // Workers see only REGULAR messages: what comes between them
             // (a checkpoint above all) closes the batch, and the next batch
@@ -411,6 +474,9 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn send(&mut self, end: u64) -> bool {
         if self.batch.is_empty() {
             return true;
+        }
+        if !self.flow.take_credit() {
+            return false;
         }
         let b = Batch {
             seq: self.seq,

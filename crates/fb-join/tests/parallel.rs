@@ -143,3 +143,94 @@ fn many_batches_give_the_serial_metrics_and_diagnostics() {
     };
     assert_same("generated CCB", &[&bytes, &bytes], &opts);
 }
+
+/// Counts the bytes the conversion has taken from its input.
+struct Counted<'a> {
+    rest: &'a [u8],
+    taken: &'a std::sync::atomic::AtomicUsize,
+}
+
+impl std::io::Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.rest.read(buf)?;
+        self.taken
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// An output whose first write waits until the input stops being read.
+struct Stalled<'a> {
+    taken: &'a std::sync::atomic::AtomicUsize,
+    taken_at_first_write: Option<usize>,
+    bytes: Vec<u8>,
+}
+
+impl std::io::Write for Stalled<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.taken_at_first_write.is_none() {
+            // Quiet for 300 ms (or 30 s in all): the reader is stuck, or
+            // done with the input.
+            let load = || self.taken.load(std::sync::atomic::Ordering::Relaxed);
+            let mut last = load();
+            for _ in 0..100 {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let now = load();
+                if now == last {
+                    break;
+                }
+                last = now;
+            }
+            self.taken_at_first_write = Some(last);
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
+    let config = GenConfig {
+        problem: ProblemKind::Cb,
+        limit: Limit::Bytes(24 << 20),
+        seed: 5,
+        ..GenConfig::default()
+    };
+    let mut log = Vec::new();
+    generate(&config, &mut log).unwrap();
+    let taken = std::sync::atomic::AtomicUsize::new(0);
+    let input = Counted {
+        rest: &log,
+        taken: &taken,
+    };
+    let mut out = Stalled {
+        taken: &taken,
+        taken_at_first_write: None,
+        bytes: Vec::new(),
+    };
+    convert_parallel(
+        &mut Joiner::new(Options::default()),
+        input,
+        &mut out,
+        2,
+        |_| true,
+        |_| {},
+    )
+    .unwrap();
+    let stalled_at = out.taken_at_first_write.unwrap();
+    // Batches of about a MiB, a few per thread in flight, and the reader's
+    // own buffer: far below the log's 24 MiB.
+    assert!(
+        stalled_at < 12 << 20,
+        "the reader took {stalled_at} of {} bytes while the output was stalled",
+        log.len()
+    );
+    // And then everything came through.
+    assert_eq!(taken.load(std::sync::atomic::Ordering::Relaxed), log.len());
+    let (serial, _) = serial(&[&log], &Options::default());
+    assert!(out.bytes == serial, "output differs from the serial one");
+}
