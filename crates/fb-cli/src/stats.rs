@@ -98,8 +98,7 @@ fn report_json(
         .map(|(k, v)| (k.name().to_string(), json!(v)))
         .collect();
     let by_kind: serde_json::Map<String, Value> = m
-        .by_kind
-        .iter()
+        .by_kind()
         .map(|(k, v)| {
             let mean = if v.events > 0 {
                 v.reward_sum / v.events as f64

@@ -1,8 +1,6 @@
 //! Running metrics over joined events (the reference's extra metrics, and
 //! more).
 
-use std::collections::BTreeMap;
-
 use fb_schema::TimeStamp;
 
 use crate::event::{Decision, EventKind, JoinedEvent};
@@ -55,8 +53,28 @@ pub struct Metrics {
     pub first_slot_not_equal_baseline: u64,
     /// CCB/Slates: first-slot original cost sum where equal to baseline.
     pub first_slot_equal_baseline_cost_sum: f64,
-    /// Per problem type.
-    pub by_kind: BTreeMap<&'static str, KindMetrics>,
+    /// Per problem type, indexed by [`EventKind`]: an array, not a map,
+    /// because every event adds to it.
+    kinds: [KindMetrics; KINDS.len()],
+}
+
+/// Every kind, in the order of their names.
+const KINDS: [EventKind; 5] = [
+    EventKind::Ca,
+    EventKind::Cb,
+    EventKind::Ccb,
+    EventKind::MultiStep,
+    EventKind::Slates,
+];
+
+fn slot(kind: EventKind) -> usize {
+    match kind {
+        EventKind::Ca => 0,
+        EventKind::Cb => 1,
+        EventKind::Ccb => 2,
+        EventKind::MultiStep => 3,
+        EventKind::Slates => 4,
+    }
 }
 
 impl KindMetrics {
@@ -69,6 +87,15 @@ impl KindMetrics {
 }
 
 impl Metrics {
+    /// Figures per problem type, for the kinds seen, by name.
+    pub fn by_kind(&self) -> impl Iterator<Item = (&'static str, &KindMetrics)> {
+        KINDS
+            .iter()
+            .zip(&self.kinds)
+            .filter(|(_, m)| m.events > 0)
+            .map(|(k, m)| (k.name(), m))
+    }
+
     /// Adds the metrics of events that came after ours.
     pub fn merge(&mut self, o: &Metrics) {
         self.events_read += o.events_read;
@@ -91,8 +118,8 @@ impl Metrics {
         self.first_slot_equal_baseline += o.first_slot_equal_baseline;
         self.first_slot_not_equal_baseline += o.first_slot_not_equal_baseline;
         self.first_slot_equal_baseline_cost_sum += o.first_slot_equal_baseline_cost_sum;
-        for (k, v) in &o.by_kind {
-            self.by_kind.entry(k).or_default().merge(v);
+        for (mine, theirs) in self.kinds.iter_mut().zip(&o.kinds) {
+            mine.merge(theirs);
         }
     }
 
@@ -114,7 +141,9 @@ impl Metrics {
             }
             None => self.last = Some((ev.event_id.clone(), ev.time)),
         }
-        let per = self.by_kind.entry(ev.kind.name()).or_default();
+        let Some(per) = self.kinds.get_mut(slot(ev.kind)) else {
+            return;
+        };
         per.events += 1;
         per.learnable += u64::from(!ev.skip_learn);
         match &ev.decision {
