@@ -112,6 +112,11 @@ fn json(c: &mut Criterion) {
         g.bench_function(format!("{name} ({} bytes)", text.len()), |b| {
             b.iter(|| fb_join::json::validate(black_box(&text)))
         });
+        // The same context again and again: every action is remembered.
+        let mut remembering = fb_join::json::Validator::new();
+        g.bench_function(format!("{name}, actions remembered ({} bytes)", text.len()), |b| {
+            b.iter(|| remembering.validate(black_box(&text)))
+        });
     }
     g.finish();
 }

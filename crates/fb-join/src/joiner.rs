@@ -30,6 +30,8 @@ pub struct Joiner {
     config: LoopConfig,
     dedup: DedupCache,
     decoder: PayloadDecoder,
+    /// Checks contexts, remembering the actions already found valid.
+    json: crate::json::Validator,
     diags: Diagnostics,
     metrics: Metrics,
     ready: VecDeque<JoinedEvent<'static>>,
@@ -74,6 +76,7 @@ impl Joiner {
         Self {
             config: LoopConfig::new(&opts.overrides),
             decoder: PayloadDecoder::new(opts.max_payload),
+            json: crate::json::Validator::new(),
             diags: Diagnostics::with_limit(opts.diagnostics_limit),
             dedup: DedupCache::default(),
             metrics: Metrics::default(),
@@ -503,7 +506,7 @@ impl Joiner {
             }
         }
         if self.opts.compat == Compat::Sane {
-            if let Err(err) = crate::json::validate(ctx) {
+            if let Err(err) = self.json.validate(ctx) {
                 self.diag(
                     at,
                     Kind::InvalidContext,

@@ -29,8 +29,251 @@ impl std::fmt::Display for JsonError {
 pub const MAX_DEPTH: usize = 256;
 
 /// Checks that `text` is exactly one JSON value, whitespace around it.
+///
+/// Checking many texts, [`Validator`] is faster where they repeat parts.
 pub fn validate(text: &[u8]) -> Result<(), JsonError> {
-    let mut error = Failure { left: 0, what: "" };
+    check(text, None)
+}
+
+/// Checks text after text as [`validate`] does, and says the same of each,
+/// but remembers the objects found valid as array elements, and steps over
+/// them when they come again.
+///
+/// A context's actions (`"_multi"`, `"_slots"`) are such elements, and in
+/// a loop the same actions are offered to one event after another: their
+/// bytes repeat. An element byte-identical to one found valid is valid:
+/// a JSON object ends at its own closing brace, whatever follows it.
+///
+/// Where elements rarely repeat, looking them up costs more than it
+/// saves; the validator then stops looking for a while, and tries again.
+#[derive(Clone)]
+pub struct Validator {
+    seen: Seen,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (tries, hits) = self.lookups();
+        f.debug_struct("Validator")
+            .field("lookups", &tries)
+            .field("hits", &hits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Validator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Validator {
+    /// A validator that remembers nothing yet. It holds 64 KiB, allocated
+    /// here once.
+    pub fn new() -> Self {
+        Self {
+            seen: Seen::new(true),
+        }
+    }
+
+    /// Checks `text` as [`validate`] does.
+    pub fn validate(&mut self, text: &[u8]) -> Result<(), JsonError> {
+        check(text, Some(&mut self.seen))
+    }
+
+    /// Elements looked up, and found, since this validator was made.
+    pub fn lookups(&self) -> (u64, u64) {
+        let seen = &self.seen;
+        (
+            seen.total_tries + u64::from(seen.tries),
+            seen.total_hits + u64::from(seen.hits),
+        )
+    }
+}
+
+/// Remembered elements, in a table indexed by a hash of their first
+/// `HEAD` bytes: one entry per index, the newest.
+#[derive(Clone)]
+struct Seen {
+    entries: Box<[Entry]>,
+    /// Lookups and hits since the last look at the hit rate, and before.
+    tries: u32,
+    hits: u32,
+    /// Elements still to pass without a lookup, after a poor hit rate.
+    resting: u32,
+    /// Whether a poor hit rate rests the table (always, but in tests).
+    adaptive: bool,
+    total_tries: u64,
+    total_hits: u64,
+}
+
+/// Whether `a` and `b`, of one length, hold the same bytes: sixteen at a
+/// time, the last sixteen overlapping those before, where a call to
+/// `memcmp` would cost more than the compare.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let (Some(a_last), Some(b_last)) = (a.last_chunk::<16>(), b.last_chunk::<16>()) else {
+        return a == b;
+    };
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |c: &[u8; 16]| u128::from_ne_bytes(*c);
+    let mut differ = word(a_last) ^ word(b_last);
+    let (mut a, mut b) = (a, b);
+    while let (Some((x, a_rest)), Some((y, b_rest))) =
+        (a.split_first_chunk::<16>(), b.split_first_chunk::<16>())
+    {
+        differ |= word(x) ^ word(y);
+        (a, b) = (a_rest, b_rest);
+    }
+    differ == 0
+}
+
+/// Entries in the table.
+const ENTRIES: usize = 256;
+/// Longest element remembered.
+const ENTRY_BYTES: usize = 254;
+/// Bytes hashed to find an element's entry; shorter elements are cheap
+/// to check, and the hash reads past them.
+const HEAD: usize = 32;
+/// Lookups between two looks at the hit rate, and how many elements pass
+/// without one when fewer than a quarter of them hit.
+const SAMPLE: u32 = 1024;
+const REST: u32 = 64 * 1024;
+
+#[derive(Clone)]
+struct Entry {
+    /// Length of the element; 0 for an empty entry.
+    len: u8,
+    /// The depth it was found valid at: it is valid at that depth and any
+    /// shallower one, but deeper it may nest too deeply.
+    depth: u8,
+    bytes: [u8; ENTRY_BYTES],
+}
+
+impl Seen {
+    fn new(adaptive: bool) -> Self {
+        let empty = Entry {
+            len: 0,
+            depth: 0,
+            bytes: [0; ENTRY_BYTES],
+        };
+        Self {
+            entries: vec![empty; ENTRIES].into_boxed_slice(),
+            tries: 0,
+            hits: 0,
+            resting: 0,
+            adaptive,
+            total_tries: 0,
+            total_hits: 0,
+        }
+    }
+
+    /// The index of the entry for an element that starts with `head`.
+    #[inline(always)]
+    fn index(head: &[u8; HEAD]) -> usize {
+        let word = |i: usize| {
+            head.get(i..i + 8)
+                .and_then(|w| <[u8; 8]>::try_from(w).ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        let mixed =
+            word(0) ^ word(8).rotate_left(19) ^ word(16).rotate_left(37) ^ word(24).rotate_left(53);
+        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % ENTRIES
+    }
+
+    /// Counts a lookup, and rests the table after too few hits.
+    #[inline(always)]
+    fn count(&mut self, hit: bool) {
+        self.tries += 1;
+        self.hits += u32::from(hit);
+        if self.tries >= SAMPLE {
+            self.sampled();
+        }
+    }
+
+    #[cold]
+    fn sampled(&mut self) {
+        if self.adaptive && self.hits < self.tries / 4 {
+            self.resting = REST;
+        }
+        self.total_tries += u64::from(self.tries);
+        self.total_hits += u64::from(self.hits);
+        self.tries = 0;
+        self.hits = 0;
+    }
+}
+
+/// The object array element `rest` starts with (at its `{`), inside
+/// `depth` open containers: stepped over when remembered, else checked and
+/// remembered.
+#[inline(always)]
+fn element<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    if let (Some(seen), Some(head)) = (error.seen.as_deref_mut(), rest.first_chunk::<HEAD>()) {
+        if seen.resting == 0 {
+            let index = Seen::index(head);
+            if let Some(entry) = seen.entries.get(index) {
+                let len = usize::from(entry.len);
+                if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
+                    if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
+                        seen.count(true);
+                        return rest.get(len..).unwrap_or_default();
+                    }
+                }
+            }
+            return unseen(rest, depth, error, index);
+        }
+    }
+    not_looked_up(rest, depth, error)
+}
+
+/// An element checked without a lookup: too short to hash, or the table
+/// resting.
+#[inline(never)]
+fn not_looked_up<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    if let Some(seen) = error.seen.as_deref_mut() {
+        if rest.len() >= HEAD {
+            seen.resting = seen.resting.saturating_sub(1);
+        }
+    }
+    object(rest.get(1..).unwrap_or_default(), depth, error)
+}
+
+/// An element not found in entry `index`: checked, and remembered there.
+#[inline(never)]
+fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
+    let Some(seen) = error.seen.take() else {
+        return object(rest.get(1..).unwrap_or_default(), depth, error);
+    };
+    seen.count(false);
+    // Checked with the table put aside: elements inside this one are not
+    // looked up, nor remembered apart from it.
+    let after = object(rest.get(1..).unwrap_or_default(), depth, error);
+    let len = rest.len() - after.len();
+    if error.what.is_empty() {
+        if let (Some(entry), Some(bytes), Ok(depth)) = (
+            seen.entries.get_mut(index),
+            rest.get(..len),
+            u8::try_from(depth),
+        ) {
+            if let (Some(room), Ok(len)) = (entry.bytes.get_mut(..bytes.len()), u8::try_from(len)) {
+                room.copy_from_slice(bytes);
+                entry.len = len;
+                entry.depth = depth;
+            }
+        }
+    }
+    error.seen = Some(seen);
+    after
+}
+
+fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
+    let mut error = Failure {
+        left: 0,
+        what: "",
+        seen,
+    };
     let rest = skip_ws(value::<false>(skip_ws(text), 0, &mut error));
     if !rest.is_empty() {
         fail(&mut error, rest.len(), "text after the value");
@@ -61,10 +304,12 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 // failure counts. That spares a test after every call, and a result too big
 // for registers.
 
-/// Where and why the text is not JSON, where as the length left from there.
-struct Failure {
+/// Where and why the text is not JSON, where as the length left from there;
+/// and the elements remembered, if they are.
+struct Failure<'s> {
     left: usize,
     what: &'static str,
+    seen: Option<&'s mut Seen>,
 }
 
 // Out of line so that the hot loops carry no error-building code.
@@ -72,7 +317,8 @@ struct Failure {
 #[inline(never)]
 fn fail<'a>(error: &mut Failure, left: usize, what: &'static str) -> &'a [u8] {
     if error.what.is_empty() {
-        *error = Failure { left, what };
+        error.left = left;
+        error.what = what;
     }
     &[]
 }
@@ -182,7 +428,10 @@ fn array_in<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Fa
         return tail;
     }
     loop {
-        rest = value::<INLINE>(rest, depth + 1, error);
+        rest = match rest {
+            [b'{', ..] if error.seen.is_some() => element(rest, depth + 1, error),
+            _ => value::<INLINE>(rest, depth + 1, error),
+        };
         loop {
             match rest {
                 [b',', tail @ ..] => {
@@ -365,8 +614,9 @@ mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::{reference, validate, JsonError, MAX_DEPTH};
+    use super::{reference, validate, JsonError, Seen, Validator, MAX_DEPTH, SAMPLE};
     use fb_tests::Rng;
+    use std::cell::RefCell;
     use std::collections::BTreeSet;
 
     #[test]
@@ -446,7 +696,20 @@ mod tests {
         assert_eq!(e.offset, 10);
     }
 
-    /// What `validate` says of `text`, checked against the reference.
+    /// A validator that never rests: every test text goes through it too,
+    /// and meets the elements of the texts before it.
+    fn remembering() -> Validator {
+        Validator {
+            seen: Seen::new(false),
+        }
+    }
+
+    thread_local! {
+        static REMEMBERING: RefCell<Validator> = RefCell::new(remembering());
+    }
+
+    /// What `validate` says of `text`, checked against the reference, and
+    /// against a validator that remembers the elements of earlier texts.
     fn same(text: &[u8]) -> &'static str {
         let ours = validate(text);
         assert_eq!(
@@ -455,7 +718,62 @@ mod tests {
             "on {}",
             text.escape_ascii()
         );
+        let remembered = REMEMBERING.with(|v| v.borrow_mut().validate(text));
+        assert_eq!(ours, remembered, "remembering, on {}", text.escape_ascii());
         ours.err().map_or("ok", |e: JsonError| e.what)
+    }
+
+    #[test]
+    fn repeated_elements_are_found_and_stepped_over() {
+        let mut v = remembering();
+        assert_eq!(v.validate(CONTEXT), Ok(()));
+        // Both actions are over 32 bytes: looked up, not found.
+        assert_eq!(v.lookups(), (2, 0));
+        assert_eq!(v.validate(CONTEXT), Ok(()));
+        assert_eq!(v.lookups(), (4, 2));
+        // One byte changed in an action: that one is checked again, and
+        // the error found where the plain check finds it.
+        let broken = String::from_utf8(CONTEXT.to_vec())
+            .unwrap()
+            .replace(r#""len":74"#, r#""len":7x"#);
+        assert_eq!(v.validate(broken.as_bytes()), validate(broken.as_bytes()));
+        assert!(validate(broken.as_bytes()).is_err());
+        assert_eq!(v.lookups(), (6, 3));
+    }
+
+    #[test]
+    fn an_element_found_valid_shallow_is_checked_again_deeper() {
+        // 120 levels inside one element: valid at depth 2, too deep at 140.
+        let element = format!("{{\"a\":{}{}}}", "[".repeat(120), "]".repeat(120));
+        assert!(element.len() <= super::ENTRY_BYTES);
+        let shallow = format!("[{element},{element}]");
+        let deep = format!("{}[{element}]{}", "[".repeat(139), "]".repeat(139));
+        let mut v = remembering();
+        assert_eq!(v.validate(shallow.as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (2, 1));
+        assert_eq!(
+            v.validate(deep.as_bytes()).unwrap_err().what,
+            "nested too deeply"
+        );
+        assert_eq!(v.validate(deep.as_bytes()), validate(deep.as_bytes()));
+        let (tries, hits) = v.lookups();
+        // At the depth it was found valid at, it is stepped over; one
+        // deeper, it is checked again.
+        assert_eq!(v.validate(format!("[{element}]").as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (tries + 1, hits + 1));
+        assert_eq!(v.validate(format!("[[{element}]]").as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (tries + 2, hits + 1));
+    }
+
+    #[test]
+    fn elements_that_never_repeat_rest_the_table() {
+        let mut v = Validator::new();
+        let text = |i: usize| format!("[{{\"unique\":\"element number {i:>12}\"}}]");
+        for i in 0..3 * SAMPLE as usize {
+            assert_eq!(v.validate(text(i).as_bytes()), Ok(()));
+        }
+        // No hit in the first sample: the rest of them went unlooked-up.
+        assert_eq!(v.lookups(), (u64::from(SAMPLE), 0));
     }
 
     const CONTEXT: &[u8] = br#"{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":[{"TAction":{"a_id":"a6","topic":"science","len":92}},{"TAction":{"a_id":"a7","topic":"finance","len":74}}]}"#;
@@ -588,6 +906,10 @@ mod tests {
             }
         }
         assert!(seen.len() > 10, "{seen:?}");
+        // Most of those texts kept an action of the context whole: the
+        // remembering validator stepped over it, and agreed all the same.
+        let (_, hits) = REMEMBERING.with(|v| v.borrow().lookups());
+        assert!(hits > 1000, "{hits} hits");
     }
 
     #[test]
