@@ -25,6 +25,19 @@ const LOGS: &[Log] = &[
         name: "ccb",
         gen: &["--problem-type", "ccb", "--seed", "2"],
     },
+    // The CB log again, with actions that never repeat: the context check
+    // remembers repeated actions, and this is its worst case.
+    Log {
+        name: "cb-unique-actions",
+        gen: &[
+            "--problem-type",
+            "cb",
+            "--action-pool",
+            "1000000000000",
+            "--seed",
+            "4",
+        ],
+    },
     Log {
         name: "cb-zstd-dedup",
         gen: &["--problem-type", "cb", "--zstd", "--dedup", "--seed", "3"],

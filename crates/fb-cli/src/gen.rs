@@ -88,6 +88,11 @@ pub struct Args {
     /// Actions per decision (per slot for slates).
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub actions: usize,
+    /// Distinct actions to draw from (per slot for slates), each with its
+    /// own features; default four times --actions, at least 16. A pool
+    /// much larger than the log makes actions that hardly ever repeat.
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+    pub action_pool: u64,
     /// Slots per decision (ccb, slates).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub slots: usize,
@@ -164,6 +169,7 @@ impl Args {
             problem: self.problem_type.into(),
             limit,
             actions: self.actions,
+            action_pool: self.action_pool,
             slots: self.slots,
             steps: self.steps,
             outcomes: self.outcomes,

@@ -343,6 +343,7 @@ fn arb_config(problem: ProblemKind) -> impl Strategy<Value = (GenConfig, Transfo
                 problem,
                 limit: Limit::Events(decisions),
                 actions,
+                action_pool: 0,
                 // CCB gives every slot its own action.
                 slots: if problem == ProblemKind::Ccb {
                     slots.min(actions)
@@ -417,6 +418,7 @@ fn every_reward_function_on_every_problem_type() {
                     problem,
                     limit: Limit::Events(6),
                     actions: 4,
+                    action_pool: 0,
                     slots: 3,
                     steps: 4,
                     outcomes: 7,

@@ -233,6 +233,11 @@ pub struct GenConfig {
     pub limit: Limit,
     /// Actions per decision (CB, CCB, multistep), per slot (slates).
     pub actions: usize,
+    /// Distinct actions the decisions draw from (per slot for slates),
+    /// each with its own text; 0 for four times `actions`, at least 16.
+    /// A pool far larger than the log's decisions makes actions that
+    /// hardly ever repeat.
+    pub action_pool: u64,
     /// Slots per decision (CCB, slates).
     pub slots: usize,
     /// Steps per episode (multistep).
@@ -275,6 +280,7 @@ impl Default for GenConfig {
             problem: ProblemKind::Cb,
             limit: Limit::Events(1000),
             actions: 4,
+            action_pool: 0,
             slots: 2,
             steps: 3,
             outcomes: 1,
@@ -633,7 +639,11 @@ impl<'c> Generator<'c> {
             rng: Rng::new(cfg.seed),
             clock: ticks_from_civil(2024, 1, 1, 0, 0, 0),
             model_id: String::new(),
-            pool: (cfg.actions as u64).saturating_mul(4).max(16),
+            pool: match cfg.action_pool {
+                0 => (cfg.actions as u64).saturating_mul(4).max(16),
+                // Distinct actions in a decision need as many in the pool.
+                n => n.max(cfg.actions as u64),
+            },
         }
     }
 
@@ -1140,5 +1150,31 @@ mod tests {
             let sum: f32 = probs.iter().sum();
             assert!((sum - 1.0).abs() < 1e-5, "{n}: {sum}");
         }
+    }
+
+    #[test]
+    fn the_action_pool_sets_how_often_actions_repeat() {
+        // Keys drawn for 500 decisions of 4 actions: distinct ones.
+        let distinct = |action_pool: u64| {
+            let cfg = GenConfig {
+                action_pool,
+                ..GenConfig::default()
+            };
+            let mut gen = Generator::new(&cfg);
+            let mut keys = std::collections::BTreeSet::new();
+            for _ in 0..500 {
+                keys.extend(
+                    gen.pool_keys(cfg.actions, 0, None)
+                        .into_iter()
+                        .map(|(k, _)| k),
+                );
+            }
+            keys.len()
+        };
+        assert_eq!(distinct(0), 16);
+        assert_eq!(distinct(100), 100);
+        // A pool smaller than a decision is widened to `actions`.
+        assert_eq!(distinct(2), 4);
+        assert!(distinct(1 << 40) > 1900, "{}", distinct(1 << 40));
     }
 }
