@@ -22,8 +22,17 @@ LOGS = {
     "ca_skip_learn": "skip_learn/ca/mixed_deferred_action_events.fb",
 }
 
-for target in ("framing", "convert", "decode"):
+# json: a split byte, then two contexts that share actions.
+CONTEXTS = [
+    b'{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":[{"TAction":{"a_id":"a6","topic":"science","len":92}},{"TAction":{"a_id":"a7","topic":"finance","len":74}}]}',
+    b'{"GUser":{"id":"u1","f":[1.5,-2e-3,0]},"_multi":[{"TAction":{"a_id":"a7","topic":"finance","len":74}},{"a":1}],"_slots":[{"_id":"s1"},{"_id":"s2","_inc":[0,1]}]}',
+]
+
+for target in ("framing", "convert", "decode", "json"):
     os.makedirs(f"seeds/{target}", exist_ok=True)
+
+joined = CONTEXTS[0] + CONTEXTS[1]
+open("seeds/json/seed-contexts", "wb").write(bytes([len(CONTEXTS[0]) * 256 // len(joined) + 1]) + joined)
 
 for name, path in LOGS.items():
     data = open(os.path.join("..", "tests", "data", path), "rb").read()
