@@ -336,32 +336,18 @@ where
             let (framing_error, bytes_read) = match input {
                 Source::Stream(input) => {
                     let mut reader = StreamReader::with_framer(input, framer);
-                    let error = loop {
-                        match reader.next_message() {
-                            Ok(Some(msg)) => {
-                                if !batcher.take(&msg, |b| b.copy(&msg)) {
-                                    break None;
-                                }
-                            }
-                            Ok(None) => break None,
-                            Err(err) => break Some(batcher.failed(&err)),
-                        }
-                    };
+                    let error = batcher.pump(|b| match reader.next_message()? {
+                        Some(msg) => Ok(b.take(&msg, |m| m.copy(&msg))),
+                        None => Ok(false),
+                    });
                     (error, reader.offset())
                 }
                 Source::Slice(data) => {
                     let mut reader = SliceReader::with_framer(data, framer);
-                    let error = loop {
-                        match reader.next_message() {
-                            Ok(Some(msg)) => {
-                                if !batcher.take(&msg, |b| b.borrow(msg)) {
-                                    break None;
-                                }
-                            }
-                            Ok(None) => break None,
-                            Err(err) => break Some(batcher.failed(&err)),
-                        }
-                    };
+                    let error = batcher.pump(|b| match reader.next_message()? {
+                        Some(msg) => Ok(b.take(&msg, |m| m.borrow(msg))),
+                        None => Ok(false),
+                    });
                     (error, reader.offset())
                 }
             };
@@ -464,9 +450,22 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
         self.batch.bytes < BATCH_BYTES || self.send(end)
     }
 
-    fn failed(&mut self, err: &fb_format::Error) -> String {
-        self.joiner.record_framing_error(err);
-        err.to_string()
+    /// Takes messages as `next` frames them, until the input ends, the
+    /// workers are gone (`next` says false) or framing fails: then why.
+    fn pump(
+        &mut self,
+        mut next: impl FnMut(&mut Self) -> fb_format::Result<bool>,
+    ) -> Option<String> {
+        loop {
+            match next(self) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(err) => {
+                    self.joiner.record_framing_error(&err);
+                    return Some(err.to_string());
+                }
+            }
+        }
     }
 
     /// Sends the batch so far, if there is one, its messages all before
