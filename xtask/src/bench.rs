@@ -120,20 +120,23 @@ fn json_number(text: &str, key: &str) -> Option<u64> {
         .ok()
 }
 
-pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let runs: usize = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
+/// The value after `--name` in `args`, if any.
+fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    let at = args.iter().position(|a| a == name)?;
+    args.get(at + 1).map(String::as_str)
+}
+
+/// A count given as `--name N`, `default` otherwise; at least 1.
+fn count(args: &[String], name: &str, default: usize) -> usize {
+    option(args, name)
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5)
-        .max(1);
-    let size = args
-        .iter()
-        .position(|a| a == "--size")
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| "1GiB".to_string());
+        .unwrap_or(default)
+        .max(1)
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let runs = count(args, "--runs", 5);
+    let size = option(args, "--size").unwrap_or("1GiB").to_string();
     let status = Command::new("cargo")
         .current_dir(root)
         .args(["build", "--release", "--quiet", "-p", "fb-cli"])
@@ -264,13 +267,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         cache_as_read_from_disk(&path)?;
         // Rounds of one run each, the two thread counts alternating, so
         // that a noisy moment of a shared host weighs on both alike.
-        let huge_runs: usize = args
-            .iter()
-            .position(|a| a == "--huge-runs")
-            .and_then(|i| args.get(i + 1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(3)
-            .max(1);
+        let huge_runs = count(args, "--huge-runs", 3);
         huge_note = format!("; 10 GiB: {huge_runs} rounds, 1 and 2 threads alternating");
         let thread_counts = ["1", "2"];
         let mut samples: Vec<Vec<Sample>> = thread_counts.iter().map(|_| Vec::new()).collect();
