@@ -174,11 +174,8 @@ pub struct Progress {
 struct Flow {
     /// The offset after the last message framed.
     read_pos: AtomicU64,
-    /// A credit per batch that may be in flight: the reader takes one
-    /// before it sends a batch, the writer gives it back once the batch is
-    /// written. Without them a slow output (gzip, a disk) would let batches
-    /// and their lines pile up in memory as fast as the input is read.
-    credits: Mutex<Receiver<()>>,
+    /// Where the writer gives back the credit of a batch written (see
+    /// [`Flow::new`]).
     give_credit: SyncSender<()>,
     /// Set when a worker panicked: the reader stops, so that the panic
     /// surfaces instead of everything waiting for a batch never written.
@@ -186,26 +183,22 @@ struct Flow {
 }
 
 impl Flow {
-    fn new(credits: usize) -> Self {
+    /// The flow, and the `credits` batches that may be in flight, for the
+    /// reader to take one before it sends a batch; the writer gives it back
+    /// once the batch is written. Without them a slow output (gzip, a disk)
+    /// would let batches and their lines pile up in memory as fast as the
+    /// input is read.
+    fn new(credits: usize) -> (Self, Receiver<()>) {
         let (give_credit, taken) = mpsc::sync_channel(credits);
         for _ in 0..credits {
             let _ = give_credit.try_send(());
         }
-        Self {
+        let flow = Self {
             read_pos: AtomicU64::new(0),
-            credits: Mutex::new(taken),
             give_credit,
             aborted: AtomicBool::new(false),
-        }
-    }
-
-    /// Waits for a credit; false when the conversion is aborted.
-    fn take_credit(&self) -> bool {
-        let got = match self.credits.lock() {
-            Ok(rx) => rx.recv().is_ok(),
-            Err(_) => false,
         };
-        got && !self.aborted.load(Ordering::Relaxed)
+        (flow, taken)
     }
 
     fn give_credit(&self) {
@@ -306,7 +299,7 @@ where
     let batch_rx = Arc::new(Mutex::new(batch_rx));
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let keep = &keep;
-    let flow = Flow::new(threads * BATCHES_PER_THREAD);
+    let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
     let pools = &pools;
@@ -331,7 +324,7 @@ where
         }
         drop(done_tx);
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, &batch_tx, flow, pools);
+            let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools);
             let framer = Framer::with_max_payload(limit);
             let (framing_error, bytes_read) = match input {
                 Source::Stream(input) => {
@@ -396,6 +389,7 @@ where
 struct Batcher<'j, 'm, 'p> {
     joiner: &'j mut Joiner,
     tx: &'p SyncSender<Batch<'m>>,
+    credits: Receiver<()>,
     flow: &'p Flow,
     pools: &'p Pools<'m>,
     seq: u64,
@@ -409,6 +403,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn new(
         joiner: &'j mut Joiner,
         tx: &'p SyncSender<Batch<'m>>,
+        credits: Receiver<()>,
         flow: &'p Flow,
         pools: &'p Pools<'m>,
     ) -> Self {
@@ -416,6 +411,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
         Self {
             joiner,
             tx,
+            credits,
             flow,
             pools,
             seq: 0,
@@ -474,7 +470,8 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
         if self.batch.is_empty() {
             return true;
         }
-        if !self.flow.take_credit() {
+        // A credit, unless a worker panicked (which also wakes this wait).
+        if self.credits.recv().is_err() || self.flow.aborted.load(Ordering::Relaxed) {
             return false;
         }
         let b = Batch {
