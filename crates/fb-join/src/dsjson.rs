@@ -247,21 +247,24 @@ fn floats<P: Put>(fl: &mut Memo, out: &mut P, values: &[f32]) {
     out.byte(b']');
 }
 
-fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &Value) {
+/// An outcome's value. A literal value is its text by default; the
+/// reference writes its numeric value, 0.0, instead (SEMANTICS.md §3).
+fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &Value, compat: Compat) {
     match v {
         Value::Numeric(x) => fl.push(out, *x),
         Value::None => fl.push(out, 0.0),
+        Value::Literal(_) if compat == Compat::Reference => fl.push(out, 0.0),
         Value::Literal(s) => put_str(out, s),
     }
 }
 
 /// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
-fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool) {
+fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool, compat: Compat) {
     if o.action_taken {
         key!(out, "{", "EventId");
     } else {
         key!(out, "{", "v");
-        value(fl, out, &o.value);
+        value(fl, out, &o.value, compat);
         key!(out, ",", "EventId");
     }
     put_str(out, &o.event_id);
@@ -289,13 +292,14 @@ fn outcomes<'a, P: Put>(
     out: &mut P,
     list: impl Iterator<Item = &'a Outcome>,
     with_index: bool,
+    compat: Compat,
 ) {
     out.byte(b'[');
     for (i, o) in list.enumerate() {
         if i > 0 {
             out.byte(b',');
         }
-        outcome(fl, out, o, with_index);
+        outcome(fl, out, o, with_index, compat);
     }
     out.byte(b']');
 }
@@ -336,7 +340,7 @@ fn write_cb<P: Put>(
     } else {
         key!(out, ",", "o");
     }
-    outcomes(fl, out, ev.outcomes.iter(), false);
+    outcomes(fl, out, ev.outcomes.iter(), false, compat);
     key!(out, ",", "Timestamp");
     fl.minute.put(out, &ev.time, compat);
     out.put(b",\"Version\":\"1\",\"EventId\":");
@@ -389,6 +393,7 @@ fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut 
                 out,
                 slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)),
                 true,
+                compat,
             );
             out.byte(b',');
         }
@@ -424,7 +429,7 @@ fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &m
     key!(out, "", "_label_cost");
     fl.push(out, -ev.reward);
     key!(out, ",", "o");
-    outcomes(fl, out, ev.outcomes.iter(), false);
+    outcomes(fl, out, ev.outcomes.iter(), false, compat);
     key!(out, ",", "_outcomes");
     out.byte(b'[');
     for (i, slot) in slots.iter().enumerate() {

@@ -366,6 +366,11 @@ impl Joiner {
                 }
                 // An episode marker carries nothing the output needs.
                 PayloadType::Episode => {}
+                // The reference joins a multistep message as one batch,
+                // whatever the episode ids in it.
+                _ if self.opts.multistep && self.opts.compat == Compat::Reference => {
+                    views.push((0, view));
+                }
                 _ => {
                     let group = group_of(&mut ids, &mut by_id, view.id);
                     views.push((group, view));
@@ -466,11 +471,17 @@ impl Joiner {
     }
 
     fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
+        self.reward_over(outcomes, true)
+    }
+
+    /// The reward over `outcomes`; with `timed` false their times are
+    /// ignored (all equal).
+    fn reward_over<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>, timed: bool) -> f32 {
         let mut signals = std::mem::take(&mut self.signals);
         signals.clear();
         // Only `earliest` looks at times, and a time key costs a calendar
         // computation per outcome.
-        let timed = self.config.reward_function == RewardFunction::Earliest;
+        let timed = timed && self.config.reward_function == RewardFunction::Earliest;
         signals.extend(outcomes.map(|o| signal(o, timed)));
         let reward = compute(
             self.config.reward_function,
@@ -840,8 +851,9 @@ impl Joiner {
         true
     }
 
-    /// Multistep (§8): steps of one episode, ordered depth-first, each with
-    /// the episodic outcomes and its own.
+    /// Multistep (§8): steps ordered depth-first, each rewarded over the
+    /// episodic outcomes then its own. The reference takes the whole
+    /// message as one batch; by default each episode (metadata id) is one.
     fn multistep_group<S: Sink>(
         &mut self,
         at: At,
@@ -849,8 +861,12 @@ impl Joiner {
         events: &[(u32, EventView<'_>)],
         sink: &mut S,
     ) {
+        let reference = self.opts.compat == Compat::Reference;
         let mut steps: Vec<(Step, TimeStamp, f32)> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut position: HashMap<String, usize> = HashMap::new();
+        // Steps whose id came again: under the reference they keep their
+        // place and reward (the transform sees them) but give no line.
+        let mut repeated: HashSet<usize> = HashSet::new();
         let mut outcomes: Vec<Outcome> = Vec::new();
         for (_, view) in events {
             match view.payload_type() {
@@ -865,14 +881,26 @@ impl Joiner {
                         Err(err) => Err((Kind::InvalidPayload, err.to_string())),
                     };
                     match step {
-                        Ok(step) if !seen.insert(step.id.clone()) => self.diag(
-                            at,
-                            Kind::DuplicateStep,
-                            Some(id),
-                            format!("step `{}` seen twice: the repeat is skipped", step.id),
-                        ),
                         Ok(step) => {
+                            if let Some(&k) = position.get(&step.id) {
+                                let what = if reference {
+                                    "no line for it, its reward still counts in the transform"
+                                } else {
+                                    "the repeat is skipped"
+                                };
+                                self.diag(
+                                    at,
+                                    Kind::DuplicateStep,
+                                    Some(id),
+                                    format!("step `{}` seen twice: {what}", step.id),
+                                );
+                                if reference {
+                                    repeated.insert(k);
+                                }
+                                continue;
+                            }
                             let time = self.time_of(at, view);
+                            position.insert(step.id.clone(), steps.len());
                             steps.push((step, time, view.pass_probability()));
                         }
                         Err((kind, detail)) => {
@@ -899,7 +927,7 @@ impl Joiner {
         }
         for o in &outcomes {
             if let Index::Literal(step) = &o.index {
-                if !seen.contains(step) {
+                if !position.contains_key(step) {
                     self.diag(
                         at,
                         Kind::UnknownSlotId,
@@ -916,23 +944,35 @@ impl Joiner {
                 Kind::NoInteraction,
                 Some(id),
                 format!(
-                    "{} steps unreachable from a first step (a previous_id cycle): skipped",
+                    "{} steps unreachable from a first step (their previous step is missing, \
+                     or they sit on a cycle): skipped",
                     steps.len() - order.len()
                 ),
             );
         }
-        let belongs = |o: &Outcome, step: &str| match &o.index {
-            Index::Literal(s) => s == step,
-            _ => true,
-        };
+        // An outcome with a literal index belongs to that step; any other
+        // is episodic and applies to every step.
+        let episodic = |o: &&Outcome| !matches!(o.index, Index::Literal(_));
+        // [quirk] the reference drops the outcomes' times here: `earliest`
+        // is then the first outcome of the list.
+        let timed = !reference;
         let mut rewards: Vec<f32> = order
             .iter()
             .filter_map(|&k| steps.get(k))
-            .map(|(step, _, _)| self.reward(outcomes.iter().filter(|o| belongs(o, &step.id))))
+            .map(|(step, _, _)| {
+                let list = outcomes
+                    .iter()
+                    .filter(episodic)
+                    .chain(outcomes.iter().filter(|o| owned_by(o, &step.id)));
+                self.reward_over(list, timed)
+            })
             .collect();
         let originals = rewards.clone();
         transform(&mut rewards, self.opts.multistep_reward);
         for (n, &k) in order.iter().enumerate() {
+            if repeated.contains(&k) {
+                continue;
+            }
             let Some((step, time, pass)) = steps.get(k) else {
                 continue;
             };
@@ -940,9 +980,11 @@ impl Joiner {
             if !self.context(at, id, &mut context) {
                 continue;
             }
+            // The step's own outcomes first, then the episodic ones.
             let mine: Vec<Outcome> = outcomes
                 .iter()
-                .filter(|o| belongs(o, &step.id))
+                .filter(|o| owned_by(o, &step.id))
+                .chain(outcomes.iter().filter(episodic))
                 .cloned()
                 .collect();
             let skip_learn = step.deferred && !mine.iter().any(|o| o.action_taken);
@@ -982,7 +1024,8 @@ impl Joiner {
         }
     }
 
-    /// Depth-first order from the roots; siblings by time, then id.
+    /// Depth-first order from the roots; siblings by time, then id. Steps
+    /// never reached are left out.
     fn step_order(&self, steps: &[(Step, TimeStamp, f32)]) -> Vec<usize> {
         let compat = self.opts.compat;
         let sort_key = |k: usize| {
@@ -1000,8 +1043,20 @@ impl Joiner {
         let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
         let mut roots = Vec::new();
         for (k, (s, _, _)) in steps.iter().enumerate() {
-            match s.previous.as_deref().and_then(|p| index.get(p)) {
-                Some(&parent) if parent != k => children.entry(parent).or_default().push(k),
+            let Some(previous) = s.previous.as_deref() else {
+                roots.push(k);
+                continue;
+            };
+            match index.get(previous) {
+                // The reference files a step under its previous id even when
+                // that is its own (never reached then); by default it is a
+                // first step.
+                Some(&parent) if parent != k || compat == Compat::Reference => {
+                    children.entry(parent).or_default().push(k)
+                }
+                // A previous step missing from the batch: the reference never
+                // reaches it; by default it starts a path of its own.
+                None if compat == Compat::Reference => {}
                 _ => roots.push(k),
             }
         }
@@ -1138,6 +1193,11 @@ fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>
     out.index = index;
     spare.extend(old.into_iter().chain(old_index));
     out.action_taken = o.action_taken;
+}
+
+/// Whether multistep outcome `o` is `step`'s own (its literal index).
+fn owned_by(o: &Outcome, step: &str) -> bool {
+    matches!(&o.index, Index::Literal(s) if s == step)
 }
 
 /// Applies a multistep reward transform over rewards in step order.

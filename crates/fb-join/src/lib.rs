@@ -149,11 +149,22 @@ pub struct Summary {
 #[non_exhaustive]
 pub enum Error {
     /// Writing the output failed.
-    #[error("writing the output failed after {written} bytes: {source}")]
+    #[error("writing the output failed: {source}")]
     Write {
-        /// Bytes written before the failure.
+        /// Bytes handed to the output by earlier writes that succeeded
+        /// (a buffered output may not have passed them all on).
         written: u64,
         /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A worker thread could not be started (too many threads for the
+    /// system's limits): try fewer threads.
+    #[error("starting worker thread {index} failed ({source}): try fewer threads")]
+    Spawn {
+        /// Which worker (0-based).
+        index: usize,
+        /// The error of the system.
         #[source]
         source: std::io::Error,
     },

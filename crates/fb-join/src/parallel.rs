@@ -177,8 +177,10 @@ struct Flow {
     /// Where the writer gives back the credit of a batch written (see
     /// [`Flow::new`]).
     give_credit: SyncSender<()>,
-    /// Set when a worker panicked: the reader stops, so that the panic
-    /// surfaces instead of everything waiting for a batch never written.
+    /// Set when a worker panicked or the output failed: the reader stops,
+    /// so that the panic surfaces instead of everything waiting for a batch
+    /// never written, and a closed output does not read the rest of the
+    /// input for nothing.
     aborted: AtomicBool,
 }
 
@@ -313,14 +315,23 @@ where
     );
 
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        // Owned here so that a failed start can close it: the workers
+        // already started then see the end of the work and return.
+        let batch_tx = batch_tx;
+        for index in 0..threads {
             let rx = Arc::clone(&batch_rx);
             let tx = done_tx.clone();
             let opts = opts.clone();
-            scope.spawn(move || {
-                let _abort = AbortOnPanic(flow);
-                worker(&rx, &tx, opts, keep, pools);
-            });
+            let started = std::thread::Builder::new()
+                .name(format!("fb-join-{index}"))
+                .spawn_scoped(scope, move || {
+                    let _abort = AbortOnPanic(flow);
+                    worker(&rx, &tx, opts, keep, pools);
+                });
+            if let Err(source) = started {
+                drop(batch_tx);
+                return Err(Error::Spawn { index, source });
+            }
         }
         drop(done_tx);
         let reader = scope.spawn(move || {
@@ -351,6 +362,7 @@ where
             &done_rx,
             output,
             pools,
+            flow,
             &mut merged,
             &mut |finished, events| {
                 flow.give_credit();
@@ -544,6 +556,7 @@ fn write_in_order<W: Write>(
     rx: &Receiver<Done>,
     output: &mut W,
     pools: &Pools,
+    flow: &Flow,
     (diags, metrics): &mut (Diagnostics, Metrics),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, u64, u64), Error> {
@@ -558,6 +571,10 @@ fn write_in_order<W: Write>(
             if failure.is_none() {
                 if let Err(source) = output.write_all(done.lines.as_bytes()) {
                     failure = Some(Error::Write { written, source });
+                    // Nothing more can be written: the reader stops taking
+                    // input instead of converting the rest for nothing.
+                    flow.aborted.store(true, Ordering::Relaxed);
+                    flow.give_credit();
                 }
                 written += done.lines.len() as u64;
             }

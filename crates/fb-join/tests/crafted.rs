@@ -321,3 +321,212 @@ fn zstd_frames_with_implausible_ratios_decode_as_streams() {
         }
     }
 }
+
+/// An outcome whose value is a literal string: the reference writes its
+/// numeric value, 0.0, as `v`; by default the text is kept. Either way it
+/// counts 0.0 in rewards.
+#[test]
+fn literal_outcome_values_per_problem_type() {
+    let slots = [
+        SlotSpec {
+            action_ids: &[1, 0],
+            probabilities: &[0.9, 0.1],
+            id: None,
+        },
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.8, 0.2],
+            id: None,
+        },
+    ];
+    let multi = MultiSlotSpec {
+        slots: Some(&slots),
+        context: Some(CTX),
+        ..MultiSlotSpec::default()
+    };
+    let literal = |index| {
+        PayloadSpec::Outcome(OutcomeEventArgs {
+            value: UnionArg::Literal("clicked \"twice\""),
+            index,
+            action_taken: false,
+        })
+    };
+    let cases: [(&str, ProblemType, PayloadSpec<'_>, UnionArg<'_, i32>); 3] = [
+        (
+            "cb",
+            ProblemType::CB,
+            PayloadSpec::Cb(CbSpec {
+                action_ids: Some(&[1, 2]),
+                probabilities: Some(&[0.9, 0.1]),
+                context: Some(CTX),
+                ..CbSpec::default()
+            }),
+            UnionArg::None,
+        ),
+        (
+            "ccb",
+            ProblemType::CCB,
+            PayloadSpec::Ccb(multi),
+            UnionArg::Numeric(0),
+        ),
+        (
+            "slates",
+            ProblemType::SLATES,
+            PayloadSpec::Slates(multi),
+            UnionArg::None,
+        ),
+    ];
+    for (name, problem, decision, index) in cases {
+        let bytes = log(
+            checkpoint(problem, LearningModeType::Online),
+            &[
+                JoinedEventSpec::new("e1", ts(1), decision),
+                JoinedEventSpec::new("e1", ts(2), literal(index)),
+            ],
+        );
+        for compat in [Compat::Reference, Compat::Sane] {
+            let mut out = Vec::new();
+            fb_join::convert(
+                &bytes[..],
+                &mut out,
+                Options {
+                    compat,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            let line = String::from_utf8(out).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let o = match problem {
+                ProblemType::CCB => &v["_outcomes"][0]["_o"][0],
+                _ => &v["o"][0],
+            };
+            match compat {
+                Compat::Reference => {
+                    assert_eq!(o["v"], serde_json::json!(0.0), "{name}: {line}");
+                    assert!(
+                        line.contains(r#"{"v":0.0,"EventId":"e1""#),
+                        "{name}: {line}"
+                    );
+                    assert!(!line.contains("clicked"), "{name}: {line}");
+                }
+                Compat::Sane => {
+                    assert_eq!(
+                        o["v"],
+                        serde_json::json!("clicked \"twice\""),
+                        "{name}: {line}"
+                    )
+                }
+            }
+            // The literal counts 0.0: not the default reward of -3.
+            let cost = match problem {
+                ProblemType::CCB => &v["_outcomes"][0]["_label_cost"],
+                _ => &v["_label_cost"],
+            };
+            assert_eq!(cost.as_f64(), Some(0.0), "{name} {compat:?}: {line}");
+        }
+    }
+}
+
+/// Writes one log of `problem` decisions whose outcomes mix numeric and
+/// literal values, for the real-VW check in CI.
+fn literal_log(problem: ProblemType) -> Vec<u8> {
+    let slots = [
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.9, 0.1],
+            id: None,
+        },
+        SlotSpec {
+            action_ids: &[1, 0],
+            probabilities: &[0.8, 0.2],
+            id: None,
+        },
+    ];
+    const CCB_CTX: &[u8] =
+        br#"{"U":{"x":1},"_multi":[{"a":{"b":1}},{"a":{"b":2}}],"_slots":[{"s":{"i":0}},{"s":{"i":1}}]}"#;
+    const SLATES_CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"_slot_id":0,"a":{"b":1}},{"_slot_id":0,"a":{"b":2}},{"_slot_id":1,"a":{"b":3}},{"_slot_id":1,"a":{"b":4}}],"_slots":[{"s":{"i":0}},{"s":{"i":1}}]}"#;
+    let slates_slots = [
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.9, 0.1],
+            id: None,
+        },
+        SlotSpec {
+            action_ids: &[1, 0],
+            probabilities: &[0.8, 0.2],
+            id: None,
+        },
+    ];
+    let ids: Vec<String> = (0..6).map(|n| format!("literal-{n}")).collect();
+    let mut events = Vec::new();
+    for (n, id) in ids.iter().enumerate() {
+        let decision = match problem {
+            ProblemType::CB => PayloadSpec::Cb(CbSpec {
+                action_ids: Some(&[1, 2]),
+                probabilities: Some(&[0.9, 0.1]),
+                context: Some(CTX),
+                ..CbSpec::default()
+            }),
+            ProblemType::CCB => PayloadSpec::Ccb(MultiSlotSpec {
+                slots: Some(&slots),
+                context: Some(CCB_CTX),
+                ..MultiSlotSpec::default()
+            }),
+            _ => PayloadSpec::Slates(MultiSlotSpec {
+                slots: Some(&slates_slots),
+                context: Some(SLATES_CTX),
+                ..MultiSlotSpec::default()
+            }),
+        };
+        let index = if problem == ProblemType::CCB {
+            UnionArg::Numeric((n % 2) as i32)
+        } else {
+            UnionArg::None
+        };
+        events.push(JoinedEventSpec::new(id, ts(n as u8), decision));
+        events.push(JoinedEventSpec::new(
+            id,
+            ts(n as u8 + 1),
+            PayloadSpec::Outcome(OutcomeEventArgs {
+                value: if n % 2 == 0 {
+                    UnionArg::Literal("converted")
+                } else {
+                    UnionArg::Numeric(1.0)
+                },
+                index,
+                action_taken: false,
+            }),
+        ));
+    }
+    let mut cp = checkpoint(problem, LearningModeType::Online);
+    cp.default_reward = 0.0;
+    log(cp, &events)
+}
+
+/// The logs with literal outcome values in tests/data are the ones this
+/// code writes (`FB_BLESS=1` rewrites them), and they join.
+#[test]
+fn literal_outcome_logs_in_tests_data() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/literal_outcomes");
+    for (name, problem) in [
+        ("cb", ProblemType::CB),
+        ("ccb", ProblemType::CCB),
+        ("slates", ProblemType::SLATES),
+    ] {
+        let bytes = literal_log(problem);
+        let path = dir.join(format!("{name}.fb"));
+        if std::env::var_os("FB_BLESS").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            bytes,
+            "{name}: tests/data differs from what the code writes (FB_BLESS=1 rewrites it)"
+        );
+        let (events, diags) = join(&bytes, Compat::Sane);
+        assert_eq!(events.len(), 6, "{name}: {diags:?}");
+    }
+}

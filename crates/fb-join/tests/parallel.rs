@@ -234,3 +234,69 @@ fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
     let (serial, _) = serial(&[&log], &Options::default());
     assert!(out.bytes == serial, "output differs from the serial one");
 }
+
+/// An output that takes `room` bytes, then fails as a full disk does.
+struct FullAfter {
+    room: usize,
+}
+
+impl std::io::Write for FullAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A write error stops the reading promptly: the reader does not convert
+/// the rest of the input for an output that is gone.
+#[test]
+fn a_failed_write_stops_the_reader() {
+    let mut log = Vec::new();
+    generate(
+        &GenConfig {
+            limit: Limit::Bytes(24 << 20),
+            ..GenConfig::default()
+        },
+        &mut log,
+    )
+    .unwrap();
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    struct Reader<'a>(&'a [u8], std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    impl std::io::Read for Reader<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = std::io::Read::read(&mut self.0, buf)?;
+            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    let mut joiner = Joiner::new(Options::default());
+    let mut out = FullAfter { room: 1000 };
+    let result = convert_parallel(
+        &mut joiner,
+        Reader(&log, read.clone()),
+        &mut out,
+        2,
+        |_| true,
+        |_| {},
+    );
+    match result {
+        Err(fb_join::Error::Write { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::StorageFull)
+        }
+        other => panic!("the write error is lost: {other:?}"),
+    }
+    let read = read.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        read < log.len() / 2,
+        "read {read} of {} bytes after the output failed",
+        log.len()
+    );
+}

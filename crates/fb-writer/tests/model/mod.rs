@@ -279,11 +279,17 @@ fn step_order(cfg: &GenConfig, steps: &[StepRecord], reference: bool) -> Vec<usi
             s.id.clone(),
         )
     };
+    // The step a step hangs under. The reference files a step under its
+    // previous id even when that names no step or itself, and never
+    // reaches it then (usize::MAX stands for "nowhere"); by default such a
+    // step is a root.
     let parent = |k: usize| {
-        steps[k]
-            .previous_id
-            .as_ref()
-            .and_then(|p| steps.iter().position(|s| &s.id == p))
+        let p = steps[k].previous_id.as_ref().filter(|p| !p.is_empty())?;
+        match steps.iter().position(|s| &s.id == p) {
+            Some(at) if at != k || reference => Some(at),
+            _ if reference => Some(usize::MAX),
+            _ => None,
+        }
     };
     fn visit(
         k: usize,
@@ -318,21 +324,33 @@ fn multistep(
 ) {
     let pass = cfg.pass_probability;
     let order = step_order(cfg, steps, reference);
-    // An outcome without index is episodic: it belongs to every step.
+    // An outcome with a literal index is that step's own; any other is
+    // episodic and belongs to every step. A step's reward is over the
+    // episodic outcomes, then its own.
     let of_step = |s: &StepRecord| -> Vec<&OutcomeRecord> {
-        r.outcomes
+        let episodic = r
+            .outcomes
             .iter()
-            .filter(|o| match &o.index {
-                OutcomeIndex::Literal(id) => *id == s.id,
-                _ => true,
-            })
-            .collect()
+            .filter(|o| !matches!(&o.index, OutcomeIndex::Literal(_)));
+        let own = r
+            .outcomes
+            .iter()
+            .filter(|o| matches!(&o.index, OutcomeIndex::Literal(id) if *id == s.id));
+        episodic.chain(own).collect()
     };
     let own: Vec<f32> = order
         .iter()
         .map(|&k| {
             let mine = of_step(&steps[k]);
-            reward_of(cfg, &signals(cfg, mine, reference), reference)
+            let mut list = signals(cfg, mine, reference);
+            if reference {
+                // [quirk] the reference drops outcome times in multistep:
+                // `earliest` is the first of the list.
+                for x in &mut list {
+                    x.time = Default::default();
+                }
+            }
+            reward_of(cfg, &list, reference)
         })
         .collect();
     let n = own.len();
