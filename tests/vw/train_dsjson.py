@@ -28,6 +28,11 @@ CASES = [
     ("slates", "valid_joined_logs/slates_simple.log", "--slates", 1),
     ("slates 100 events", "valid_joined_logs/slates_average_reward_100_interactions.fb", "--slates", 1),
     ("ca", "valid_joined_logs/ca_loop_simple.fb", "--cats 4 --min_value 0 --max_value 100 --bandwidth 1", 1),
+    # Outcomes whose value is a literal string: the default mode writes the
+    # text as "v", which VW must still take.
+    ("cb literal outcomes", "literal_outcomes/cb.fb", "--cb_explore_adf", 1),
+    ("ccb literal outcomes", "literal_outcomes/ccb.fb", "--ccb_explore_adf", 1),
+    ("slates literal outcomes", "literal_outcomes/slates.fb", "--slates", 1),
     ("ca skip-learn", "skip_learn/ca/mixed_deferred_action_events.fb",
      "--cats 4 --min_value 0 --max_value 100 --bandwidth 1", 1),
 ]

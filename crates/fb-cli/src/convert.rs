@@ -1,12 +1,14 @@
 //! `fb convert`: joined logs to DSJSON.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use fb_join::{dsjson, EventKind, JoinedEvent, Joiner};
 
+use crate::error::Error;
 use crate::joinargs::{drive, report_diagnostics, JoinArgs, RunReport};
+use crate::output::{Compress, Output};
 use crate::progress::Progress;
 use crate::Global;
 
@@ -36,12 +38,13 @@ pub struct Args {
     #[arg(long, value_name = "WHAT", default_value = "include", value_parser = ["include", "exclude"])]
     pub skip_learn: String,
 
-    /// Only events at or after this time (event time, UTC):
-    /// `2021-05-18` or `2021-05-18T13:28:29Z`.
+    /// Only events at or after this time (event time): `2021-05-18`,
+    /// `2021-05-18T13:28:29Z` or `2021-05-18T15:28:29+02:00` (no offset:
+    /// UTC).
     #[arg(long, value_parser = parse_time)]
     pub since: Option<i64>,
 
-    /// Only events before this time (event time, UTC).
+    /// Only events before this time (event time), written as for --since.
     #[arg(long, value_parser = parse_time)]
     pub until: Option<i64>,
 
@@ -51,9 +54,10 @@ pub struct Args {
     #[arg(long)]
     pub recover: bool,
 
-    /// Worker threads joining and serializing in parallel; the output is
-    /// the same bytes whatever the number. Default: the available cores.
-    #[arg(long, value_name = "N")]
+    /// Worker threads joining and serializing in parallel (1 to 256); the
+    /// output is the same bytes whatever the number. Default: the
+    /// available cores.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
     /// Only events of these problem types (comma-separated):
@@ -73,44 +77,49 @@ fn parse_kind(s: &str) -> Result<EventKind, String> {
     })
 }
 
-/// Parses `YYYY-MM-DD[THH:MM[:SS]][Z]` into seconds since 1970 (UTC).
+/// Most worker threads `--threads` takes: more than any machine this runs
+/// on has cores, few enough that starting them cannot exhaust the system.
+pub const MAX_THREADS: usize = 256;
+
+/// Parses a `--threads` value.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a number of threads from 1 to {MAX_THREADS}"
+        )),
+    }
+}
+
+/// The default number of threads: the available cores.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+}
+
+/// Parses a time into seconds since 1970 (UTC): an RFC 3339 time with `Z`
+/// or an offset, or a date and time without one (taken as UTC), or a date
+/// (its midnight, UTC). Dates are checked against the calendar.
 pub fn parse_time(s: &str) -> Result<i64, String> {
-    let err = || format!("`{s}` is not a time: expected 2021-05-18 or 2021-05-18T13:28:29Z");
-    let s = s.trim_end_matches('Z');
-    let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, "00:00:00"));
-    let d: Vec<&str> = date.split('-').collect();
-    let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || t.len() < 2 || t.len() > 3 {
-        return Err(err());
-    }
-    let num = |x: &str| {
-        x.split('.')
-            .next()
-            .unwrap_or(x)
-            .parse::<u32>()
-            .map_err(|_| err())
+    let err = |why: String| {
+        format!(
+            "`{s}` is not a time ({why}): expected 2021-05-18, 2021-05-18T13:28:29Z or \
+             2021-05-18T15:28:29+02:00"
+        )
     };
-    let (year, month, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
-    let (hour, minute) = (num(t[0])?, num(t[1])?);
-    let second = if t.len() == 3 { num(t[2])? } else { 0 };
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return Err(err());
+    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
+        return Ok(ts.as_second());
     }
-    let ts = fb_schema::TimeStamp::new(
-        u16::try_from(year).map_err(|_| err())?,
-        month as u8,
-        day as u8,
-        hour as u8,
-        minute as u8,
-        second as u8,
-        0,
-    );
-    Ok(fb_join::time::key(&ts).0)
+    let civil = match s.parse::<jiff::civil::DateTime>() {
+        Ok(dt) => dt,
+        Err(e) => match s.parse::<jiff::civil::Date>() {
+            Ok(d) => d.to_datetime(jiff::civil::Time::midnight()),
+            Err(_) => return Err(err(e.to_string())),
+        },
+    };
+    jiff::tz::Offset::UTC
+        .to_timestamp(civil)
+        .map(|ts| ts.as_second())
+        .map_err(|e| err(e.to_string()))
 }
 
 /// Output chunk of the single-thread path: the output buffer's size.
@@ -137,16 +146,22 @@ fn keep(args: &Args, ev: &JoinedEvent) -> bool {
 
 /// Converts; exit 0 clean, 1 when an input was damaged or not a log (every
 /// readable line is still written), 2 for usage or I/O errors.
-pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    if let (Some(since), Some(until)) = (args.since, args.until) {
+        if since >= until {
+            return Err(Error::Msg(
+                "--since is not before --until: no event could be kept".into(),
+            ));
+        }
+    }
+    let started = Instant::now();
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut opts = args.join.options();
     opts.inline_dedup = args.inline_dedup;
     let compat = opts.compat;
-    let mut out = crate::output::create(args.output.as_deref())?;
+    let mut out = Output::create(args.output.as_deref(), &inputs, Compress::ByExtension)?;
     let mut joiner = Joiner::new(opts);
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = args.threads.unwrap_or_else(default_threads);
     let (report, written, filtered) = if args.recover {
         convert_recovering(&inputs, &mut joiner, &mut out, args, global)?
     } else if threads > 1 {
@@ -168,34 +183,34 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
             if lines.len() < OUT_CHUNK {
                 return Ok(());
             }
-            let result = out.write_all(lines.as_bytes());
+            let result = out.put(lines.as_bytes());
             lines.clear();
-            result.map_err(|e| format!("writing the output: {e}"))
+            result
         })?;
-        out.write_all(lines.as_bytes())
-            .map_err(|e| format!("writing the output: {e}"))?;
+        out.put(lines.as_bytes())?;
         (report, written, filtered)
     };
-    out.flush()
-        .map_err(|e| format!("writing the output: {e}"))?;
-    drop(out);
+    out.finish()?;
     if !global.quiet {
         let metrics = joiner.metrics();
         let msgs: u64 = report.messages.values().sum();
+        let secs = started.elapsed().as_secs_f64();
         eprintln!(
-            "fb: {} inputs, {msgs} messages, {} events joined ({} not learnable), {written} lines written{}",
-            inputs.len(),
+            "fb: {}, {msgs} messages, {} events joined ({} not learnable), {written} lines \
+             written{} in {secs:.2} s ({:.0} MB/s of input)",
+            crate::plural(inputs.len() as u64, "input"),
             metrics.joined,
             metrics.skipped_learn,
-            if filtered > 0 { format!(", {filtered} filtered out") } else { String::new() }
+            if filtered > 0 {
+                format!(", {filtered} filtered out")
+            } else {
+                String::new()
+            },
+            report.bytes as f64 / 1e6 / secs.max(1e-6),
         );
         report_diagnostics(joiner.diagnostics(), global.verbose > 0);
     }
-    Ok(if report.damaged.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(report.exit_code())
 }
 
 /// The `--recover` path: each input read whole and resynchronized after
@@ -203,10 +218,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
 fn convert_recovering(
     inputs: &[crate::input::Input],
     joiner: &mut Joiner,
-    out: &mut Box<dyn Write>,
+    out: &mut Output,
     args: &Args,
     global: &Global,
-) -> Result<(RunReport, u64, u64), String> {
+) -> Result<(RunReport, u64, u64), Error> {
     use std::io::Read as _;
     let mut report = RunReport::default();
     let (mut written, mut joined_before) = (0u64, joiner.metrics().joined);
@@ -228,6 +243,13 @@ fn convert_recovering(
                 &data
             }
         };
+        let head = crate::input::Head::of(bytes.get(..4).unwrap_or(bytes));
+        if head == crate::input::Head::Empty {
+            report.head(input, &head, global.quiet);
+            continue;
+        }
+        // Recovery reads on whatever the head says: damage is its trade.
+        report.logs += 1;
         let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
         let mut skipped = Vec::new();
         let mut line = Vec::with_capacity(4096);
@@ -244,8 +266,7 @@ fn convert_recovering(
                             filtered += 1;
                         }
                     });
-                    out.write_all(&line)
-                        .map_err(|e| format!("writing the output: {e}"))?;
+                    out.put(&line)?;
                 }
                 fb_format::recover::Recovered::Skipped(range) => skipped.push(range),
             }
@@ -282,11 +303,11 @@ fn convert_recovering(
 fn convert_parallel(
     inputs: &[crate::input::Input],
     joiner: &mut Joiner,
-    out: &mut Box<dyn Write>,
+    out: &mut Output,
     threads: usize,
     args: &Args,
     global: &Global,
-) -> Result<(RunReport, u64, u64), String> {
+) -> Result<(RunReport, u64, u64), Error> {
     let total = inputs
         .iter()
         .map(crate::input::Input::len)
@@ -309,8 +330,8 @@ fn convert_parallel(
         // Regular files are mapped and the workers read the payloads where
         // they are; pipes go through a reader and are copied into batches.
         let summary = if let Some(map) = crate::input::map(input) {
-            if let Some(why) = crate::input::sniff(map.get(..4).unwrap_or(&map)) {
-                report.damaged(input, why, global.quiet);
+            let head = crate::input::Head::of(map.get(..4).unwrap_or(&map));
+            if !report.head(input, &head, global.quiet) {
                 continue;
             }
             let mut releaser = crate::input::Releaser::default();
@@ -320,13 +341,15 @@ fn convert_parallel(
             })
         } else {
             let opened = crate::input::open(input)?;
-            if let Some(why) = opened.not_a_log {
-                report.damaged(input, why, global.quiet);
+            if !report.head(input, &opened.head, global.quiet) {
                 continue;
             }
             fb_join::convert_parallel(joiner, opened.reader, out, threads, keep, on_progress)
         }
-        .map_err(|e| format!("{}: {e}", input.name()))?;
+        .map_err(|e| match e {
+            fb_join::Error::Write { source, .. } => out.error(source),
+            other => Error::Msg(format!("{}: {other}", input.name())),
+        })?;
         done_bytes += seen_bytes;
         written += summary.lines;
         joined = summary.metrics.joined;
@@ -349,7 +372,18 @@ mod tests {
         assert_eq!(parse_time("1970-01-02"), Ok(86_400));
         assert_eq!(parse_time("1970-01-01T00:01:05Z"), Ok(65));
         assert_eq!(parse_time("1970-01-01T00:01"), Ok(60));
-        assert!(parse_time("yesterday").is_err());
-        assert!(parse_time("2021-13-01").is_err());
+        assert_eq!(parse_time("1970-01-01T02:01:05+02:00"), Ok(65));
+        assert_eq!(parse_time("1970-01-01T00:01:05.75Z"), Ok(65));
+        assert_eq!(parse_time("2021-05-18"), parse_time("2021-05-18T00:00:00Z"));
+        for bad in [
+            "yesterday",
+            "2021-13-01",
+            "2021-02-31",
+            "2021-02-29",
+            "2021-05-18T25:00",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+        assert!(parse_time("2021-02-31").unwrap_err().contains("2021-02-31"));
     }
 }

@@ -1,6 +1,5 @@
 //! `fb gen`: writes a synthetic joined log, deterministic from a seed.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +7,9 @@ use std::process::ExitCode;
 use clap::ValueEnum;
 use fb_schema::RewardFunctionType;
 use fb_writer::synth::{self, GenConfig, Limit, ProblemKind, RewardDist};
+
+use crate::error::Error;
+use crate::output::{Compress, Output};
 
 /// Output buffer: large writes keep a multi-GiB run I/O-bound.
 const OUTPUT_BUFFER: usize = 4 << 20;
@@ -81,8 +83,9 @@ pub struct Args {
     /// Number of decisions (episodes for multistep) [default: 1000].
     #[arg(long, value_name = "N", conflicts_with = "size")]
     pub events: Option<u64>,
-    /// Stop once the log is at least this big: bytes, or KiB/MiB/GiB/TiB
-    /// (e.g. 50MiB, 2GiB).
+    /// Stop once the log is at least this big: bytes, K/KiB, M/MiB, G/GiB,
+    /// T/TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), e.g.
+    /// 50MiB, 2G, 1MB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
     /// Actions per decision (per slot for slates).
@@ -190,74 +193,81 @@ impl Args {
     }
 }
 
-/// Parses `4096`, `512B`, `64KiB`, `50MiB`, `2GiB`, `1TiB` (suffix case
-/// ignored) into bytes.
+/// Parses a size in bytes: `4096`, `512B`, binary multiples `64K`,
+/// `64KiB`, `50M`, `50MiB`, `2G`, `2GiB`, `1T`, `1TiB`, or decimal ones
+/// `1KB`, `1MB`, `1GB`, `1TB` (powers of 1000). Case is ignored.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "kib" => 10,
-        "mib" => 20,
-        "gib" => 30,
-        "tib" => 40,
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
         other => {
             return Err(format!(
-                "unknown size unit `{other}` in `{text}`: use bytes or KiB, MiB, GiB, TiB"
+                "unknown size unit `{other}` in `{text}`: use bytes, K/KiB, M/MiB, G/GiB, \
+                 T/TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000)"
             ))
         }
     };
     let n: u64 = digits
         .parse()
         .map_err(|_| format!("`{text}` is not a size: expected a whole number, e.g. 50MiB"))?;
-    n.checked_mul(1u64 << shift)
+    n.checked_mul(scale)
         .ok_or_else(|| format!("size `{text}` is too large"))
 }
 
 /// Generates the log; exits 0, or returns why it could not.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
+pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
     let config = args.config();
     config.validate().map_err(|e| e.to_string())?;
-    let file_path = args
+    let to_stdout = args
         .output
         .as_deref()
-        .filter(|path| path.as_os_str() != "-");
-    let (summary, target) = match file_path {
-        None => {
-            let stdout = io::stdout();
-            if stdout.is_terminal() {
-                return Err("refusing to write a binary log to a terminal: \
-                            pass -o FILE or redirect standard output"
-                    .into());
+        .is_none_or(|path| path.as_os_str() == "-");
+    if to_stdout && io::stdout().is_terminal() {
+        return Err("refusing to write a binary log to a terminal: \
+                    pass -o FILE or redirect standard output"
+            .into());
+    }
+    let mut out = Output::create(args.output.as_deref(), &[], Compress::Never)?;
+    let result = {
+        let mut buffered = BufWriter::with_capacity(OUTPUT_BUFFER, &mut out);
+        let summary = synth::generate(&config, &mut buffered);
+        (summary, buffered.flush())
+    };
+    let summary = {
+        match result {
+            (Ok(summary), Ok(())) => summary,
+            (Err(fb_writer::Error::Io { source, .. }), _) | (Ok(_), Err(source)) => {
+                return Err(out.error(source))
             }
-            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, stdout.lock());
-            let summary = synth::generate(&config, &mut out).map_err(|e| e.to_string())?;
-            out.flush()
-                .map_err(|e| format!("writing standard output: {e}"))?;
-            (summary, String::from("standard output"))
-        }
-        Some(path) => {
-            let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-            let file = File::create(path).map_err(|e| fail(&e))?;
-            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, file);
-            let summary = synth::generate(&config, &mut out).map_err(|e| fail(&e))?;
-            out.flush().map_err(|e| fail(&e))?;
-            (summary, path.display().to_string())
+            (Err(other), _) => return Err(Error::Msg(other.to_string())),
         }
     };
-    eprintln!(
-        "fb gen: wrote {} bytes to {target}: {} messages ({} REGULAR, {} CHECKPOINT), \
-         {} decisions, {} events",
-        summary.bytes,
-        summary.messages,
-        summary.regular_messages,
-        summary.checkpoints,
-        summary.decisions,
-        summary.events
-    );
+    let target = out.target().to_string();
+    out.finish()?;
+    if !global.quiet {
+        eprintln!(
+            "fb gen: wrote {} bytes to {target}: {} messages ({} REGULAR, {} CHECKPOINT), \
+             {} decisions, {} events",
+            summary.bytes,
+            summary.messages,
+            summary.regular_messages,
+            summary.checkpoints,
+            summary.decisions,
+            summary.events
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -277,6 +287,12 @@ mod tests {
             ("2GiB", 2 << 30),
             ("1TiB", 1 << 40),
             (" 3 MiB ", 3 << 20),
+            ("1M", 1 << 20),
+            ("1m", 1 << 20),
+            ("2K", 2 << 10),
+            ("1MB", 1_000_000),
+            ("3GB", 3_000_000_000),
+            ("1kb", 1_000),
         ] {
             assert_eq!(parse_size(text), Ok(bytes), "{text}");
         }
@@ -284,7 +300,7 @@ mod tests {
             "",
             "MiB",
             "1.5GiB",
-            "50MB",
+            "50MiBs",
             "-1",
             "10 parsecs",
             "99999999999999TiB",

@@ -117,17 +117,71 @@ impl Releaser {
     }
 }
 
+/// What the first bytes of an input say about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// It starts with FILEMAGIC, as every log a writer makes.
+    Magic,
+    /// It starts with another known message type: readable (only REGULAR
+    /// messages are required), but no writer makes such a file.
+    NoMagic,
+    /// It holds no byte at all.
+    Empty,
+    /// Not a joined log: why.
+    NotALog(String),
+}
+
+impl Head {
+    /// Looks at the first (up to 4) bytes of an input.
+    pub fn of(head: &[u8]) -> Self {
+        if head.is_empty() {
+            return Self::Empty;
+        }
+        let kind = <[u8; 4]>::try_from(head)
+            .ok()
+            .map(|b| MessageKind::from_type(u32::from_le_bytes(b)));
+        match kind {
+            Some(MessageKind::FileMagic) => return Self::Magic,
+            Some(MessageKind::Unknown(_)) | None => {}
+            Some(_) => return Self::NoMagic,
+        }
+        let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+        let text: String = head
+            .iter()
+            .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
+            .collect();
+        Self::NotALog(format!(
+            "not a joined binary log: first bytes are {} (\"{text}\"), a log starts with VWFB \
+             (FILEMAGIC) or a known message type; if it is a damaged log, try `fb convert \
+             --recover` or `fb repair`",
+            hex.join(" ")
+        ))
+    }
+
+    /// What to say of an input that is readable but odd, if anything.
+    pub fn warning(&self) -> Option<&'static str> {
+        match self {
+            Self::Empty => {
+                Some("empty file: not a joined log (no FILEMAGIC); nothing read from it")
+            }
+            Self::NoMagic => Some(
+                "does not start with FILEMAGIC (VWFB): read on, as the reference does, \
+                 from its first message",
+            ),
+            Self::Magic | Self::NotALog(_) => None,
+        }
+    }
+}
+
 /// An opened input whose first bytes were checked.
 pub struct Opened {
     /// The reader, positioned at byte 0.
     pub reader: Box<dyn Read + Send>,
-    /// Set when the first bytes are not those of a joined log: why. The
-    /// reader still yields every byte.
-    pub not_a_log: Option<String>,
+    /// What its first bytes say. The reader still yields every byte.
+    pub head: Head,
 }
 
-/// Opens `input` and looks at its first 4 bytes: a joined log starts with a
-/// known message type.
+/// Opens `input` and looks at its first 4 bytes.
 pub fn open(input: &Input) -> Result<Opened, String> {
     let mut reader: Box<dyn Read + Send> = match input {
         Input::Stdin => Box::new(io::stdin()),
@@ -138,10 +192,10 @@ pub fn open(input: &Input) -> Result<Opened, String> {
         .take(4)
         .read_to_end(&mut head)
         .map_err(|e| format!("{}: {e}", input.name()))?;
-    let not_a_log = sniff(&head);
+    let kind = Head::of(&head);
     Ok(Opened {
         reader: Box::new(io::Cursor::new(head).chain(reader)),
-        not_a_log,
+        head: kind,
     })
 }
 
@@ -155,30 +209,32 @@ fn open_file(path: &Path) -> Result<File, String> {
     File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
-/// Why `head` cannot start a joined log, if it cannot.
-pub fn sniff(head: &[u8]) -> Option<String> {
-    if head.is_empty() {
-        return None;
+#[cfg(test)]
+mod tests {
+    use super::Head;
+
+    #[test]
+    fn heads_are_told_apart() {
+        for (name, bytes, want) in [
+            ("filemagic", &b"VWFB"[..], Head::Magic),
+            (
+                "regular first",
+                &[0xff, 0xff, 0xff, 0xff][..],
+                Head::NoMagic,
+            ),
+            ("empty", &b""[..], Head::Empty),
+        ] {
+            assert_eq!(Head::of(bytes), want, "{name}");
+        }
+        for (name, bytes) in [
+            ("text", &b"{\"a\""[..]),
+            ("short", &b"VW"[..]),
+            ("bad magic", &b"VWFC"[..]),
+        ] {
+            let Head::NotALog(why) = Head::of(bytes) else {
+                panic!("{name} taken for a log");
+            };
+            assert!(why.contains("fb repair"), "{name}: {why}");
+        }
     }
-    let known = <[u8; 4]>::try_from(head)
-        .map(|b| {
-            !matches!(
-                MessageKind::from_type(u32::from_le_bytes(b)),
-                MessageKind::Unknown(_)
-            )
-        })
-        .unwrap_or(false);
-    if known {
-        return None;
-    }
-    let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
-    let text: String = head
-        .iter()
-        .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
-        .collect();
-    Some(format!(
-        "not a joined binary log: first bytes are {} (\"{text}\"), a log starts with VWFB or a \
-         known message type",
-        hex.join(" ")
-    ))
 }

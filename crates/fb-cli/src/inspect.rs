@@ -1,7 +1,7 @@
 //! `fb inspect`: the messages of one log, or its events as JSON lines.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,20 +9,26 @@ use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder, Stream
 use fb_schema::{IndexValue, OutcomeValue, TimeStamp};
 use serde_json::{json, Value};
 
+use crate::error::Error;
+use crate::input::{Head, Input};
+use crate::output::Output;
 use crate::Global;
 
 /// Arguments of `fb inspect`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The log to look at (`-` for stdin).
-    pub file: PathBuf,
+    /// The logs to look at (files, directories, `-` for stdin). With
+    /// several, each listing starts with a `==> NAME <==` line, and each
+    /// JSON line of --events carries a "file" key.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
 
     /// Dump every decoded event as a JSON line (metadata, typed payload)
     /// instead of the message listing; HEADER and CHECKPOINT too.
     #[arg(long)]
     pub events: bool,
 
-    /// Only the message that starts at this byte offset.
+    /// Only the message that starts at this byte offset (one log only).
     #[arg(long, value_name = "N")]
     pub offset: Option<u64>,
 
@@ -223,30 +229,68 @@ fn listing_line(msg: &Message<'_>, problems: &mut u64, global: &Global) -> Strin
     line.trim_end().to_string()
 }
 
-/// Lists (or dumps) the log; exits 1 when it is damaged.
-pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
-    let inputs = crate::input::resolve(std::slice::from_ref(&args.file))?;
-    let input = inputs.first().ok_or("no input")?;
+/// Lists (or dumps) the logs; exits 1 when one is damaged.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    let inputs = crate::input::resolve(&args.files)?;
+    if args.offset.is_some() && inputs.len() > 1 {
+        return Err(Error::Msg(format!(
+            "--offset names a byte of one log, and {} logs were given: name one file",
+            inputs.len()
+        )));
+    }
+    let mut out = Output::stdout();
+    let mut failed = false;
+    let several = inputs.len() > 1;
+    for (n, input) in inputs.iter().enumerate() {
+        if several && !args.events {
+            let gap = if n > 0 { "\n" } else { "" };
+            out.put(format!("{gap}==> {} <==\n", input.name()).as_bytes())?;
+        }
+        failed |= !inspect(args, global, input, several, &mut out)?;
+    }
+    out.finish()?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Lists one log; false when it is damaged or not a log.
+fn inspect(
+    args: &Args,
+    global: &Global,
+    input: &Input,
+    several: bool,
+    out: &mut Output,
+) -> Result<bool, Error> {
     let opened = crate::input::open(input)?;
-    if let Some(why) = opened.not_a_log {
-        eprintln!("fb: {}: {why}", input.name());
-        return Ok(ExitCode::from(1));
+    match &opened.head {
+        Head::NotALog(why) => {
+            eprintln!("fb: {}: {why}", input.name());
+            return Ok(false);
+        }
+        head => {
+            if let (Some(w), false) = (head.warning(), global.quiet) {
+                eprintln!("fb: warning: {}: {w}", input.name());
+            }
+        }
     }
     let mut reader = StreamReader::new(opened.reader);
-    let mut out = BufWriter::new(io::stdout().lock());
-    let write_err = |e: io::Error| format!("writing the listing: {e}");
     let mut decoder = PayloadDecoder::default();
     let mut problems = 0u64;
     let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut found = args.offset.is_none();
     let mut nearest: (Option<u64>, Option<u64>) = (None, None);
+    let name = Value::String(input.name());
+    let mut text = Vec::new();
     if !args.events && !args.count {
         writeln!(
-            out,
+            text,
             "{:>7}  {:>12}  {:<10}  {:>10}  details",
             "index", "offset", "type", "size"
         )
-        .map_err(write_err)?;
+        .map_err(|e| out.error(e))?;
     }
     loop {
         let msg = match reader.next_message() {
@@ -274,11 +318,21 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
             found = true;
         }
         if args.events {
-            for v in message_json(&msg, &mut decoder, &mut problems) {
-                writeln!(out, "{v}").map_err(write_err)?;
+            for mut v in message_json(&msg, &mut decoder, &mut problems) {
+                if several {
+                    if let Value::Object(map) = &mut v {
+                        map.insert("file".into(), name.clone());
+                    }
+                }
+                writeln!(text, "{v}").map_err(|e| out.error(e))?;
             }
         } else {
-            writeln!(out, "{}", listing_line(&msg, &mut problems, global)).map_err(write_err)?;
+            writeln!(text, "{}", listing_line(&msg, &mut problems, global))
+                .map_err(|e| out.error(e))?;
+        }
+        if text.len() >= crate::output::BUFFER {
+            out.put(&text)?;
+            text.clear();
         }
         if args.offset.is_some() {
             break;
@@ -286,12 +340,13 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     }
     if args.count {
         for (kind, n) in &counts {
-            writeln!(out, "{kind:<10} {n}").map_err(write_err)?;
+            writeln!(text, "{kind:<10} {n}").map_err(|e| out.error(e))?;
         }
-        writeln!(out, "{:<10} {}", "total", counts.values().sum::<u64>()).map_err(write_err)?;
-        writeln!(out, "{:<10} {}", "bytes", reader.offset()).map_err(write_err)?;
+        writeln!(text, "{:<10} {}", "total", counts.values().sum::<u64>())
+            .map_err(|e| out.error(e))?;
+        writeln!(text, "{:<10} {}", "bytes", reader.offset()).map_err(|e| out.error(e))?;
     }
-    out.flush().map_err(write_err)?;
+    out.put(&text)?;
     if !found {
         let near = |o: Option<u64>| o.map_or("-".to_string(), |o| o.to_string());
         eprintln!(
@@ -300,11 +355,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
             near(nearest.0),
             near(nearest.1)
         );
-        return Ok(ExitCode::from(1));
+        return Ok(false);
     }
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(problems == 0)
 }

@@ -10,7 +10,8 @@ use fb_join::{
     StepTransform,
 };
 
-use crate::input::{self, Input};
+use crate::error::Error;
+use crate::input::{self, Head, Input};
 use crate::progress::{Counting, Progress};
 
 /// How to join: the reference's overrides and our options.
@@ -101,6 +102,9 @@ pub struct RunReport {
     pub messages: std::collections::BTreeMap<&'static str, u64>,
     /// Inputs that ended with a framing error or are not logs.
     pub damaged: Vec<String>,
+    /// Inputs read as logs (damaged ones included, those that are not logs
+    /// or are empty left out).
+    pub logs: u64,
     /// Bytes read.
     pub bytes: u64,
 }
@@ -114,6 +118,32 @@ impl RunReport {
         }
         self.damaged.push(why);
     }
+
+    /// Takes in what the head of `input` says: false when it is not to be
+    /// read (not a log: recorded as damaged; empty: a warning).
+    pub fn head(&mut self, input: &Input, head: &Head, quiet: bool) -> bool {
+        if let Head::NotALog(why) = head {
+            self.damaged(input, why, quiet);
+            return false;
+        }
+        if let (Some(w), false) = (head.warning(), quiet) {
+            eprintln!("fb: warning: {}: {w}", input.name());
+        }
+        if *head == Head::Empty {
+            return false;
+        }
+        self.logs += 1;
+        true
+    }
+
+    /// Exit 0, or 1 when an input was damaged or not a log.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        if self.damaged.is_empty() {
+            std::process::ExitCode::SUCCESS
+        } else {
+            std::process::ExitCode::from(1)
+        }
+    }
 }
 
 /// Runs `joiner` over `inputs` in order (one stream) and hands every joined
@@ -125,8 +155,8 @@ pub fn drive(
     inputs: &[Input],
     joiner: &mut Joiner,
     quiet: bool,
-    mut on_event: impl FnMut(&JoinedEvent) -> Result<(), String>,
-) -> Result<RunReport, String> {
+    mut on_event: impl FnMut(&JoinedEvent) -> Result<(), Error>,
+) -> Result<RunReport, Error> {
     let total = inputs.iter().map(Input::len).sum::<Option<u64>>();
     let mut progress = Progress::new(total, quiet);
     let mut report = RunReport::default();
@@ -134,7 +164,7 @@ pub fn drive(
     // Counted apart: a map entry per message showed in profiles.
     let mut regular = 0u64;
     for input in inputs {
-        let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, String> {
+        let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, Error> {
             if msg.kind == MessageKind::Regular {
                 regular += 1;
             } else {
@@ -151,8 +181,7 @@ pub fn drive(
             failed.map(|()| events)
         };
         if let Some(map) = input::map(input) {
-            if let Some(why) = input::sniff(map.get(..4).unwrap_or(&map)) {
-                report.damaged(input, why, quiet);
+            if !report.head(input, &Head::of(map.get(..4).unwrap_or(&map)), quiet) {
                 continue;
             }
             let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
@@ -181,8 +210,7 @@ pub fn drive(
             continue;
         }
         let opened = input::open(input)?;
-        if let Some(why) = opened.not_a_log {
-            report.damaged(input, why, quiet);
+        if !report.head(input, &opened.head, quiet) {
             continue;
         }
         let count = Arc::new(AtomicU64::new(0));

@@ -1,6 +1,7 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 mod convert;
+mod error;
 mod estimate;
 mod gen;
 mod input;
@@ -65,7 +66,8 @@ enum Command {
         fb stats --json tests/data/valid_joined_logs/cb_simple.log")]
     Stats(stats::Args),
     /// Check logs end to end and list every problem with where it is.
-    /// Exit 0 clean, 1 problems found, 2 usage or I/O error.
+    /// Exit 0 clean or warnings only, 1 errors found (with --strict,
+    /// warnings too), 2 usage or I/O error.
     #[command(
         after_help = "Example:\n  fb validate --max-errors 20 tests/data/invalid_joined_logs/"
     )]
@@ -83,7 +85,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args, &cli.global),
-        Command::Gen(args) => gen::run(&args),
+        Command::Gen(args) => gen::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),
@@ -91,9 +93,21 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of our output is gone (`fb ... | head`): stop quietly
+        // and successfully, as ripgrep does.
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("fb: error: {err}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `1 input`, `2 inputs`.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

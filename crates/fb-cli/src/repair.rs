@@ -1,14 +1,15 @@
 //! `fb repair`: a valid log made of every intact message of a damaged one.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_format::recover::{Recovered, RecoveringReader};
 use fb_format::{Message, MessageKind, PayloadDecoder, DEFAULT_MAX_PAYLOAD};
 use fb_writer::LogWriter;
 
+use crate::error::Error;
+use crate::input::Input;
+use crate::output::{Compress, Output};
 use crate::Global;
 
 /// Arguments of `fb repair`.
@@ -52,19 +53,21 @@ struct Kept {
 /// (its framing is sound and its payload verifies) and, for a REGULAR
 /// message, when every event in it and every event's typed payload verify
 /// (and decompress) too; otherwise it is dropped whole.
-pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
-    if same_file(&args.input, &args.output) {
-        return Err(format!(
-            "{} is both the input and the output: write the repaired log elsewhere",
-            args.input.display()
-        ));
-    }
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    let input = Input::File(args.input.clone());
     let data = std::fs::read(&args.input)
         .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
-    let file = File::create(&args.output)
-        .map_err(|e| format!("cannot create {}: {e}", args.output.display()))?;
-    let write_err = |e: fb_writer::Error| format!("writing {}: {e}", args.output.display());
-    let mut writer = LogWriter::new(BufWriter::with_capacity(1 << 20, file));
+    let mut out = Output::create(
+        Some(&args.output),
+        std::slice::from_ref(&input),
+        Compress::Never,
+    )?;
+    let target = out.target().to_string();
+    let write_err = |e: fb_writer::Error| match e {
+        fb_writer::Error::Io { source, .. } => Error::write(&target, source),
+        other => Error::Msg(format!("writing {target}: {other}")),
+    };
+    let mut writer = LogWriter::new(&mut out);
     writer.file_magic(1).map_err(write_err)?;
 
     let mut decoder = PayloadDecoder::new(DEFAULT_MAX_PAYLOAD as usize);
@@ -108,9 +111,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
     writer.eof().map_err(write_err)?;
     writer.flush().map_err(write_err)?;
     let written = writer.offset();
-    let mut file = writer.into_inner();
-    file.flush()
-        .map_err(|e| format!("writing {}: {e}", args.output.display()))?;
+    drop(writer);
+    out.finish()?;
 
     if !global.quiet {
         report(args, global, &kept, &dropped, data.len(), written);
@@ -181,13 +183,5 @@ fn report(
             "fb:   ... and {} more ranges (-v lists them all)",
             dropped.len() - listed
         );
-    }
-}
-
-/// True when both paths name the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
     }
 }

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use fb_join::{Decision, EventKind, JoinedEvent, Joiner, Metrics};
 use serde_json::{json, Value};
 
+use crate::error::Error;
 use crate::estimate::{Estimates, Estimator, Sample};
 use crate::joinargs::{drive, JoinArgs};
+use crate::output::Output;
 use crate::Global;
 
 /// Arguments of `fb stats`.
@@ -154,8 +156,12 @@ fn fmt_value(v: &Value) -> String {
     }
 }
 
-fn print_table(r: &Value) {
-    let row = |k: &str, v: String| println!("{k:<36} {v}");
+fn table(r: &Value) -> String {
+    let text = std::cell::RefCell::new(String::new());
+    let row = |k: &str, v: String| {
+        use std::fmt::Write as _;
+        let _ = writeln!(text.borrow_mut(), "{k:<36} {v}");
+    };
     row("inputs", fmt_value(&r["inputs"]));
     row("bytes read", fmt_value(&r["bytes"]));
     if let Some(msgs) = r["messages"].as_object() {
@@ -233,10 +239,11 @@ fn print_table(r: &Value) {
             },
         );
     }
+    text.into_inner()
 }
 
 /// Prints the statistics; exit 1 when an input was damaged.
-pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut joiner = Joiner::new(args.join.options());
     let mut estimator = Estimator::default();
@@ -253,14 +260,20 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
         &joiner,
         &estimator.finish(),
     );
-    if args.json {
-        println!("{report}");
-    } else {
-        print_table(&report);
+    if run.logs == 0 {
+        // Nothing was a log: a table of zeros would read as an empty log.
+        if !global.quiet {
+            eprintln!("fb: no input is a joined log: no statistics to show");
+        }
+        return Ok(ExitCode::from(1));
     }
-    Ok(if run.damaged.is_empty() {
-        ExitCode::SUCCESS
+    let text = if args.json {
+        format!("{report}\n")
     } else {
-        ExitCode::from(1)
-    })
+        table(&report)
+    };
+    let mut out = Output::stdout();
+    out.put(text.as_bytes())?;
+    out.finish()?;
+    Ok(run.exit_code())
 }

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
 use fb_join::{Joiner, Kind};
 
-use crate::input::{self, Input};
+use crate::error::Error;
+use crate::input::{self, Head, Input};
 use crate::joinargs::JoinArgs;
+use crate::output::Output;
 use crate::Global;
 
 /// Arguments of `fb validate`.
@@ -22,36 +24,69 @@ pub struct Args {
     #[arg(long, default_value_t = 100)]
     pub max_errors: usize,
 
+    /// Exit 1 for warnings too (data that is readable but odd: outcomes
+    /// without their decision, events of another problem type, ...), not
+    /// only for errors (damaged bytes, files that are not logs).
+    #[arg(long)]
+    pub strict: bool,
+
     #[command(flatten)]
     pub join: JoinArgs,
 }
 
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Severity {
+    /// The file is damaged or not a log: something in it cannot be read.
+    Error,
+    /// The file reads, but its data is odd: something will not be joined
+    /// or converted as it stands.
+    Warning,
+}
+
 /// Problems found so far, printed as they come up to the limit.
 struct Problems {
-    count: u64,
+    errors: u64,
+    warnings: u64,
     max: usize,
+    out: Output,
 }
 
 impl Problems {
+    fn count(&self) -> u64 {
+        self.errors + self.warnings
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
+        severity: Severity,
         input: &str,
         offset: u64,
         message: Option<u64>,
         event: Option<&str>,
         what: &str,
-    ) {
-        self.count += 1;
-        if self.count as usize <= self.max {
-            let mut at = format!("{input}: byte {offset}");
-            if let Some(m) = message {
-                at.push_str(&format!(", message {m}"));
-            }
-            if let Some(e) = event {
-                at.push_str(&format!(", event `{e}`"));
-            }
-            println!("{at}: {what}");
+    ) -> Result<(), Error> {
+        match severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
         }
+        if self.count() as usize > self.max {
+            return Ok(());
+        }
+        let mut at = format!("{input}: byte {offset}");
+        if let Some(m) = message {
+            at.push_str(&format!(", message {m}"));
+        }
+        if let Some(e) = event {
+            at.push_str(&format!(", event `{e}`"));
+        }
+        let word = match severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let line = format!("{at}: {word}: {what}\n");
+        self.out.put(line.as_bytes())
     }
 }
 
@@ -80,33 +115,45 @@ fn context_of<'a>(payload: &Payload<'a>) -> Option<&'a [u8]> {
     }
 }
 
-fn check(
-    input: &Input,
-    joiner: &mut Joiner,
-    problems: &mut Problems,
-) -> Result<(u64, u64), String> {
+fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<(u64, u64), Error> {
+    use Severity::{Error as Bad, Warning};
     let name = input.name();
     let opened = input::open(input)?;
-    if let Some(why) = opened.not_a_log {
-        problems.add(&name, 0, None, None, &why);
-        return Ok((0, 0));
+    match &opened.head {
+        Head::NotALog(why) => {
+            problems.add(Bad, &name, 0, None, None, why)?;
+            return Ok((0, 0));
+        }
+        Head::Empty => {
+            let w = Head::Empty.warning().unwrap_or_default();
+            problems.add(Bad, &name, 0, None, None, w)?;
+            return Ok((0, 0));
+        }
+        Head::NoMagic => {
+            let w = Head::NoMagic.warning().unwrap_or_default();
+            problems.add(Warning, &name, 0, None, None, w)?;
+        }
+        Head::Magic => {}
     }
     let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
     let mut reader = StreamReader::with_framer(opened.reader, Framer::with_max_payload(limit));
     let mut decoder = PayloadDecoder::default();
+    // The rule `fb convert` applies to contexts, so that what one accepts
+    // the other does.
+    let mut json = fb_join::json::Validator::new();
     let (mut messages, mut events) = (0u64, 0u64);
     loop {
         let msg = match reader.next_message() {
             Ok(Some(msg)) => msg,
             Ok(None) => break,
             Err(err) => {
-                problems.add(&name, err.offset(), None, None, &err.to_string());
+                problems.add(Bad, &name, err.offset(), None, None, &err.to_string())?;
                 break;
             }
         };
         messages += 1;
-        let at = |p: &mut Problems, event: Option<&str>, what: &str| {
-            p.add(&name, msg.offset, Some(msg.index), event, what)
+        let at = |p: &mut Problems, sev: Severity, event: Option<&str>, what: &str| {
+            p.add(sev, &name, msg.offset, Some(msg.index), event, what)
         };
         match msg.kind {
             MessageKind::Unknown(_) => {
@@ -114,41 +161,49 @@ fn check(
                     .unknown_warning()
                     .map(|w| w.to_string())
                     .unwrap_or_default();
-                at(problems, None, &w);
+                at(problems, Warning, None, &w)?;
             }
             MessageKind::Header => {
                 if let Err(e) = msg.file_header() {
-                    at(problems, None, &e.to_string());
+                    at(problems, Bad, None, &e.to_string())?;
                 }
             }
             MessageKind::Checkpoint => {
                 if let Err(e) = msg.checkpoint() {
-                    at(problems, None, &e.to_string());
+                    at(problems, Bad, None, &e.to_string())?;
                 }
             }
             MessageKind::Regular => match msg.events() {
-                Err(e) => at(problems, None, &format!("{e}: the whole message is lost")),
+                Err(e) => at(
+                    problems,
+                    Bad,
+                    None,
+                    &format!("{e}: the whole message is lost"),
+                )?,
                 Ok(list) => {
                     for (position, ev) in list.enumerate() {
                         events += 1;
                         let view = match ev {
                             Ok(v) => v,
                             Err(e) => {
-                                at(problems, None, &format!("event {position}: {e}"));
+                                at(problems, Bad, None, &format!("event {position}: {e}"))?;
                                 continue;
                             }
                         };
                         match decoder.payload(&view) {
-                            Err(e) => at(problems, Some(view.id), &e.to_string()),
+                            Err(e) => at(problems, Bad, Some(view.id), &e.to_string())?,
                             Ok(payload) => {
                                 if let Some(ctx) = context_of(&payload) {
-                                    if let Err(e) = serde_json::from_slice::<serde_json::Value>(ctx)
-                                    {
+                                    if let Err(e) = json.validate(ctx) {
                                         at(
                                             problems,
+                                            Bad,
                                             Some(view.id),
-                                            &format!("context is not valid JSON: {e}"),
-                                        );
+                                            &format!(
+                                                "context is not valid JSON ({e}): fb convert \
+                                                 skips this event"
+                                            ),
+                                        )?;
                                     }
                                 }
                             }
@@ -164,12 +219,15 @@ fn check(
     Ok((messages, events))
 }
 
-/// Checks every input; exit 0 clean, 1 problems found, 2 usage or I/O error.
-pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
+/// Checks every input; exit 0 clean (or warnings only, unless --strict),
+/// 1 errors found, 2 usage or I/O error.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = input::resolve(&args.inputs)?;
     let mut problems = Problems {
-        count: 0,
+        errors: 0,
+        warnings: 0,
         max: args.max_errors,
+        out: Output::stdout(),
     };
     let (mut messages, mut events) = (0, 0);
     for input in &inputs {
@@ -180,14 +238,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
         events += e;
         let diags = joiner.diagnostics();
         let name = input.name();
+        // What the joiner finds (outcomes without decisions, events of
+        // another problem type, multistep without --multistep) is odd
+        // data, not damage.
         for d in diags.kept().iter().filter(|d| joinability(d.kind)) {
             problems.add(
+                Severity::Warning,
                 &name,
                 d.offset,
                 Some(d.message),
                 d.event_id.as_deref(),
                 &d.detail,
-            );
+            )?;
         }
         // Diagnostics beyond the joiner's keep limit are counted, not listed.
         let kept = diags.kept().iter().filter(|d| joinability(d.kind)).count() as u64;
@@ -197,29 +259,41 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, String> {
             .filter(|(k, _)| joinability(**k))
             .map(|(_, v)| v)
             .sum();
-        problems.count += counted - kept;
+        problems.warnings += counted - kept;
     }
-    let listed = (problems.count as usize).min(args.max_errors);
-    if problems.count as usize > listed {
-        println!(
-            "... and {} more problems (raise --max-errors to list them)",
-            problems.count as usize - listed
+    let listed = (problems.count() as usize).min(args.max_errors);
+    if problems.count() as usize > listed {
+        let more = format!(
+            "... and {} more problems (raise --max-errors to list them)\n",
+            problems.count() as usize - listed
         );
+        problems.out.put(more.as_bytes())?;
     }
+    let Problems {
+        errors,
+        warnings,
+        out,
+        ..
+    } = problems;
+    out.finish()?;
     if !global.quiet {
-        let verdict = if problems.count == 0 {
-            "valid".to_string()
-        } else {
-            format!("{} problems", problems.count)
+        let verdict = match (errors, warnings) {
+            (0, 0) => "valid".to_string(),
+            (0, w) => format!("valid, with {}", crate::plural(w, "warning")),
+            (e, w) => format!(
+                "{}, {}",
+                crate::plural(e, "error"),
+                crate::plural(w, "warning")
+            ),
         };
         eprintln!(
-            "fb: {} inputs, {messages} messages, {events} events: {verdict}",
-            inputs.len()
+            "fb: {}, {messages} messages, {events} events: {verdict}",
+            crate::plural(inputs.len() as u64, "input"),
         );
     }
-    Ok(if problems.count == 0 {
-        ExitCode::SUCCESS
-    } else {
+    Ok(if errors > 0 || (args.strict && warnings > 0) {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
