@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fb_join::{dsjson, EventKind, JoinedEvent, Joiner};
+use fb_join::{dsjson, JoinedEvent, Joiner};
 
 use crate::error::Error;
-use crate::joinargs::{drive, report_diagnostics, JoinArgs, RunReport};
+use crate::joinargs::{drive, report_diagnostics, FilterArgs, JoinArgs, RunReport};
 use crate::output::{Compress, Output};
 use crate::progress::Progress;
 use crate::Global;
@@ -28,25 +28,13 @@ pub struct Args {
     #[command(flatten)]
     pub join: JoinArgs,
 
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
     /// Replace `{"__aid":N}` action references with the cached action JSON,
     /// so each line is self-contained.
     #[arg(long)]
     pub inline_dedup: bool,
-
-    /// Whether to write deferred events that were never activated (they
-    /// carry "_skipLearn":true).
-    #[arg(long, value_name = "WHAT", default_value = "include", value_parser = ["include", "exclude"])]
-    pub skip_learn: String,
-
-    /// Only events at or after this time (event time): `2021-05-18`,
-    /// `2021-05-18T13:28:29Z` or `2021-05-18T15:28:29+02:00` (no offset:
-    /// UTC).
-    #[arg(long, value_parser = parse_time)]
-    pub since: Option<i64>,
-
-    /// Only events before this time (event time), written as for --since.
-    #[arg(long, value_parser = parse_time)]
-    pub until: Option<i64>,
 
     /// Keep going past damage: after a corrupt or truncated region, resume
     /// at the next plausible message, and report every skipped byte range.
@@ -59,22 +47,6 @@ pub struct Args {
     /// available cores.
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
-
-    /// Only events of these problem types (comma-separated):
-    /// cb,ccb,slates,ca,multistep.
-    #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
-    pub only: Vec<EventKind>,
-}
-
-fn parse_kind(s: &str) -> Result<EventKind, String> {
-    Ok(match s {
-        "cb" => EventKind::Cb,
-        "ccb" => EventKind::Ccb,
-        "slates" => EventKind::Slates,
-        "ca" => EventKind::Ca,
-        "multistep" => EventKind::MultiStep,
-        _ => return Err("expected cb|ccb|slates|ca|multistep".into()),
-    })
 }
 
 /// Most worker threads `--threads` takes: more than any machine this runs
@@ -96,32 +68,6 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
 }
 
-/// Parses a time into seconds since 1970 (UTC): an RFC 3339 time with `Z`
-/// or an offset, or a date and time without one (taken as UTC), or a date
-/// (its midnight, UTC). Dates are checked against the calendar.
-pub fn parse_time(s: &str) -> Result<i64, String> {
-    let err = |why: String| {
-        format!(
-            "`{s}` is not a time ({why}): expected 2021-05-18, 2021-05-18T13:28:29Z or \
-             2021-05-18T15:28:29+02:00"
-        )
-    };
-    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
-        return Ok(ts.as_second());
-    }
-    let civil = match s.parse::<jiff::civil::DateTime>() {
-        Ok(dt) => dt,
-        Err(e) => match s.parse::<jiff::civil::Date>() {
-            Ok(d) => d.to_datetime(jiff::civil::Time::midnight()),
-            Err(_) => return Err(err(e.to_string())),
-        },
-    };
-    jiff::tz::Offset::UTC
-        .to_timestamp(civil)
-        .map(|ts| ts.as_second())
-        .map_err(|e| err(e.to_string()))
-}
-
 /// Output chunk of the single-thread path: the output buffer's size.
 /// Lines gathered before one write: at least the output's buffer, so
 /// that they go straight through it.
@@ -131,29 +77,10 @@ const OUT_CHUNK: usize = if crate::output::BUFFER > 1 << 20 {
     1 << 20
 };
 
-fn keep(args: &Args, ev: &JoinedEvent) -> bool {
-    if args.skip_learn == "exclude" && ev.skip_learn {
-        return false;
-    }
-    if args.since.is_some() || args.until.is_some() {
-        let secs = fb_join::time::key(&ev.time).0;
-        if args.since.is_some_and(|s| secs < s) || args.until.is_some_and(|u| secs >= u) {
-            return false;
-        }
-    }
-    args.only.is_empty() || args.only.contains(&ev.kind)
-}
-
 /// Converts; exit 0 clean, 1 when an input was damaged or not a log (every
 /// readable line is still written), 2 for usage or I/O errors.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    if let (Some(since), Some(until)) = (args.since, args.until) {
-        if since >= until {
-            return Err(Error::Msg(
-                "--since is not before --until: no event could be kept".into(),
-            ));
-        }
-    }
+    args.filter.check()?;
     let started = Instant::now();
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut opts = args.join.options();
@@ -174,7 +101,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         let mut lines = dsjson::Lines::with_capacity(OUT_CHUNK + (64 << 10));
         let (mut written, mut filtered) = (0u64, 0u64);
         let report = drive(&inputs, &mut joiner, global.quiet, |ev| {
-            if !keep(args, ev) {
+            if !args.filter.keep(ev) {
                 filtered += 1;
                 return Ok(());
             }
@@ -208,7 +135,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             },
             report.bytes as f64 / 1e6 / secs.max(1e-6),
         );
-        report_diagnostics(joiner.diagnostics(), global.verbose > 0);
+        report_diagnostics(joiner.diagnostics(), global.verbose > 0, &report);
     }
     Ok(report.exit_code())
 }
@@ -228,6 +155,7 @@ fn convert_recovering(
     let mut filtered = 0u64;
     let mut writer = dsjson::Writer::new(joiner.options().compat);
     for input in inputs {
+        report.begin(input, joiner);
         let data: Vec<u8>;
         let map = crate::input::map(input);
         let bytes: &[u8] = match &map {
@@ -259,7 +187,7 @@ fn convert_recovering(
                     *report.messages.entry(msg.kind.name()).or_default() += 1;
                     line.clear();
                     joiner.push_each(&msg, |ev| {
-                        if keep(args, ev) {
+                        if args.filter.keep(ev) {
                             writer.write_line(ev, &mut line);
                             written += 1;
                         } else {
@@ -317,6 +245,7 @@ fn convert_parallel(
     let (mut written, mut joined) = (0u64, 0u64);
     let mut done_bytes = 0u64;
     for input in inputs {
+        report.begin(input, joiner);
         let (mut seen_bytes, mut seen_events) = (0u64, 0u64);
         let mut on_progress = |at: fb_join::Progress| {
             progress.add(
@@ -326,7 +255,7 @@ fn convert_parallel(
             seen_bytes = at.read.max(seen_bytes);
             seen_events = at.events.max(seen_events);
         };
-        let keep = |ev: &JoinedEvent| keep(args, ev);
+        let keep = |ev: &JoinedEvent| args.filter.keep(ev);
         // Regular files are mapped and the workers read the payloads where
         // they are; pipes go through a reader and are copied into batches.
         let summary = if let Some(map) = crate::input::map(input) {
@@ -365,7 +294,7 @@ fn convert_parallel(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_time;
+    use crate::joinargs::parse_time;
 
     #[test]
     fn times_parse() {

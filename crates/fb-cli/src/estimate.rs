@@ -109,6 +109,11 @@ impl Estimator {
         self.snips[3] += uw * uw * r * r;
     }
 
+    /// Decisions added so far.
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
     /// Computes the estimates.
     pub fn finish(&self) -> Estimates {
         let [su, sur, su2, su2r, su2r2] = self.logged;

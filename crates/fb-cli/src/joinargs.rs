@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use fb_join::{
-    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
-    StepTransform,
+    Compat, EventKind, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem,
+    RewardFunction, StepTransform,
 };
 
 use crate::error::Error;
@@ -17,39 +17,138 @@ use crate::progress::{Counting, Progress};
 /// How to join: the reference's overrides and our options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct JoinArgs {
-    /// `sane` (default) fixes the reference's quirks; `reference`
-    /// reproduces its output byte for byte.
-    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = parse_compat)]
+    /// `sane` fixes the reference's quirks (README); `reference` computes
+    /// and writes exactly what the reference does, quirks included (for
+    /// stats: the rewards and metrics the reference would compute).
+    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = one_of(&["sane", "reference"], parse_compat))]
     pub compat: Compat,
 
-    /// Reward function for every checkpoint: earliest|average|median|sum|min|max.
-    #[arg(long, value_parser = parse_reward_function)]
+    /// Reward function for every checkpoint.
+    #[arg(long, value_name = "F", value_parser = one_of(&["earliest", "average", "median", "sum", "min", "max"], RewardFunction::parse))]
     pub reward_function: Option<RewardFunction>,
 
     /// Reward of a decision without outcomes, for every checkpoint.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub default_reward: Option<f32>,
 
-    /// Learning mode for every checkpoint: online|apprentice|loggingonly.
-    #[arg(long, value_parser = parse_learning_mode)]
+    /// Learning mode for every checkpoint.
+    #[arg(long, value_name = "MODE", value_parser = one_of(&["online", "apprentice", "loggingonly"], LearningMode::parse))]
     pub learning_mode: Option<LearningMode>,
 
-    /// Problem type for every checkpoint: cb|ccb|slates|ca.
-    #[arg(long, value_parser = parse_problem)]
+    /// Problem type for every checkpoint.
+    #[arg(long, value_name = "TYPE", value_parser = one_of(&["cb", "ccb", "slates", "ca", "multistep"], Problem::parse))]
     pub problem_type: Option<Problem>,
 
-    /// Use client timestamps instead of enqueued ones (true|false), for
-    /// every checkpoint.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
-    pub use_client_time: Option<bool>,
+    /// Use client timestamps instead of enqueued ones, for every
+    /// checkpoint (without it, each checkpoint says).
+    #[arg(long)]
+    pub use_client_time: bool,
 
     /// Join multistep episodes.
     #[arg(long)]
     pub multistep: bool,
 
-    /// Multistep reward transform: suffix_mean|suffix_sum|identity.
-    #[arg(long, default_value = "suffix_mean", value_parser = parse_transform)]
+    /// Multistep reward transform.
+    #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = one_of(&["suffix_mean", "suffix_sum", "identity"], StepTransform::parse))]
     pub multistep_reward: StepTransform,
+}
+
+/// Which joined events to keep: the same flags for convert and stats.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FilterArgs {
+    /// Whether to write deferred events that were never activated (they
+    /// carry "_skipLearn":true).
+    #[arg(long, value_name = "WHAT", default_value = "include", value_parser = ["include", "exclude"])]
+    pub skip_learn: String,
+
+    /// Only events at or after this time (event time): `2021-05-18`,
+    /// `2021-05-18T13:28:29Z` or `2021-05-18T15:28:29+02:00` (no offset:
+    /// UTC).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub since: Option<i64>,
+
+    /// Only events before this time (event time), written as for --since.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub until: Option<i64>,
+
+    /// Only events of these problem types (comma-separated).
+    #[arg(long, value_name = "TYPES", value_delimiter = ',', value_parser = one_of(&["cb", "ccb", "slates", "ca", "multistep"], parse_kind))]
+    pub only: Vec<EventKind>,
+}
+
+impl FilterArgs {
+    /// Refuses filters that can keep nothing.
+    pub fn check(&self) -> Result<(), Error> {
+        match (self.since, self.until) {
+            (Some(since), Some(until)) if since >= until => Err(Error::Msg(
+                "--since is not before --until: no event could be kept".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `ev` passes every filter.
+    pub fn keep(&self, ev: &JoinedEvent) -> bool {
+        if self.skip_learn == "exclude" && ev.skip_learn {
+            return false;
+        }
+        if self.since.is_some() || self.until.is_some() {
+            let secs = fb_join::time::key(&ev.time).0;
+            if self.since.is_some_and(|s| secs < s) || self.until.is_some_and(|u| secs >= u) {
+                return false;
+            }
+        }
+        self.only.is_empty() || self.only.contains(&ev.kind)
+    }
+}
+
+fn parse_kind(s: &str) -> Option<EventKind> {
+    Some(match s {
+        "cb" => EventKind::Cb,
+        "ccb" => EventKind::Ccb,
+        "slates" => EventKind::Slates,
+        "ca" => EventKind::Ca,
+        "multistep" => EventKind::MultiStep,
+        _ => return None,
+    })
+}
+
+/// Parses a time into seconds since 1970 (UTC): an RFC 3339 time with `Z`
+/// or an offset, or a date and time without one (taken as UTC), or a date
+/// (its midnight, UTC). Dates are checked against the calendar.
+pub fn parse_time(s: &str) -> Result<i64, String> {
+    let err = |why: String| {
+        format!(
+            "`{s}` is not a time ({why}): expected 2021-05-18, 2021-05-18T13:28:29Z or \
+             2021-05-18T15:28:29+02:00"
+        )
+    };
+    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
+        return Ok(ts.as_second());
+    }
+    let civil = match s.parse::<jiff::civil::DateTime>() {
+        Ok(dt) => dt,
+        Err(e) => match s.parse::<jiff::civil::Date>() {
+            Ok(d) => d.to_datetime(jiff::civil::Time::midnight()),
+            Err(_) => return Err(err(e.to_string())),
+        },
+    };
+    jiff::tz::Offset::UTC
+        .to_timestamp(civil)
+        .map(|ts| ts.as_second())
+        .map_err(|e| err(e.to_string()))
+}
+
+/// A parser that takes exactly `names` (listed in --help and in errors)
+/// and turns the one given into a value with `parse`.
+pub fn one_of<T: Clone + Send + Sync + 'static>(
+    names: &'static [&'static str],
+    parse: fn(&str) -> Option<T>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).try_map(move |s: String| {
+        parse(&s).ok_or_else(|| format!("`{s}` is not one of {}", names.join(", ")))
+    })
 }
 
 impl JoinArgs {
@@ -61,7 +160,7 @@ impl JoinArgs {
                 default_reward: self.default_reward,
                 learning_mode: self.learning_mode,
                 problem_type: self.problem_type,
-                use_client_time: self.use_client_time,
+                use_client_time: self.use_client_time.then_some(true),
             },
             compat: self.compat,
             multistep: self.multistep,
@@ -71,28 +170,12 @@ impl JoinArgs {
     }
 }
 
-fn parse_compat(s: &str) -> Result<Compat, String> {
+fn parse_compat(s: &str) -> Option<Compat> {
     match s {
-        "reference" => Ok(Compat::Reference),
-        "sane" | "default" => Ok(Compat::Sane),
-        _ => Err("expected `reference` or `sane`".into()),
+        "reference" => Some(Compat::Reference),
+        "sane" => Some(Compat::Sane),
+        _ => None,
     }
-}
-
-fn parse_reward_function(s: &str) -> Result<RewardFunction, String> {
-    RewardFunction::parse(s).ok_or_else(|| "expected earliest|average|median|sum|min|max".into())
-}
-
-fn parse_learning_mode(s: &str) -> Result<LearningMode, String> {
-    LearningMode::parse(s).ok_or_else(|| "expected online|apprentice|loggingonly".into())
-}
-
-fn parse_problem(s: &str) -> Result<Problem, String> {
-    Problem::parse(s).ok_or_else(|| "expected cb|ccb|slates|ca|multistep".into())
-}
-
-fn parse_transform(s: &str) -> Result<StepTransform, String> {
-    StepTransform::parse(s).ok_or_else(|| "expected suffix_mean|suffix_sum|identity".into())
 }
 
 /// What a run over the inputs saw besides joined events.
@@ -107,9 +190,27 @@ pub struct RunReport {
     pub logs: u64,
     /// Bytes read.
     pub bytes: u64,
+    /// Where each input's diagnostics start among the joiner's kept ones,
+    /// and its name: diagnostics of multi-input runs name their file.
+    pub starts: Vec<(usize, String)>,
 }
 
 impl RunReport {
+    /// Notes that `input` starts here, its diagnostics after the first
+    /// `kept` ones of `joiner`.
+    pub fn begin(&mut self, input: &Input, joiner: &Joiner) {
+        self.starts
+            .push((joiner.diagnostics().kept().len(), input.name()));
+    }
+
+    /// The input that diagnostic number `index` (among the kept ones)
+    /// came from.
+    pub fn file_of(&self, index: usize) -> Option<&str> {
+        let at = self.starts.partition_point(|(start, _)| *start <= index);
+        at.checked_sub(1)
+            .and_then(|k| self.starts.get(k))
+            .map(|(_, name)| name.as_str())
+    }
     /// Records (and unless `quiet`, says) that `input` is damaged.
     pub fn damaged(&mut self, input: &Input, why: impl std::fmt::Display, quiet: bool) {
         let why = format!("{}: {why}", input.name());
@@ -164,6 +265,7 @@ pub fn drive(
     // Counted apart: a map entry per message showed in profiles.
     let mut regular = 0u64;
     for input in inputs {
+        report.begin(input, joiner);
         let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, Error> {
             if msg.kind == MessageKind::Regular {
                 regular += 1;
@@ -249,21 +351,67 @@ pub fn drive(
 }
 
 /// Prints a count per diagnostic kind and the first few examples of each
-/// (all of them with `verbose`).
-pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool) {
+/// (all of them with `verbose`), each naming its file when there are
+/// several; identical lines in a row are said once, with how many.
+pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool, report: &RunReport) {
     let examples = if verbose { usize::MAX } else { 3 };
+    let several = report.starts.len() > 1;
     for (kind, count) in diags.counts() {
         if *kind == fb_join::Kind::Framing {
             continue; // already said when it happened
         }
         eprintln!("fb: warning: {count} x {}", kind.name());
-        let kept: Vec<_> = diags.kept().iter().filter(|d| d.kind == *kind).collect();
-        for d in kept.iter().take(examples) {
-            eprintln!("fb:   {d}");
+        let kept: Vec<(usize, &fb_join::Diagnostic)> = diags
+            .kept()
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.kind == *kind)
+            .collect();
+        let lines: Vec<String> = kept
+            .iter()
+            .take(examples)
+            .map(|(i, d)| match report.file_of(*i) {
+                Some(file) if several => format!("{file}: {d}"),
+                _ => d.to_string(),
+            })
+            .collect();
+        for (line, times) in fold(&lines) {
+            if times > 1 {
+                eprintln!("fb:   {line} ({times} times)");
+            } else {
+                eprintln!("fb:   {line}");
+            }
         }
         let shown = kept.len().min(examples) as u64;
         if *count > shown {
             eprintln!("fb:   ... and {} more", count - shown);
         }
+    }
+}
+
+/// Runs of equal lines, each with its length.
+pub fn fold(lines: &[String]) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for line in lines {
+        match out.last_mut() {
+            Some((last, n)) if *last == line.as_str() => *n += 1,
+            _ => out.push((line, 1)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn equal_lines_in_a_row_fold() {
+        let lines: Vec<String> = ["a", "a", "b", "a", "c", "c", "c"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(fold(&lines), [("a", 2), ("b", 1), ("a", 1), ("c", 3)]);
+        assert!(fold(&[]).is_empty());
     }
 }

@@ -19,7 +19,15 @@ use clap::{Parser, Subcommand};
 
 /// Tools for Vowpal Wabbit joined binary logs (schema v2).
 #[derive(Debug, Parser)]
-#[command(name = "fb", version, about, long_about = None)]
+#[command(
+    name = "fb",
+    version,
+    about,
+    long_about = None,
+    after_help = "Example:\n  fb convert tests/data/valid_joined_logs/cb_simple.log -o out.dsjson\n  \
+                  fb stats tests/data/valid_joined_logs/\n\n\
+                  `fb COMMAND --help` tells more of each command."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,11 +40,11 @@ struct Cli {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Global {
     /// Print nothing on standard error but errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, display_order = 1000)]
     pub quiet: bool,
 
     /// Say more: every diagnostic instead of the first few of each kind.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, display_order = 1001, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 

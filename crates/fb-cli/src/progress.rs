@@ -67,13 +67,31 @@ impl Progress {
         }
         if let Some(bar) = &self.bar {
             bar.set_position(self.bytes);
-            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-            bar.set_message(format!(
-                "{} events ({:.0}/s)",
-                self.events,
-                self.events as f64 / secs
+            bar.set_message(self.message());
+        }
+    }
+
+    /// Events, throughput and, when the total is known, the time left.
+    fn message(&self) -> String {
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        let rate = self.bytes as f64 / secs;
+        let mut text = format!(
+            "{} events ({:.0}/s), {:.0} MB/s",
+            self.events,
+            self.events as f64 / secs,
+            rate / 1e6
+        );
+        if let (Some(total), true) = (self.total, rate > 0.0) {
+            let left = total.saturating_sub(self.bytes) as f64 / rate;
+            let left = left.min(99.0 * 3600.0) as u64;
+            text.push_str(&format!(
+                ", ETA {}:{:02}:{:02}",
+                left / 3600,
+                left / 60 % 60,
+                left % 60
             ));
         }
+        text
     }
 
     /// Removes the bar.

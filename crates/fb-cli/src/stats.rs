@@ -1,5 +1,6 @@
 //! `fb stats`: what is in a set of logs, in one table (or JSON).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -7,8 +8,8 @@ use fb_join::{Decision, EventKind, JoinedEvent, Joiner, Metrics};
 use serde_json::{json, Value};
 
 use crate::error::Error;
-use crate::estimate::{Estimates, Estimator, Sample};
-use crate::joinargs::{drive, JoinArgs};
+use crate::estimate::{Estimate, Estimates, Estimator, Sample};
+use crate::joinargs::{drive, FilterArgs, JoinArgs, RunReport};
 use crate::output::Output;
 use crate::Global;
 
@@ -25,44 +26,173 @@ pub struct Args {
 
     #[command(flatten)]
     pub join: JoinArgs,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
-/// One decision as the counterfactual estimates see it.
-fn sample(ev: &JoinedEvent) -> Option<Sample> {
-    if ev.skip_learn || ev.pass_probability <= 0.0 {
-        return None;
-    }
-    let weight = 1.0 / f64::from(ev.pass_probability);
-    match &ev.decision {
-        // CB and multistep steps: the baseline always takes action 1.
-        Decision::Cb {
-            actions,
-            probabilities,
-        } => Some(Sample {
-            reward: f64::from(ev.original_reward),
-            probability: f64::from(*probabilities.first()?),
-            baseline: *actions.first()? == 1,
-            weight,
-        }),
-        // CCB and Slates: the first slot, against its baseline action (the
-        // logged one, else action 0).
-        Decision::MultiSlot { slots, baseline } => {
-            let slot = slots.first()?;
-            let reward = if ev.kind == EventKind::Ccb {
-                slot.original_reward
-            } else {
-                ev.original_reward
-            };
-            Some(Sample {
-                reward: f64::from(reward),
-                probability: f64::from(*slot.probabilities.first()?),
-                baseline: i64::from(*slot.actions.first()?)
-                    == i64::from(baseline.first().copied().unwrap_or(0)),
-                weight,
-            })
+/// Decisions under which an interval is too rough to read much into.
+const FEW: usize = 30;
+
+/// Slots given an estimate of their own; later ones are left out (a
+/// damaged or odd log could claim thousands).
+const MAX_SLOTS: usize = 16;
+
+/// What the baseline policy is, and how the estimates are made: said in
+/// the output so that it reads without this code.
+const BASELINE: &str = "CB and multistep steps: action 1 (the first action the context offers); \
+    CCB and Slates: in each slot, the baseline action the log records for it (action 0 where none \
+    is recorded)";
+const METHOD: &str = "every learnable decision counts with weight 1/pass_probability; the \
+    logged policy's value is the weighted mean reward; IPS weights each reward by \
+    [taken == baseline] / p(taken) and divides by the decisions, SNIPS by the sum of those \
+    weights; 95% intervals are normal approximations (1.96 standard errors)";
+
+fn weight(ev: &JoinedEvent) -> Option<f64> {
+    (!ev.skip_learn && ev.pass_probability > 0.0).then(|| 1.0 / f64::from(ev.pass_probability))
+}
+
+/// Running estimates per problem type, and per slot for CCB and Slates.
+#[derive(Default)]
+struct Estimators {
+    cb: Estimator,
+    multistep: Estimator,
+    ccb_slots: Vec<Estimator>,
+    slates: Estimator,
+    slates_slots: Vec<Estimator>,
+}
+
+impl Estimators {
+    fn add(&mut self, ev: &JoinedEvent) {
+        let Some(weight) = weight(ev) else { return };
+        match &ev.decision {
+            Decision::Cb {
+                actions,
+                probabilities,
+            } => {
+                let (Some(&a), Some(&p)) = (actions.first(), probabilities.first()) else {
+                    return;
+                };
+                let sample = Sample {
+                    reward: f64::from(ev.original_reward),
+                    probability: f64::from(p),
+                    baseline: a == 1,
+                    weight,
+                };
+                match ev.kind {
+                    EventKind::MultiStep => self.multistep.add(sample),
+                    _ => self.cb.add(sample),
+                }
+            }
+            Decision::MultiSlot { slots, baseline } => {
+                let ccb = ev.kind == EventKind::Ccb;
+                let (mut joint_p, mut joint_base) = (1.0f64, true);
+                for (i, slot) in slots.iter().enumerate() {
+                    let (Some(&a), Some(&p)) = (slot.actions.first(), slot.probabilities.first())
+                    else {
+                        return;
+                    };
+                    let base = i64::from(a) == i64::from(baseline.get(i).copied().unwrap_or(0));
+                    joint_p *= f64::from(p);
+                    joint_base &= base;
+                    if i >= MAX_SLOTS {
+                        continue;
+                    }
+                    let per_slot = if ccb {
+                        &mut self.ccb_slots
+                    } else {
+                        &mut self.slates_slots
+                    };
+                    if per_slot.len() <= i {
+                        per_slot.resize_with(i + 1, Estimator::default);
+                    }
+                    per_slot[i].add(Sample {
+                        reward: f64::from(if ccb {
+                            slot.original_reward
+                        } else {
+                            ev.original_reward
+                        }),
+                        probability: f64::from(p),
+                        baseline: base,
+                        weight,
+                    });
+                }
+                if !ccb && !slots.is_empty() {
+                    self.slates.add(Sample {
+                        reward: f64::from(ev.original_reward),
+                        probability: joint_p,
+                        baseline: joint_base,
+                        weight,
+                    });
+                }
+            }
+            Decision::Ca { .. } => {}
         }
-        Decision::Ca { .. } => None,
     }
+
+    fn json(&self) -> Value {
+        let mut by = serde_json::Map::new();
+        for (name, e) in [("cb", &self.cb), ("multistep", &self.multistep)] {
+            if e.count() > 0 {
+                by.insert(name.into(), estimate_json(&e.finish(), "decisions"));
+            }
+        }
+        if !self.ccb_slots.is_empty() {
+            let slots: Vec<Value> = self
+                .ccb_slots
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let mut v = estimate_json(&e.finish(), "decisions");
+                    v["slot"] = json!(i);
+                    v
+                })
+                .collect();
+            by.insert(
+                "ccb".into(),
+                json!({"covers": "each slot on its own: its reward, its logged probability, its baseline action", "slots": slots}),
+            );
+        }
+        if self.slates.count() > 0 {
+            let mut v = estimate_json(&self.slates.finish(), "decisions");
+            v["covers"] = json!(
+                "the whole slate: its reward, the product of the slots' probabilities, baseline \
+                 when every slot takes its baseline action"
+            );
+            v["slots"] = self
+                .slates_slots
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let mut v = estimate_json(&e.finish(), "decisions");
+                    v["slot"] = json!(i);
+                    v
+                })
+                .collect();
+            by.insert("slates".into(), v);
+        }
+        json!({"baseline_policy": BASELINE, "method": METHOD, "by_problem_type": by})
+    }
+}
+
+fn estimate_json(e: &Estimates, count: &str) -> Value {
+    let one = |x: Option<Estimate>| match x {
+        Some(x) => json!({"value": x.value, "ci95": [x.low, x.high]}),
+        None => Value::Null,
+    };
+    let mut v = json!({
+        count: e.count,
+        "logged_policy_reward": one(e.logged),
+        "baseline_ips": one(e.ips),
+        "baseline_snips": one(e.snips),
+    });
+    if e.count < FEW {
+        v["warning"] = json!(format!(
+            "only {}: the intervals are too rough to read much into",
+            crate::plural(e.count as u64, "decision")
+        ));
+    }
+    v
 }
 
 fn time(t: &Option<(String, fb_schema::TimeStamp)>) -> Value {
@@ -77,29 +207,24 @@ fn time(t: &Option<(String, fb_schema::TimeStamp)>) -> Value {
     }
 }
 
-fn estimate_json(e: &Estimates) -> Value {
-    let one = |x: Option<crate::estimate::Estimate>| match x {
-        Some(x) => json!({"value": x.value, "ci95": [x.low, x.high]}),
-        None => Value::Null,
-    };
-    json!({"decisions": e.count, "logged_policy_reward": one(e.logged), "baseline_ips": one(e.ips), "baseline_snips": one(e.snips)})
-}
-
-/// Builds the JSON report (the table is printed from it too).
+/// Builds the JSON report (the table is printed from it too). `kept` are
+/// the metrics of the events the filters kept; `read` the joiner's own.
 fn report_json(
     inputs: usize,
-    run: &crate::joinargs::RunReport,
-    m: &Metrics,
+    run: &RunReport,
     joiner: &Joiner,
-    estimates: &Estimates,
+    kept: &Metrics,
+    filtered: u64,
+    estimates: &Estimators,
 ) -> Value {
+    let read = joiner.metrics();
     let diags = joiner.diagnostics();
     let skipped: serde_json::Map<String, Value> = diags
         .counts()
         .iter()
         .map(|(k, v)| (k.name().to_string(), json!(v)))
         .collect();
-    let by_kind: serde_json::Map<String, Value> = m
+    let by_kind: serde_json::Map<String, Value> = kept
         .by_kind()
         .map(|(k, v)| {
             let mean = if v.events > 0 {
@@ -117,33 +242,36 @@ fn report_json(
         .collect();
     json!({
         "inputs": inputs,
+        "logs": run.logs,
         "bytes": run.bytes,
         "messages": run.messages,
-        "events_read": m.events_read,
-        "joined": m.joined,
-        "learnable": m.joined - m.skipped_learn,
-        "not_learnable": m.skipped_learn,
-        "outcomes": m.outcomes,
-        "activations": m.activations,
-        "first": time(&m.first),
-        "last": time(&m.last),
-        "cost_sum": m.cost_sum,
-        "original_cost_sum": m.original_cost_sum,
+        "events_read": read.events_read,
+        "joined": read.joined,
+        "filtered_out": filtered,
+        "kept": kept.joined,
+        "learnable": kept.joined - kept.skipped_learn,
+        "not_learnable": kept.skipped_learn,
+        "outcomes": kept.outcomes,
+        "activations": kept.activations,
+        "first": time(&kept.first),
+        "last": time(&kept.last),
+        "cost_sum": kept.cost_sum,
+        "original_cost_sum": kept.original_cost_sum,
         "by_problem_type": by_kind,
         "skipped_by_reason": skipped,
         "damaged_inputs": run.damaged,
         "reference_metrics": {
-            "not_learnable": m.skipped_learn,
-            "original_cost_sum": m.original_cost_sum,
-            "zero_action_events": m.zero_actions,
-            "cb_baseline_events": m.cb_baseline_count,
-            "cb_baseline_original_cost_sum": m.cb_baseline_original_cost_sum,
-            "first_slot_original_cost_sum": m.first_slot_original_cost_sum,
-            "first_slot_equal_baseline": m.first_slot_equal_baseline,
-            "first_slot_not_equal_baseline": m.first_slot_not_equal_baseline,
-            "first_slot_equal_baseline_cost_sum": m.first_slot_equal_baseline_cost_sum,
+            "not_learnable": kept.skipped_learn,
+            "original_cost_sum": kept.original_cost_sum,
+            "zero_action_events": kept.zero_actions,
+            "cb_baseline_events": kept.cb_baseline_count,
+            "cb_baseline_original_cost_sum": kept.cb_baseline_original_cost_sum,
+            "first_slot_original_cost_sum": kept.first_slot_original_cost_sum,
+            "first_slot_equal_baseline": kept.first_slot_equal_baseline,
+            "first_slot_not_equal_baseline": kept.first_slot_not_equal_baseline,
+            "first_slot_equal_baseline_cost_sum": kept.first_slot_equal_baseline_cost_sum,
         },
-        "counterfactual": estimate_json(estimates),
+        "counterfactual": estimates.json(),
     })
 }
 
@@ -156,31 +284,78 @@ fn fmt_value(v: &Value) -> String {
     }
 }
 
+/// Width of the key column: the longest key of the table fits.
+const KEY: usize = 40;
+
+/// `text` wrapped at `width` columns, the lines after the first indented
+/// by `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines.join(&format!("\n{indent}"))
+}
+
 fn table(r: &Value) -> String {
-    let text = std::cell::RefCell::new(String::new());
-    let row = |k: &str, v: String| {
-        use std::fmt::Write as _;
-        let _ = writeln!(text.borrow_mut(), "{k:<36} {v}");
+    let mut t = String::new();
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(t, "{k:<KEY$} {v}");
     };
-    row("inputs", fmt_value(&r["inputs"]));
+    row(
+        "inputs",
+        format!(
+            "{} ({} read as {})",
+            fmt_value(&r["inputs"]),
+            fmt_value(&r["logs"]),
+            if r["logs"] == 1 { "a log" } else { "logs" }
+        ),
+    );
     row("bytes read", fmt_value(&r["bytes"]));
     if let Some(msgs) = r["messages"].as_object() {
         let parts: Vec<String> = msgs.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row("messages", parts.join(", "));
     }
-    row("events read", fmt_value(&r["events_read"]));
-    row("events joined", fmt_value(&r["joined"]));
+    row(
+        "events read",
+        format!(
+            "{} (every event of REGULAR messages: decisions, outcomes, dedup, ...)",
+            fmt_value(&r["events_read"])
+        ),
+    );
+    row(
+        "decisions joined",
+        format!(
+            "{} (decisions with their outcomes: one DSJSON line each)",
+            fmt_value(&r["joined"])
+        ),
+    );
+    if r["filtered_out"].as_u64().unwrap_or(0) > 0 {
+        row(
+            "  filtered out (--only, --since, ...)",
+            fmt_value(&r["filtered_out"]),
+        );
+        row("  kept", fmt_value(&r["kept"]));
+    }
     row("  learnable", fmt_value(&r["learnable"]));
     row(
         "  not learnable (skip-learn)",
         fmt_value(&r["not_learnable"]),
     );
     row("outcomes", fmt_value(&r["outcomes"]));
-    row("  activations", fmt_value(&r["activations"]));
+    row("  of which activations", fmt_value(&r["activations"]));
     for end in ["first", "last"] {
         let v = &r[end];
         row(
-            &format!("{end} event"),
+            &format!("{end} decision"),
             if v.is_null() {
                 "-".into()
             } else {
@@ -188,14 +363,14 @@ fn table(r: &Value) -> String {
             },
         );
     }
-    row("cost sum", fmt_value(&r["cost_sum"]));
+    row("cost sum (cost = -reward)", fmt_value(&r["cost_sum"]));
     row("original cost sum", fmt_value(&r["original_cost_sum"]));
     if let Some(kinds) = r["by_problem_type"].as_object() {
         for (k, v) in kinds {
             row(
-                k,
+                &format!("{k}: decisions"),
                 format!(
-                    "{} events, {} learnable, reward sum {}, mean {}",
+                    "{} ({} learnable), reward sum {}, mean {}",
                     v["events"],
                     v["learnable"],
                     fmt_value(&v["reward_sum"]),
@@ -212,54 +387,103 @@ fn table(r: &Value) -> String {
             row(&format!("skipped: {k}"), v.to_string());
         }
     }
-    if let Some(m) = r["reference_metrics"].as_object() {
-        for (k, v) in m {
-            row(&format!("metric: {k}"), fmt_value(v));
-        }
-    }
     let c = &r["counterfactual"];
-    row("counterfactual: decisions", fmt_value(&c["decisions"]));
-    for (key, label) in [
-        ("logged_policy_reward", "logged policy average reward"),
-        ("baseline_ips", "baseline policy reward (IPS)"),
-        ("baseline_snips", "baseline policy reward (SNIPS)"),
-    ] {
-        let e = &c[key];
+    let _ = writeln!(t, "\ncounterfactual estimates");
+    let indent = " ".repeat(KEY + 1);
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(t, "{k:<KEY$} {}", wrap(&v, 100 - KEY - 1, &indent));
+    };
+    row("  baseline policy", fmt_value(&c["baseline_policy"]));
+    row("  method", fmt_value(&c["method"]));
+    let estimate = |row: &mut dyn FnMut(&str, String), label: &str, e: &Value| {
         row(
-            label,
-            if e.is_null() {
-                "-".into()
-            } else {
-                format!(
-                    "{} (95% CI {} .. {})",
-                    fmt_value(&e["value"]),
-                    fmt_value(&e["ci95"][0]),
-                    fmt_value(&e["ci95"][1])
-                )
+            &format!("{label}: decisions"),
+            match e["warning"].as_str() {
+                Some(w) => format!("{} ({w})", e["decisions"]),
+                None => e["decisions"].to_string(),
             },
         );
+        for (key, what) in [
+            ("logged_policy_reward", "logged policy"),
+            ("baseline_ips", "baseline, IPS"),
+            ("baseline_snips", "baseline, SNIPS"),
+        ] {
+            let x = &e[key];
+            row(
+                &format!("{label}: {what}"),
+                if x.is_null() {
+                    "- (no decision to estimate from)".into()
+                } else {
+                    format!(
+                        "{} (95% CI {} .. {})",
+                        fmt_value(&x["value"]),
+                        fmt_value(&x["ci95"][0]),
+                        fmt_value(&x["ci95"][1])
+                    )
+                },
+            );
+        }
+    };
+    let by = c["by_problem_type"].as_object();
+    if by.is_none_or(|b| b.is_empty()) {
+        row(
+            "  -",
+            "no learnable CB, CCB, Slates or multistep decision".into(),
+        );
     }
-    text.into_inner()
+    for (kind, e) in by.into_iter().flatten() {
+        match kind.as_str() {
+            "ccb" => {
+                row("  ccb covers", fmt_value(&e["covers"]));
+                for s in e["slots"].as_array().into_iter().flatten() {
+                    estimate(&mut row, &format!("  ccb slot {}", s["slot"]), s);
+                }
+            }
+            "slates" => {
+                row("  slates covers", fmt_value(&e["covers"]));
+                estimate(&mut row, "  slates", e);
+                for s in e["slots"].as_array().into_iter().flatten() {
+                    estimate(&mut row, &format!("  slates slot {}", s["slot"]), s);
+                }
+            }
+            other => estimate(&mut row, &format!("  {other}"), e),
+        }
+    }
+    let _ = writeln!(
+        t,
+        "\nthe reference's metrics (its --extra_metrics; costs are -reward, \"first slot\" is slot 0 \
+         of CCB and Slates decisions)"
+    );
+    if let Some(m) = r["reference_metrics"].as_object() {
+        for (k, v) in m {
+            let _ = writeln!(
+                t,
+                "{:<KEY$} {}",
+                format!("  {}", k.replace('_', " ")),
+                fmt_value(v)
+            );
+        }
+    }
+    t
 }
 
 /// Prints the statistics; exit 1 when an input was damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    args.filter.check()?;
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut joiner = Joiner::new(args.join.options());
-    let mut estimator = Estimator::default();
+    let mut estimators = Estimators::default();
+    let mut kept = Metrics::default();
+    let mut filtered = 0u64;
     let run = drive(&inputs, &mut joiner, global.quiet, |ev| {
-        if let Some(s) = sample(ev) {
-            estimator.add(s);
+        if !args.filter.keep(ev) {
+            filtered += 1;
+            return Ok(());
         }
+        kept.record(ev);
+        estimators.add(ev);
         Ok(())
     })?;
-    let report = report_json(
-        inputs.len(),
-        &run,
-        joiner.metrics(),
-        &joiner,
-        &estimator.finish(),
-    );
     if run.logs == 0 {
         // Nothing was a log: a table of zeros would read as an empty log.
         if !global.quiet {
@@ -267,6 +491,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
         return Ok(ExitCode::from(1));
     }
+    let report = report_json(inputs.len(), &run, &joiner, &kept, filtered, &estimators);
     let text = if args.json {
         format!("{report}\n")
     } else {

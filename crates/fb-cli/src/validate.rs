@@ -50,6 +50,9 @@ struct Problems {
     warnings: u64,
     max: usize,
     out: Output,
+    /// The last line, not yet written, and how many times it came in a
+    /// row: repeats are said once.
+    pending: Option<(String, usize)>,
 }
 
 impl Problems {
@@ -85,8 +88,27 @@ impl Problems {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let line = format!("{at}: {word}: {what}\n");
-        self.out.put(line.as_bytes())
+        let line = format!("{at}: {word}: {what}");
+        match &mut self.pending {
+            Some((last, n)) if *last == line => {
+                *n += 1;
+                Ok(())
+            }
+            _ => {
+                self.flush()?;
+                self.pending = Some((line, 1));
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the pending line.
+    fn flush(&mut self) -> Result<(), Error> {
+        match self.pending.take() {
+            Some((line, 1)) => self.out.put(format!("{line}\n").as_bytes()),
+            Some((line, n)) => self.out.put(format!("{line} ({n} times)\n").as_bytes()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -228,6 +250,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         warnings: 0,
         max: args.max_errors,
         out: Output::stdout(),
+        pending: None,
     };
     let (mut messages, mut events) = (0, 0);
     for input in &inputs {
@@ -261,6 +284,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .sum();
         problems.warnings += counted - kept;
     }
+    problems.flush()?;
     let listed = (problems.count() as usize).min(args.max_errors);
     if problems.count() as usize > listed {
         let more = format!(

@@ -326,7 +326,19 @@ fn warnings_are_summarized_not_flooded() {
             "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
         )),
     ]);
-    assert!(verbose.stderr.lines().count() > 80);
+    // -v lists every one; equal lines in a row are said once, with a count.
+    let listed: usize = verbose
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fb:   message"))
+        .map(|l| {
+            l.strip_suffix(" times)")
+                .and_then(|l| l.rsplit_once(" ("))
+                .map_or(1, |(_, n)| n.parse::<usize>().unwrap())
+        })
+        .sum();
+    assert_eq!(listed, 72 + 17, "{}", verbose.stderr);
+    assert!(verbose.stderr.contains("(2 times)"), "{}", verbose.stderr);
     let quiet = fb(&[
         "convert",
         "-q",
@@ -359,12 +371,12 @@ fn stats_json_on_a_small_log() {
     assert!(
         table
             .stdout
-            .contains("events joined                        1\n"),
+            .contains("decisions joined                         1 (decisions with their"),
         "{}",
         table.stdout
     );
     assert!(
-        table.stdout.contains("baseline policy reward (IPS)"),
+        table.stdout.contains("  cb: baseline, IPS "),
         "{}",
         table.stdout
     );
@@ -436,7 +448,11 @@ fn stats_counterfactual_estimates_match_a_hand_computation() {
     let out = fb(&["stats", "--json", p(&log)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let c = &v["counterfactual"];
+    let c = &v["counterfactual"]["by_problem_type"]["cb"];
+    assert!(
+        c["warning"].as_str().unwrap().contains("only 4 decisions"),
+        "{c}"
+    );
     // By hand: the baseline (action 1) was taken in a (p .5, r 1) and
     // c (p .625, r 2): importance weights 2 and 1.6, terms 2, 0, 3.2, 0.
     // logged = (1 + 0 + 2 + 1) / 4 = 1
@@ -629,4 +645,100 @@ fn convert_recover_on_a_cut_file_writes_only_lines_of_the_intact_file() {
     assert!(!out.stdout.is_empty());
     assert!(intact.starts_with(&out.stdout), "{}", out.stdout);
     assert!(out.stderr.contains("skipped bytes"), "{}", out.stderr);
+}
+
+#[test]
+fn stats_filters_like_convert_and_estimates_per_type_and_slot() {
+    let dir = data("valid_joined_logs");
+    let filters = [
+        "--only",
+        "ccb,slates",
+        "--since",
+        "2021-01-01T00:00:00+01:00",
+    ];
+    let mut args = vec!["stats", "--json"];
+    args.extend(filters);
+    args.push(p(&dir));
+    let out = fb(&args);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let mut convert = vec!["convert", "-q"];
+    convert.extend(filters);
+    convert.push(p(&dir));
+    let lines = fb(&convert).stdout.lines().count() as u64;
+    assert!(lines > 0);
+    assert_eq!(v["kept"].as_u64(), Some(lines), "{}", v);
+    assert_eq!(
+        v["kept"].as_u64().unwrap() + v["filtered_out"].as_u64().unwrap(),
+        v["joined"].as_u64().unwrap()
+    );
+    let kinds: Vec<&String> = v["by_problem_type"].as_object().unwrap().keys().collect();
+    assert_eq!(kinds, ["ccb", "slates"]);
+    let c = &v["counterfactual"]["by_problem_type"];
+    let estimated: Vec<&String> = c.as_object().unwrap().keys().collect();
+    assert_eq!(estimated, ["ccb", "slates"]);
+    // One estimate per CCB slot, each over every learnable CCB decision
+    // with that slot.
+    let slots = c["ccb"]["slots"].as_array().unwrap();
+    assert!(slots.len() >= 2, "{}", c["ccb"]);
+    assert_eq!(slots[0]["slot"], 0);
+    assert!(
+        slots[0]["decisions"].as_u64().unwrap()
+            <= v["by_problem_type"]["ccb"]["learnable"].as_u64().unwrap()
+    );
+    assert_eq!(
+        c["slates"]["decisions"],
+        v["by_problem_type"]["slates"]["learnable"]
+    );
+    assert!(c["slates"]["covers"]
+        .as_str()
+        .unwrap()
+        .contains("whole slate"));
+    // The table says what the baseline is and how intervals are made.
+    let mut table = vec!["stats"];
+    table.extend(filters);
+    table.push(p(&dir));
+    let t = fb(&table).stdout;
+    for needle in [
+        "baseline policy",
+        "ccb slot 1: baseline, IPS",
+        "normal",
+        "1/pass_probability",
+    ] {
+        assert!(t.contains(needle), "{needle}: {t}");
+    }
+    // Since after until: an error, as in convert.
+    let bad = fb(&[
+        "stats",
+        "--since",
+        "2022-01-01",
+        "--until",
+        "2021-01-01",
+        p(&dir),
+    ]);
+    assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn diagnostics_of_several_inputs_name_their_file() {
+    let lone = data("invalid_joined_logs/no_interaction_but_with_observation.log");
+    let simple = data("valid_joined_logs/cb_simple.log");
+    for threads in ["1", "2"] {
+        let out = fb(&["convert", "--threads", threads, p(&simple), p(&lone)]);
+        let example = format!("fb:   {}: message 3 at byte 160, event `91f71c8`", p(&lone));
+        assert!(out.stderr.contains(&example), "{threads}: {}", out.stderr);
+        // The two equal diagnostics of that file are said once.
+        assert!(
+            out.stderr
+                .contains("dropped (outcome_without_interaction) (2 times)"),
+            "{}",
+            out.stderr
+        );
+    }
+    // One input: no file name needed.
+    let out = fb(&["convert", p(&lone)]);
+    assert!(
+        out.stderr.contains("fb:   message 3 at byte 160"),
+        "{}",
+        out.stderr
+    );
 }

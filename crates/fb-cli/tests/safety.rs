@@ -382,3 +382,63 @@ fn since_after_until_is_an_error() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("2021-02-31"), "{}", out.stderr);
 }
+
+/// Under a tight address-space limit thread stacks cannot all be mapped:
+/// starting a worker fails, which is an error that says what to do, never
+/// a panic or an abort.
+#[test]
+fn a_worker_that_cannot_start_is_an_error() {
+    let script = format!(
+        "ulimit -v 100000 && exec '{}' convert -q --threads 256 '{}'",
+        env!("CARGO_BIN_EXE_fb"),
+        p(&data(LOG))
+    );
+    // One malloc arena: per-thread arenas would take the address space
+    // first and make threads that did start fail inside glibc instead.
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("MALLOC_ARENA_MAX", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        // The system had room for every thread after all.
+        Some(0) => assert!(!out.stdout.is_empty()),
+        Some(2) => assert!(
+            stderr.contains("starting worker thread") && stderr.contains("try fewer threads"),
+            "{stderr}"
+        ),
+        // Threads that did start can run out of memory too under such a
+        // limit, inside glibc (an abort, not a panic): the environment,
+        // not the spawn failure, ended the run.
+        None if stderr.contains("out of memory") || stderr.contains("memory allocation of") => {}
+        other => panic!("exit {other:?}: {stderr}"),
+    }
+}
+
+/// Readable but odd data is a warning: every shipped valid sample passes.
+#[test]
+fn every_shipped_valid_log_validates() {
+    for dir in [
+        "valid_joined_logs",
+        "skip_learn/cb",
+        "skip_learn/ccb",
+        "skip_learn/ca",
+    ] {
+        for entry in std::fs::read_dir(data(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                continue;
+            }
+            let out = fb(&["validate", p(&path)]);
+            assert_eq!(
+                out.code,
+                0,
+                "{}: {}{}",
+                path.display(),
+                out.stdout,
+                out.stderr
+            );
+        }
+    }
+}

@@ -132,12 +132,108 @@ impl Error {
     }
 }
 
-/// The verifier's multi-line trace, folded onto one line.
-fn one_line(err: &flatbuffers::InvalidFlatbuffer) -> String {
-    err.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+/// What the verifier found, in plain words, with where in the buffer
+/// (byte positions are relative to the start of that buffer) and the path
+/// of fields that leads there.
+pub(crate) fn one_line(err: &flatbuffers::InvalidFlatbuffer) -> String {
+    use flatbuffers::InvalidFlatbuffer as E;
+    let (what, trace) = match err {
+        E::MissingRequiredField {
+            required,
+            error_trace,
+        } => (
+            format!("the required field `{required}` is absent"),
+            Some(error_trace),
+        ),
+        E::InconsistentUnion {
+            field,
+            field_type,
+            error_trace,
+        } => (
+            format!("the union `{field}` and its type `{field_type}` disagree (one is absent)"),
+            Some(error_trace),
+        ),
+        E::Utf8Error {
+            range, error_trace, ..
+        } => (
+            format!(
+                "the string at bytes {}..{} is not UTF-8",
+                range.start, range.end
+            ),
+            Some(error_trace),
+        ),
+        E::MissingNullTerminator { range, error_trace } => (
+            format!(
+                "the string at bytes {}..{} lacks its terminating zero byte",
+                range.start, range.end
+            ),
+            Some(error_trace),
+        ),
+        E::Unaligned {
+            position,
+            unaligned_type,
+            error_trace,
+        } => (
+            format!("a {unaligned_type} at byte {position} is not aligned"),
+            Some(error_trace),
+        ),
+        E::RangeOutOfBounds { range, error_trace } => (
+            format!(
+                "it refers to bytes {}..{}, past its end (cut short, or an offset is corrupt)",
+                range.start, range.end
+            ),
+            Some(error_trace),
+        ),
+        E::SignedOffsetOutOfBounds {
+            soffset,
+            position,
+            error_trace,
+        } => (
+            format!("the offset {soffset} at byte {position} points outside it (corrupt)"),
+            Some(error_trace),
+        ),
+        E::TooManyTables => ("it holds more tables than the verifier allows".into(), None),
+        E::ApparentSizeTooLarge => ("it claims a size above the verifier's limit".into(), None),
+        E::DepthLimitReached => (
+            "its tables nest deeper than the verifier allows".into(),
+            None,
+        ),
+        #[allow(unreachable_patterns)]
+        other => (
+            other
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            None,
+        ),
+    };
+    let path = trace.map(path_of).unwrap_or_default();
+    if path.is_empty() {
+        what
+    } else {
+        format!("{what} (at {path})")
+    }
+}
+
+/// The fields the verifier went through, outermost first:
+/// `events[3].event`.
+fn path_of(trace: &impl AsRef<[flatbuffers::ErrorTraceDetail]>) -> String {
+    use flatbuffers::ErrorTraceDetail as D;
+    let mut path = String::new();
+    for step in trace.as_ref().iter().rev() {
+        match step {
+            D::TableField { field_name, .. } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(field_name.as_ref());
+            }
+            D::VectorElement { index, .. } => path.push_str(&format!("[{index}]")),
+            D::UnionVariant { variant, .. } => path.push_str(&format!("<{variant}>")),
+        }
+    }
+    path
 }
 
 /// A problem that did not stop reading.

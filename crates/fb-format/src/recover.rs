@@ -172,16 +172,11 @@ impl fmt::Display for SkipReason {
                     MessageKind::Checkpoint => "CheckpointInfo",
                     _ => "JoinedPayload",
                 };
-                write!(f, "{kind} message: {what} is not a valid flatbuffer: ")?;
-                let text = error.to_string();
-                let mut words = text.split_whitespace();
-                if let Some(first) = words.next() {
-                    f.write_str(first)?;
-                }
-                for word in words {
-                    write!(f, " {word}")?;
-                }
-                Ok(())
+                write!(
+                    f,
+                    "{kind} message: {what} is not a valid flatbuffer: {}",
+                    crate::error::one_line(error)
+                )
             }
             Self::AfterEof => f.write_str("bytes after an EOF message that hold no message"),
             Self::ScanLimit => f.write_str(

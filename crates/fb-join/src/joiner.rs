@@ -657,8 +657,13 @@ impl Joiner {
                 Kind::ProblemTypeMismatch,
                 Some(view.id),
                 format!(
-                    "{} interaction in a {} loop: skipped{hint}",
+                    "{} interaction in {} {} loop: skipped{hint}",
                     declared.name().to_uppercase(),
+                    if problem.name().starts_with(['A', 'E', 'I', 'O', 'U']) {
+                        "an"
+                    } else {
+                        "a"
+                    },
                     problem.name()
                 ),
             );
