@@ -85,6 +85,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut opts = args.join.options();
     opts.inline_dedup = args.inline_dedup;
+    // Loops of other problem types are not joined at all: no work, and no
+    // warnings about events the user asked to leave out.
+    opts.only = args.filter.only.clone();
     let compat = opts.compat;
     let mut out = Output::create(args.output.as_deref(), &inputs, Compress::ByExtension)?;
     let mut joiner = Joiner::new(opts);
@@ -128,10 +131,12 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             crate::plural(inputs.len() as u64, "input"),
             metrics.joined,
             metrics.skipped_learn,
-            if filtered > 0 {
-                format!(", {filtered} filtered out")
-            } else {
-                String::new()
+            match (filtered, metrics.not_selected) {
+                (0, 0) => String::new(),
+                (f, 0) => format!(", {f} filtered out"),
+                (0, n) => format!(", {n} events of other problem types not joined (--only)"),
+                (f, n) =>
+                    format!(", {f} filtered out (and {n} events of other problem types not joined)"),
             },
             report.bytes as f64 / 1e6 / secs.max(1e-6),
         );

@@ -248,6 +248,7 @@ fn report_json(
         "events_read": read.events_read,
         "joined": read.joined,
         "filtered_out": filtered,
+        "not_selected": read.not_selected,
         "kept": kept.joined,
         "learnable": kept.joined - kept.skipped_learn,
         "not_learnable": kept.skipped_learn,
@@ -338,6 +339,12 @@ fn table(r: &Value) -> String {
             fmt_value(&r["joined"])
         ),
     );
+    if r["not_selected"].as_u64().unwrap_or(0) > 0 {
+        row(
+            "events of other problem types (--only)",
+            format!("{} (read, not joined)", fmt_value(&r["not_selected"])),
+        );
+    }
     if r["filtered_out"].as_u64().unwrap_or(0) > 0 {
         row(
             "  filtered out (--only, --since, ...)",
@@ -471,7 +478,9 @@ fn table(r: &Value) -> String {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
     let inputs = crate::input::resolve(&args.inputs)?;
-    let mut joiner = Joiner::new(args.join.options());
+    let mut opts = args.join.options();
+    opts.only = args.filter.only.clone();
+    let mut joiner = Joiner::new(opts);
     let mut estimators = Estimators::default();
     let mut kept = Metrics::default();
     let mut filtered = 0u64;

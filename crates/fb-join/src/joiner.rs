@@ -321,6 +321,7 @@ impl Joiner {
         };
         let total = events.total();
         self.metrics.events_read += total as u64;
+        let selected = self.selected();
         // Each view with the index of its id's group, in file order.
         let mut views: Vec<(u32, EventView<'_>)> = reuse(std::mem::take(&mut self.views));
         let mut ids: Vec<&str> = reuse(std::mem::take(&mut self.ids));
@@ -366,6 +367,8 @@ impl Joiner {
                 }
                 // An episode marker carries nothing the output needs.
                 PayloadType::Episode => {}
+                // A loop the caller does not want: read, counted, not joined.
+                _ if !selected => self.metrics.not_selected += 1,
                 // The reference joins a multistep message as one batch,
                 // whatever the episode ids in it.
                 _ if self.opts.multistep && self.opts.compat == Compat::Reference => {
@@ -394,6 +397,27 @@ impl Joiner {
         }
         self.views = reuse(views);
         self.ids = reuse(ids);
+    }
+
+    /// Whether the events of the loop in force are wanted
+    /// ([`Options::only`]).
+    fn selected(&self) -> bool {
+        if self.opts.only.is_empty() {
+            return true;
+        }
+        let kind = if self.opts.multistep {
+            Some(EventKind::MultiStep)
+        } else {
+            match self.config.problem_type {
+                Some(Problem::Cb) => Some(EventKind::Cb),
+                Some(Problem::Ccb) => Some(EventKind::Ccb),
+                Some(Problem::Slates) => Some(EventKind::Slates),
+                Some(Problem::Ca) => Some(EventKind::Ca),
+                Some(Problem::Multistep) => Some(EventKind::MultiStep),
+                Some(Problem::Unknown) | None => None,
+            }
+        };
+        kind.is_some_and(|k| self.opts.only.contains(&k))
     }
 
     fn apply_dedup(&mut self, view: &EventView<'_>) -> Result<(), (Kind, String)> {

@@ -110,6 +110,12 @@ pub struct Options {
     pub max_payload: usize,
     /// Diagnostics kept in full (all are counted).
     pub diagnostics_limit: usize,
+    /// Join only the messages of loops of these problem types (all when
+    /// empty). The others are not joined at all, so nothing about them is
+    /// diagnosed; their events are counted in
+    /// [`Metrics::not_selected`]. Dedup events are applied whatever the
+    /// type, as the cache they fill is shared.
+    pub only: Vec<EventKind>,
 }
 
 impl Default for Options {
@@ -122,6 +128,7 @@ impl Default for Options {
             inline_dedup: false,
             max_payload: fb_format::DEFAULT_MAX_PAYLOAD as usize,
             diagnostics_limit: 10_000,
+            only: Vec::new(),
         }
     }
 }

@@ -23,6 +23,9 @@ pub struct KindMetrics {
 pub struct Metrics {
     /// Events inside the REGULAR messages read (whatever became of them).
     pub events_read: u64,
+    /// Events (decisions, outcomes) of loops whose problem type
+    /// [`crate::Options::only`] leaves out: read, not joined.
+    pub not_selected: u64,
     /// Joined events written.
     pub joined: u64,
     /// Events not to be learned from (deferred, never activated).
@@ -99,6 +102,7 @@ impl Metrics {
     /// Adds the metrics of events that came after ours.
     pub fn merge(&mut self, o: &Metrics) {
         self.events_read += o.events_read;
+        self.not_selected += o.not_selected;
         self.joined += o.joined;
         self.skipped_learn += o.skipped_learn;
         self.outcomes += o.outcomes;

@@ -530,3 +530,83 @@ fn literal_outcome_logs_in_tests_data() {
         assert_eq!(events.len(), 6, "{name}: {diags:?}");
     }
 }
+
+/// `Options::only` leaves loops of other problem types unjoined: the same
+/// lines as filtering afterwards, no diagnostics about them, and their
+/// events counted; dedup entries they define still serve later loops.
+#[test]
+fn only_leaves_other_loops_unjoined_and_undiagnosed() {
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    w.checkpoint(&checkpoint(ProblemType::CB, LearningModeType::Online))
+        .unwrap();
+    let cb = PayloadSpec::Cb(CbSpec {
+        action_ids: Some(&[1, 2]),
+        probabilities: Some(&[0.9, 0.1]),
+        context: Some(CTX),
+        ..CbSpec::default()
+    });
+    w.regular(&[
+        // An outcome before its decision: a warning in a CB loop.
+        JoinedEventSpec::new("cb-1", ts(1), outcome(1.0)),
+        JoinedEventSpec::new("cb-1", ts(2), cb),
+        JoinedEventSpec::new("cb-2", ts(3), cb),
+    ])
+    .unwrap();
+    w.checkpoint(&checkpoint(ProblemType::CCB, LearningModeType::Online))
+        .unwrap();
+    let slots = [SlotSpec {
+        action_ids: &[1, 0],
+        probabilities: &[0.9, 0.1],
+        id: None,
+    }];
+    w.regular(&[JoinedEventSpec::new(
+        "ccb-1",
+        ts(4),
+        PayloadSpec::Ccb(MultiSlotSpec {
+            slots: Some(&slots),
+            context: Some(CTX),
+            ..MultiSlotSpec::default()
+        }),
+    )])
+    .unwrap();
+    w.eof().unwrap();
+    let log = w.into_inner();
+
+    let mut all = JoinedEvents::new(&log[..], Options::default());
+    let all_events: Vec<JoinedEvent> = all.by_ref().collect();
+    assert_eq!(all_events.len(), 3);
+    assert!(all
+        .joiner()
+        .diagnostics()
+        .counts()
+        .contains_key(&Kind::OutcomeWithoutInteraction));
+
+    let opts = Options {
+        only: vec![fb_join::EventKind::Ccb],
+        ..Options::default()
+    };
+    let mut only = JoinedEvents::new(&log[..], opts.clone());
+    let events: Vec<JoinedEvent> = only.by_ref().collect();
+    let want: Vec<&JoinedEvent> = all_events
+        .iter()
+        .filter(|e| e.kind == fb_join::EventKind::Ccb)
+        .collect();
+    assert_eq!(events.iter().collect::<Vec<_>>(), want);
+    let diags = only.joiner().diagnostics();
+    assert!(diags.counts().is_empty(), "{:?}", diags.kept());
+    assert_eq!(only.joiner().metrics().not_selected, 3);
+    assert_eq!(only.joiner().metrics().events_read, 4);
+
+    // The parallel path agrees.
+    let mut serial = Vec::new();
+    fb_join::convert(&log[..], &mut serial, opts.clone()).unwrap();
+    let mut joiner = fb_join::Joiner::new(opts);
+    let mut parallel = Vec::new();
+    let summary =
+        fb_join::convert_parallel(&mut joiner, &log[..], &mut parallel, 2, |_| true, |_| {})
+            .unwrap();
+    assert_eq!(parallel, serial);
+    assert_eq!(summary.metrics.not_selected, 3);
+    assert!(summary.diagnostics.counts().is_empty());
+}
