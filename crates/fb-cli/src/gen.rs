@@ -4,11 +4,11 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::ValueEnum;
-use fb_schema::RewardFunctionType;
-use fb_writer::synth::{self, GenConfig, Limit, ProblemKind, RewardDist};
+use fb_join::{Problem, RewardFunction};
+use fb_writer::synth::{self, GenConfig, Limit, RewardDist};
 
 use crate::error::Error;
+use crate::joinargs::named;
 use crate::output::{Compress, Output};
 
 /// Output buffer: large writes keep a multi-GiB run I/O-bound.
@@ -17,68 +17,11 @@ const OUTPUT_BUFFER: usize = 4 << 20;
 /// Decisions written when neither `--events` nor `--size` is given.
 const DEFAULT_EVENTS: u64 = 1000;
 
-/// Problem types `fb gen` can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Problem {
-    /// Contextual bandit.
-    Cb,
-    /// Conditional contextual bandit (slots).
-    Ccb,
-    /// Slates.
-    Slates,
-    /// Continuous actions.
-    Ca,
-    /// Multistep episodes.
-    Multistep,
-}
-
-impl From<Problem> for ProblemKind {
-    fn from(p: Problem) -> Self {
-        match p {
-            Problem::Cb => ProblemKind::Cb,
-            Problem::Ccb => ProblemKind::Ccb,
-            Problem::Slates => ProblemKind::Slates,
-            Problem::Ca => ProblemKind::Ca,
-            Problem::Multistep => ProblemKind::MultiStep,
-        }
-    }
-}
-
-/// Reward functions a CHECKPOINT can declare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RewardFunction {
-    /// The outcome with the smallest time.
-    Earliest,
-    /// Arithmetic mean.
-    Average,
-    /// Median.
-    Median,
-    /// Sum.
-    Sum,
-    /// Minimum.
-    Min,
-    /// Maximum.
-    Max,
-}
-
-impl From<RewardFunction> for RewardFunctionType {
-    fn from(f: RewardFunction) -> Self {
-        match f {
-            RewardFunction::Earliest => RewardFunctionType::Earliest,
-            RewardFunction::Average => RewardFunctionType::Average,
-            RewardFunction::Median => RewardFunctionType::Median,
-            RewardFunction::Sum => RewardFunctionType::Sum,
-            RewardFunction::Min => RewardFunctionType::Min,
-            RewardFunction::Max => RewardFunctionType::Max,
-        }
-    }
-}
-
 /// Arguments of `fb gen`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Kind of decisions.
-    #[arg(long, value_enum, default_value_t = Problem::Cb)]
+    #[arg(long, value_name = "TYPE", default_value = "cb", value_parser = named::<Problem>(Problem::NAMES))]
     pub problem_type: Problem,
     /// Number of decisions (episodes for multistep) [default: 1000].
     #[arg(long, value_name = "N", conflicts_with = "size")]
@@ -140,7 +83,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub checkpoint_every: u64,
     /// Reward function the checkpoints declare.
-    #[arg(long, value_enum, default_value_t = RewardFunction::Earliest)]
+    #[arg(long, value_name = "F", default_value = "earliest", value_parser = named::<RewardFunction>(RewardFunction::NAMES))]
     pub reward_function: RewardFunction,
     /// Default reward the checkpoints declare.
     #[arg(
@@ -169,7 +112,7 @@ impl Args {
             (None, None) => Limit::Events(DEFAULT_EVENTS),
         };
         GenConfig {
-            problem: self.problem_type.into(),
+            problem: self.problem_type,
             limit,
             actions: self.actions,
             action_pool: self.action_pool,
@@ -185,7 +128,7 @@ impl Args {
             zstd: self.zstd,
             events_per_message: self.events_per_message,
             checkpoint_every: self.checkpoint_every,
-            reward_function: self.reward_function.into(),
+            reward_function: self.reward_function.to_wire(),
             default_reward: self.default_reward,
             use_client_time: self.use_client_time,
             seed: self.seed,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use fb_join::{
-    Compat, EventKind, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem,
-    RewardFunction, StepTransform,
+    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
+    StepTransform,
 };
 
 use crate::error::Error;
@@ -20,11 +20,11 @@ pub struct JoinArgs {
     /// `sane` fixes the reference's quirks (README); `reference` computes
     /// and writes exactly what the reference does, quirks included (for
     /// stats: the rewards and metrics the reference would compute).
-    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = one_of(&["sane", "reference"], parse_compat))]
+    #[arg(long, value_name = "MODE", default_value = "sane", value_parser = named::<Compat>(Compat::NAMES))]
     pub compat: Compat,
 
     /// Reward function for every checkpoint.
-    #[arg(long, value_name = "F", value_parser = one_of(&["earliest", "average", "median", "sum", "min", "max"], RewardFunction::parse))]
+    #[arg(long, value_name = "F", value_parser = named::<RewardFunction>(RewardFunction::NAMES))]
     pub reward_function: Option<RewardFunction>,
 
     /// Reward of a decision without outcomes, for every checkpoint.
@@ -32,11 +32,11 @@ pub struct JoinArgs {
     pub default_reward: Option<f32>,
 
     /// Learning mode for every checkpoint.
-    #[arg(long, value_name = "MODE", value_parser = one_of(&["online", "apprentice", "loggingonly"], LearningMode::parse))]
+    #[arg(long, value_name = "MODE", value_parser = named::<LearningMode>(LearningMode::NAMES))]
     pub learning_mode: Option<LearningMode>,
 
     /// Problem type for every checkpoint.
-    #[arg(long, value_name = "TYPE", value_parser = one_of(&["cb", "ccb", "slates", "ca", "multistep"], Problem::parse))]
+    #[arg(long, value_name = "TYPE", value_parser = named::<Problem>(Problem::NAMES))]
     pub problem_type: Option<Problem>,
 
     /// Use client timestamps instead of enqueued ones, for every
@@ -49,7 +49,7 @@ pub struct JoinArgs {
     pub multistep: bool,
 
     /// Multistep reward transform.
-    #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = one_of(&["suffix_mean", "suffix_sum", "identity"], StepTransform::parse))]
+    #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = named::<StepTransform>(StepTransform::NAMES))]
     pub multistep_reward: StepTransform,
 }
 
@@ -72,8 +72,8 @@ pub struct FilterArgs {
     pub until: Option<i64>,
 
     /// Only events of these problem types (comma-separated).
-    #[arg(long, value_name = "TYPES", value_delimiter = ',', value_parser = one_of(&["cb", "ccb", "slates", "ca", "multistep"], parse_kind))]
-    pub only: Vec<EventKind>,
+    #[arg(long, value_name = "TYPES", value_delimiter = ',', value_parser = named::<Problem>(Problem::NAMES))]
+    pub only: Vec<Problem>,
 }
 
 impl FilterArgs {
@@ -100,17 +100,6 @@ impl FilterArgs {
         }
         self.only.is_empty() || self.only.contains(&ev.kind)
     }
-}
-
-fn parse_kind(s: &str) -> Option<EventKind> {
-    Some(match s {
-        "cb" => EventKind::Cb,
-        "ccb" => EventKind::Ccb,
-        "slates" => EventKind::Slates,
-        "ca" => EventKind::Ca,
-        "multistep" => EventKind::MultiStep,
-        _ => return None,
-    })
 }
 
 /// Parses a time into seconds since 1970 (UTC): an RFC 3339 time with `Z`
@@ -140,15 +129,15 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
 }
 
 /// A parser that takes exactly `names` (listed in --help and in errors)
-/// and turns the one given into a value with `parse`.
-pub fn one_of<T: Clone + Send + Sync + 'static>(
-    names: &'static [&'static str],
-    parse: fn(&str) -> Option<T>,
-) -> impl clap::builder::TypedValueParser<Value = T> {
+/// and turns the one given into a value with its `FromStr`.
+pub fn named<T>(names: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
+{
     use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(names).try_map(move |s: String| {
-        parse(&s).ok_or_else(|| format!("`{s}` is not one of {}", names.join(", ")))
-    })
+    clap::builder::PossibleValuesParser::new(names)
+        .try_map(|s: String| s.parse::<T>().map_err(|e| e.to_string()))
 }
 
 impl JoinArgs {
@@ -167,14 +156,6 @@ impl JoinArgs {
             multistep_reward: self.multistep_reward,
             ..Options::default()
         }
-    }
-}
-
-fn parse_compat(s: &str) -> Option<Compat> {
-    match s {
-        "reference" => Some(Compat::Reference),
-        "sane" => Some(Compat::Sane),
-        _ => None,
     }
 }
 

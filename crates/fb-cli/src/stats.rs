@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_join::{Decision, EventKind, JoinedEvent, Joiner, Metrics};
+use fb_join::{Decision, JoinedEvent, Joiner, Metrics, Problem};
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -80,12 +80,12 @@ impl Estimators {
                     weight,
                 };
                 match ev.kind {
-                    EventKind::MultiStep => self.multistep.add(sample),
+                    Problem::Multistep => self.multistep.add(sample),
                     _ => self.cb.add(sample),
                 }
             }
             Decision::MultiSlot { slots, baseline } => {
-                let ccb = ev.kind == EventKind::Ccb;
+                let ccb = ev.kind == Problem::Ccb;
                 let (mut joint_p, mut joint_base) = (1.0f64, true);
                 for (i, slot) in slots.iter().enumerate() {
                     let (Some(&a), Some(&p)) = (slot.actions.first(), slot.probabilities.first())

@@ -737,9 +737,14 @@ fn diagnostics_of_several_inputs_name_their_file() {
     // Loops the user left out with --only are not joined: nothing is said
     // of their events but how many there were.
     let out = fb(&["convert", "--only", "ccb", p(&simple), p(&lone)]);
-    assert!(!out.stderr.contains("outcome_without_interaction"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("6 events of other problem types not joined (--only)"),
+        !out.stderr.contains("outcome_without_interaction"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("6 events of other problem types not joined (--only)"),
         "{}",
         out.stderr
     );

@@ -1,63 +1,7 @@
 //! The loop configuration: what CHECKPOINT messages set and callers pin.
 
-use fb_schema::{CheckpointInfo, LearningModeType, ProblemType, RewardFunctionType};
-
-/// How a decision's reward is computed from its outcomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RewardFunction {
-    /// The value of the earliest outcome.
-    Earliest,
-    /// Arithmetic mean.
-    Average,
-    /// Median (mean of the two middle values for an even count).
-    Median,
-    /// Sum.
-    Sum,
-    /// Minimum.
-    Min,
-    /// Maximum.
-    Max,
-}
-
-impl RewardFunction {
-    /// From the wire enum; `None` when out of range.
-    pub fn from_wire(raw: RewardFunctionType) -> Option<Self> {
-        Some(match raw {
-            RewardFunctionType::Earliest => Self::Earliest,
-            RewardFunctionType::Average => Self::Average,
-            RewardFunctionType::Median => Self::Median,
-            RewardFunctionType::Sum => Self::Sum,
-            RewardFunctionType::Min => Self::Min,
-            RewardFunctionType::Max => Self::Max,
-            _ => return None,
-        })
-    }
-
-    /// Parses a name as the reference's command line spells it.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "earliest" => Self::Earliest,
-            "average" => Self::Average,
-            "median" => Self::Median,
-            "sum" => Self::Sum,
-            "min" => Self::Min,
-            "max" => Self::Max,
-            _ => return None,
-        })
-    }
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Earliest => "earliest",
-            Self::Average => "average",
-            Self::Median => "median",
-            Self::Sum => "sum",
-            Self::Min => "min",
-            Self::Max => "max",
-        }
-    }
-}
+use fb_format::{Problem, RewardFunction};
+use fb_schema::{CheckpointInfo, LearningModeType};
 
 /// Learning mode of the loop (and of each decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,70 +27,30 @@ impl LearningMode {
         }
     }
 
-    /// Parses a command-line name.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "online" => Self::Online,
-            "apprentice" => Self::Apprentice,
-            "loggingonly" | "logging_only" | "logging-only" => Self::LoggingOnly,
-            _ => return None,
-        })
-    }
+    /// The names the command line takes.
+    pub const NAMES: &'static [&'static str] = &["online", "apprentice", "loggingonly"];
 }
 
-/// The problem type of the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Problem {
-    /// Set, but to UNKNOWN: every interaction mismatches.
-    Unknown,
-    /// Contextual bandit.
-    Cb,
-    /// Conditional contextual bandit.
-    Ccb,
-    /// Slates.
-    Slates,
-    /// Continuous actions.
-    Ca,
-    /// Multistep episodes.
-    Multistep,
-}
+impl std::str::FromStr for LearningMode {
+    type Err = fb_format::UnknownName;
 
-impl Problem {
-    /// From the wire enum (out-of-range values count as UNKNOWN).
-    pub fn from_wire(raw: ProblemType) -> Self {
-        match raw {
-            ProblemType::CB => Self::Cb,
-            ProblemType::CCB => Self::Ccb,
-            ProblemType::SLATES => Self::Slates,
-            ProblemType::CA => Self::Ca,
-            ProblemType::MULTISTEP => Self::Multistep,
-            _ => Self::Unknown,
-        }
-    }
-
-    /// Parses a command-line name.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "cb" => Self::Cb,
-            "ccb" => Self::Ccb,
-            "slates" => Self::Slates,
-            "ca" => Self::Ca,
-            "multistep" => Self::Multistep,
-            "unknown" => Self::Unknown,
-            _ => return None,
-        })
-    }
-
-    /// Upper-case name, as the schema spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Unknown => "UNKNOWN",
-            Self::Cb => "CB",
-            Self::Ccb => "CCB",
-            Self::Slates => "SLATES",
-            Self::Ca => "CA",
-            Self::Multistep => "MULTISTEP",
-        }
+    /// Parses `online`, `apprentice` or `loggingonly` (also
+    /// `logging_only`), case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(
+            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+                "online" => Self::Online,
+                "apprentice" => Self::Apprentice,
+                "loggingonly" | "logging_only" => Self::LoggingOnly,
+                _ => {
+                    return Err(fb_format::UnknownName {
+                        given: s.to_string(),
+                        what: "learning mode",
+                        expected: Self::NAMES.join(", "),
+                    })
+                }
+            },
+        )
     }
 }
 
@@ -174,8 +78,12 @@ pub struct LoopConfig {
     pub default_reward: f32,
     /// Learning mode.
     pub learning_mode: LearningMode,
-    /// Problem type; `None` until a checkpoint or override sets it.
+    /// Problem type; `None` until a checkpoint or override sets it, or
+    /// while a checkpoint sets one this schema does not name.
     pub problem_type: Option<Problem>,
+    /// A checkpoint set the problem type to UNKNOWN (or a value out of
+    /// range): every interaction mismatches.
+    pub problem_type_unknown: bool,
     /// Use the client's timestamps.
     pub use_client_time: bool,
 }
@@ -188,6 +96,7 @@ impl LoopConfig {
             default_reward: 0.0,
             learning_mode: LearningMode::Online,
             problem_type: None,
+            problem_type_unknown: false,
             use_client_time: false,
         };
         config.pin(overrides);
@@ -206,6 +115,7 @@ impl LoopConfig {
         }
         if let Some(v) = o.problem_type {
             self.problem_type = Some(v);
+            self.problem_type_unknown = false;
         }
         if let Some(v) = o.use_client_time {
             self.use_client_time = v;
@@ -220,13 +130,14 @@ impl LoopConfig {
         }
         self.default_reward = info.default_reward();
         self.learning_mode = LearningMode::from_wire(info.learning_mode_config());
-        self.problem_type = Some(Problem::from_wire(info.problem_type_config()));
+        self.problem_type = Problem::from_wire(info.problem_type_config());
+        self.problem_type_unknown = self.problem_type.is_none();
         self.use_client_time = info.use_client_time();
         self.pin(overrides);
     }
 
     /// True once a problem type is known.
     pub fn is_ready(&self) -> bool {
-        self.problem_type.is_some()
+        self.problem_type.is_some() || self.problem_type_unknown
     }
 }

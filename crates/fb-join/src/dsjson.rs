@@ -1,11 +1,12 @@
 //! The DSJSON writer: one line per joined event, keys in the reference's
 //! order, numbers in its format.
 
-use crate::event::{Decision, EventKind, Index, JoinedEvent, Outcome, Value};
+use crate::event::{Decision, Index, JoinedEvent, Outcome, Value};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
 use crate::time::MinuteMemo;
 use crate::Compat;
+use crate::Problem;
 
 /// Appends the DSJSON line of `ev` to `out`, `\n` included.
 ///
@@ -171,15 +172,15 @@ impl Memo {
 fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
     match (&ev.kind, &ev.decision) {
         (
-            EventKind::Cb | EventKind::MultiStep,
+            Problem::Cb | Problem::Multistep,
             Decision::Cb {
                 actions,
                 probabilities,
             },
         ) => write_cb(ev, actions, probabilities, compat, fl, out),
-        (EventKind::Ccb, Decision::MultiSlot { .. }) => write_ccb(ev, compat, fl, out),
-        (EventKind::Slates, Decision::MultiSlot { .. }) => write_slates(ev, compat, fl, out),
-        (EventKind::Ca, Decision::Ca { action, pdf_value }) => {
+        (Problem::Ccb, Decision::MultiSlot { .. }) => write_ccb(ev, compat, fl, out),
+        (Problem::Slates, Decision::MultiSlot { .. }) => write_slates(ev, compat, fl, out),
+        (Problem::Ca, Decision::Ca { action, pdf_value }) => {
             write_ca(ev, *action, *pdf_value, compat, fl, out)
         }
         // The joiner never builds other pairs.

@@ -2,35 +2,8 @@
 
 use std::borrow::Cow;
 
+use fb_format::Problem;
 use fb_schema::TimeStamp;
-
-/// What kind of decision an event is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    /// Contextual bandit.
-    Cb,
-    /// Conditional contextual bandit.
-    Ccb,
-    /// Slates.
-    Slates,
-    /// Continuous action.
-    Ca,
-    /// One step of a multistep episode (CB-shaped).
-    MultiStep,
-}
-
-impl EventKind {
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cb => "cb",
-            Self::Ccb => "ccb",
-            Self::Slates => "slates",
-            Self::Ca => "ca",
-            Self::MultiStep => "multistep",
-        }
-    }
-}
 
 /// An outcome's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +116,7 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JoinedEvent<'a> {
     /// What kind of decision.
-    pub kind: EventKind,
+    pub kind: Problem,
     /// The event id (the step id for multistep).
     pub event_id: String,
     /// Its time (enqueued, or client time when configured).
@@ -220,7 +193,7 @@ impl<'a> JoinedEvent<'a> {
             decision,
         } = buffers;
         Self {
-            kind: EventKind::Cb,
+            kind: Problem::Cb,
             event_id,
             time: TimeStamp::default(),
             model_id,

@@ -4,33 +4,29 @@
 use fb_format::Payload;
 use fb_schema::CbParts;
 
-use crate::config::{LearningMode, Problem};
+use crate::config::LearningMode;
 use crate::diag::Kind;
-use crate::event::{Decision, EventKind, JoinedEvent, Slot};
+use crate::event::{Decision, JoinedEvent, Slot};
+use crate::Problem;
 
 /// Why an interaction was not accepted.
 pub type Rejection = (Kind, String);
 
 /// The payload-type name matched against the configured problem type.
-pub fn kind_of(payload: &Payload<'_>) -> Option<EventKind> {
+pub fn kind_of(payload: &Payload<'_>) -> Option<Problem> {
     Some(match payload {
-        Payload::Cb(_) => EventKind::Cb,
-        Payload::Ccb(_) => EventKind::Ccb,
-        Payload::Slates(_) => EventKind::Slates,
-        Payload::Ca(_) => EventKind::Ca,
+        Payload::Cb(_) => Problem::Cb,
+        Payload::Ccb(_) => Problem::Ccb,
+        Payload::Slates(_) => Problem::Slates,
+        Payload::Ca(_) => Problem::Ca,
         _ => return None,
     })
 }
 
-/// True when an interaction of `kind` belongs to a loop of `problem`.
-pub fn matches(kind: EventKind, problem: Problem) -> bool {
-    matches!(
-        (kind, problem),
-        (EventKind::Cb, Problem::Cb)
-            | (EventKind::Ccb, Problem::Ccb)
-            | (EventKind::Slates, Problem::Slates)
-            | (EventKind::Ca, Problem::Ca)
-    )
+/// True when an interaction of `kind` belongs to a loop of `problem`
+/// (multistep steps are joined apart, never here).
+pub fn matches(kind: Problem, problem: Option<Problem>) -> bool {
+    kind != Problem::Multistep && problem == Some(kind)
 }
 
 fn missing(field: &str, table: &str) -> Rejection {
@@ -82,7 +78,7 @@ pub fn extract_cb<'p>(
     let probs = probs
         .chunks_exact(4)
         .filter_map(|b| b.try_into().ok().map(f32::from_le_bytes));
-    ev.kind = EventKind::Cb;
+    ev.kind = Problem::Cb;
     match &mut ev.decision {
         Decision::Cb {
             actions: ids,
@@ -113,9 +109,9 @@ pub fn extract_into<'p>(
         Payload::Cb(cb) => extract_cb(&CbParts::from(*cb), ev),
         Payload::Ccb(ms) | Payload::Slates(ms) => {
             let kind = if matches!(payload, Payload::Ccb(_)) {
-                EventKind::Ccb
+                Problem::Ccb
             } else {
-                EventKind::Slates
+                Problem::Slates
             };
             let context = ms
                 .context()
@@ -161,7 +157,7 @@ pub fn extract_into<'p>(
         }
         Payload::Ca(ca) => {
             let context = ca.context().ok_or_else(|| missing("context", "CaEvent"))?;
-            ev.kind = EventKind::Ca;
+            ev.kind = Problem::Ca;
             ev.decision = Decision::Ca {
                 action: ca.action(),
                 pdf_value: ca.pdf_value(),

@@ -7,14 +7,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
 use fb_schema::{IndexValue, OutcomeParts, OutcomeValue, PayloadType, TimeStamp};
 
-use crate::config::{LearningMode, LoopConfig, Problem, RewardFunction};
+use crate::config::{LearningMode, LoopConfig};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, Diagnostics, Kind};
-use crate::event::{Buffers, Decision, EventKind, Index, JoinedEvent, Outcome, Value};
+use crate::event::{Buffers, Decision, Index, JoinedEvent, Outcome, Value};
 use crate::interaction::{extract_cb, extract_into, extract_step, kind_of, matches, Step};
 use crate::metrics::Metrics;
 use crate::reward::{compute, Signal};
-use crate::{time, Compat, Options, StepTransform};
+use crate::{time, Compat, Options, Problem, RewardFunction, StepTransform};
 
 /// Joins the messages of a log into [`JoinedEvent`]s.
 ///
@@ -406,16 +406,9 @@ impl Joiner {
             return true;
         }
         let kind = if self.opts.multistep {
-            Some(EventKind::MultiStep)
+            Some(Problem::Multistep)
         } else {
-            match self.config.problem_type {
-                Some(Problem::Cb) => Some(EventKind::Cb),
-                Some(Problem::Ccb) => Some(EventKind::Ccb),
-                Some(Problem::Slates) => Some(EventKind::Slates),
-                Some(Problem::Ca) => Some(EventKind::Ca),
-                Some(Problem::Multistep) => Some(EventKind::MultiStep),
-                Some(Problem::Unknown) | None => None,
-            }
+            self.config.problem_type
         };
         kind.is_some_and(|k| self.opts.only.contains(&k))
     }
@@ -561,7 +554,7 @@ impl Joiner {
         events: &[(u32, EventView<'m>)],
         sink: &mut S,
     ) {
-        let problem = self.config.problem_type.unwrap_or(Problem::Unknown);
+        let problem = self.config.problem_type;
         let mut ev: JoinedEvent<'m> = self.blank();
         let mut accepted: Option<&EventView<'m>> = None;
         let mut outcomes = 0;
@@ -660,18 +653,18 @@ impl Joiner {
         &mut self,
         at: At,
         view: &EventView<'m>,
-        problem: Problem,
+        problem: Option<Problem>,
         ev: &mut JoinedEvent<'m>,
     ) -> bool {
         let declared = match view.payload_type() {
-            PayloadType::CB => EventKind::Cb,
-            PayloadType::CCB => EventKind::Ccb,
-            PayloadType::Slates => EventKind::Slates,
-            PayloadType::CA => EventKind::Ca,
-            _ => EventKind::MultiStep,
+            PayloadType::CB => Problem::Cb,
+            PayloadType::CCB => Problem::Ccb,
+            PayloadType::Slates => Problem::Slates,
+            PayloadType::CA => Problem::Ca,
+            _ => Problem::Multistep,
         };
         if !matches(declared, problem) {
-            let hint = if declared == EventKind::MultiStep {
+            let hint = if declared == Problem::Multistep {
                 " (use --multistep)"
             } else {
                 ""
@@ -683,12 +676,8 @@ impl Joiner {
                 format!(
                     "{} interaction in {} {} loop: skipped{hint}",
                     declared.name().to_uppercase(),
-                    if problem.name().starts_with(['A', 'E', 'I', 'O', 'U']) {
-                        "an"
-                    } else {
-                        "a"
-                    },
-                    problem.name()
+                    if problem.is_none() { "an" } else { "a" },
+                    problem.map_or("UNKNOWN", Problem::schema_name)
                 ),
             );
             return false;
@@ -794,7 +783,7 @@ impl Joiner {
                     reward = self.config.default_reward;
                 }
             }
-            Decision::MultiSlot { .. } if ev.kind == EventKind::Slates => {
+            Decision::MultiSlot { .. } if ev.kind == Problem::Slates => {
                 if apprentice {
                     self.diag(
                         at,
@@ -1018,7 +1007,7 @@ impl Joiner {
                 .collect();
             let skip_learn = step.deferred && !mine.iter().any(|o| o.action_taken);
             let ev = JoinedEvent {
-                kind: EventKind::MultiStep,
+                kind: Problem::Multistep,
                 event_id: step.id.clone(),
                 time: *time,
                 model_id: step.model_id.clone(),

@@ -50,10 +50,11 @@ pub mod time;
 
 use std::io::{Read, Write};
 
-pub use config::{LearningMode, LoopConfig, Overrides, Problem, RewardFunction};
+pub use config::{LearningMode, LoopConfig, Overrides};
 pub use dedup::{inline_actions, DedupCache};
 pub use diag::{Diagnostic, Diagnostics, Kind};
-pub use event::{Decision, EventKind, Index, JoinedEvent, Outcome, Slot, Value};
+pub use event::{Decision, Index, JoinedEvent, Outcome, Slot, Value};
+pub use fb_format::{Problem, RewardFunction};
 pub use joiner::{transform, Joiner};
 pub use metrics::{KindMetrics, Metrics};
 pub use parallel::{convert_parallel, convert_parallel_slice, Progress};
@@ -82,14 +83,52 @@ pub enum StepTransform {
 }
 
 impl StepTransform {
-    /// Parses `suffix_mean`, `suffix_sum` or `identity`.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s.to_ascii_lowercase().replace('-', "_").as_str() {
-            "suffix_mean" => Self::SuffixMean,
-            "suffix_sum" => Self::SuffixSum,
-            "identity" => Self::Identity,
-            _ => return None,
-        })
+    /// The names the command line takes.
+    pub const NAMES: &'static [&'static str] = &["suffix_mean", "suffix_sum", "identity"];
+}
+
+impl std::str::FromStr for StepTransform {
+    type Err = fb_format::UnknownName;
+
+    /// Parses `suffix_mean`, `suffix_sum` or `identity` (`-` for `_`,
+    /// any case).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(
+            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+                "suffix_mean" => Self::SuffixMean,
+                "suffix_sum" => Self::SuffixSum,
+                "identity" => Self::Identity,
+                _ => {
+                    return Err(fb_format::UnknownName {
+                        given: s.to_string(),
+                        what: "multistep reward transform",
+                        expected: Self::NAMES.join(", "),
+                    })
+                }
+            },
+        )
+    }
+}
+
+impl Compat {
+    /// The names the command line takes.
+    pub const NAMES: &'static [&'static str] = &["sane", "reference"];
+}
+
+impl std::str::FromStr for Compat {
+    type Err = fb_format::UnknownName;
+
+    /// Parses `sane` or `reference`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sane" => Ok(Self::Sane),
+            "reference" => Ok(Self::Reference),
+            _ => Err(fb_format::UnknownName {
+                given: s.to_string(),
+                what: "compatibility mode",
+                expected: Self::NAMES.join(", "),
+            }),
+        }
     }
 }
 
@@ -115,7 +154,7 @@ pub struct Options {
     /// diagnosed; their events are counted in
     /// [`Metrics::not_selected`]. Dedup events are applied whatever the
     /// type, as the cache they fill is shared.
-    pub only: Vec<EventKind>,
+    pub only: Vec<Problem>,
 }
 
 impl Default for Options {

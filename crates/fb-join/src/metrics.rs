@@ -3,7 +3,8 @@
 
 use fb_schema::TimeStamp;
 
-use crate::event::{Decision, EventKind, JoinedEvent};
+use crate::event::{Decision, JoinedEvent};
+use crate::Problem;
 
 /// Figures per problem type.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -56,27 +57,27 @@ pub struct Metrics {
     pub first_slot_not_equal_baseline: u64,
     /// CCB/Slates: first-slot original cost sum where equal to baseline.
     pub first_slot_equal_baseline_cost_sum: f64,
-    /// Per problem type, indexed by [`EventKind`]: an array, not a map,
+    /// Per problem type, indexed by [`Problem`]: an array, not a map,
     /// because every event adds to it.
     kinds: [KindMetrics; KINDS.len()],
 }
 
 /// Every kind, in the order of their names.
-const KINDS: [EventKind; 5] = [
-    EventKind::Ca,
-    EventKind::Cb,
-    EventKind::Ccb,
-    EventKind::MultiStep,
-    EventKind::Slates,
+const KINDS: [Problem; 5] = [
+    Problem::Ca,
+    Problem::Cb,
+    Problem::Ccb,
+    Problem::Multistep,
+    Problem::Slates,
 ];
 
-fn slot(kind: EventKind) -> usize {
+fn slot(kind: Problem) -> usize {
     match kind {
-        EventKind::Ca => 0,
-        EventKind::Cb => 1,
-        EventKind::Ccb => 2,
-        EventKind::MultiStep => 3,
-        EventKind::Slates => 4,
+        Problem::Ca => 0,
+        Problem::Cb => 1,
+        Problem::Ccb => 2,
+        Problem::Multistep => 3,
+        Problem::Slates => 4,
     }
 }
 
@@ -159,7 +160,7 @@ impl Metrics {
                 if actions.is_empty() {
                     self.zero_actions += 1;
                 }
-                if ev.kind == EventKind::Cb && actions.first() == Some(&1) {
+                if ev.kind == Problem::Cb && actions.first() == Some(&1) {
                     self.cb_baseline_count += 1;
                     self.cb_baseline_original_cost_sum -= f64::from(ev.original_reward);
                 }
@@ -171,7 +172,7 @@ impl Metrics {
                 per.original_reward_sum += f64::from(ev.original_reward);
             }
             Decision::MultiSlot { slots, baseline } => {
-                if ev.kind == EventKind::Slates {
+                if ev.kind == Problem::Slates {
                     self.original_cost_sum -= f64::from(ev.original_reward);
                     self.cost_sum -= f64::from(ev.reward);
                     per.reward_sum += f64::from(ev.reward);
@@ -188,7 +189,7 @@ impl Metrics {
                     self.zero_actions += 1;
                 }
                 if let Some(first) = slots.first() {
-                    let original = if ev.kind == EventKind::Slates {
+                    let original = if ev.kind == Problem::Slates {
                         ev.original_reward
                     } else {
                         first.original_reward

@@ -1,8 +1,8 @@
 //! Reward functions over a decision's outcomes, in 32-bit floats and file
 //! order like the reference.
 
-use crate::config::RewardFunction;
 use crate::Compat;
+use crate::RewardFunction;
 
 /// One reward signal: its value and when it happened.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -583,14 +583,14 @@ fn only_leaves_other_loops_unjoined_and_undiagnosed() {
         .contains_key(&Kind::OutcomeWithoutInteraction));
 
     let opts = Options {
-        only: vec![fb_join::EventKind::Ccb],
+        only: vec![fb_join::Problem::Ccb],
         ..Options::default()
     };
     let mut only = JoinedEvents::new(&log[..], opts.clone());
     let events: Vec<JoinedEvent> = only.by_ref().collect();
     let want: Vec<&JoinedEvent> = all_events
         .iter()
-        .filter(|e| e.kind == fb_join::EventKind::Ccb)
+        .filter(|e| e.kind == fb_join::Problem::Ccb)
         .collect();
     assert_eq!(events.iter().collect::<Vec<_>>(), want);
     let diags = only.joiner().diagnostics();

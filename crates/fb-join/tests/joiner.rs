@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 
 use fb_join::{
-    Compat, Decision, EventKind, JoinedEvent, JoinedEvents, Kind, LearningMode, Options, Overrides,
-    Problem,
+    Compat, Decision, JoinedEvent, JoinedEvents, Kind, LearningMode, Options, Overrides, Problem,
 };
 
 fn data(rel: &str) -> Vec<u8> {
@@ -192,7 +191,7 @@ fn multistep_steps_come_depth_first_with_suffix_mean_rewards() {
         .map(|e| (e.event_id.as_str(), e.reward))
         .collect();
     assert_eq!(got, vec![("1", 1.0), ("2", 0.0), ("1", 3.0), ("2", 3.0)]);
-    assert!(events.iter().all(|e| e.kind == EventKind::MultiStep));
+    assert!(events.iter().all(|e| e.kind == Problem::Multistep));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use fb_join::{
     convert_into, convert_parallel, convert_parallel_slice, Joiner, Options, Progress, Summary,
 };
-use fb_writer::synth::{generate, GenConfig, Limit, ProblemKind};
+use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
 fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
     let mut joiner = Joiner::new(opts.clone());
@@ -124,7 +124,7 @@ fn every_corpus_log_gives_the_serial_metrics_and_diagnostics() {
 fn many_batches_give_the_serial_metrics_and_diagnostics() {
     // Megabytes: several batches, with checkpoints, zstd and dedup.
     let config = GenConfig {
-        problem: ProblemKind::Ccb,
+        problem: Problem::Ccb,
         limit: Limit::Events(6_000),
         zstd: true,
         dedup: true,
@@ -195,7 +195,7 @@ impl std::io::Write for Stalled<'_> {
 #[test]
 fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
     let config = GenConfig {
-        problem: ProblemKind::Cb,
+        problem: Problem::Cb,
         limit: Limit::Bytes(24 << 20),
         seed: 5,
         ..GenConfig::default()

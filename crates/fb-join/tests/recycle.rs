@@ -13,7 +13,7 @@ use fb_join::{dsjson, Compat, JoinedEvents, Joiner, Options};
 use fb_schema::{
     LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
 };
-use fb_writer::synth::{generate, GenConfig, Limit, ProblemKind};
+use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 use fb_writer::{
     CaSpec, CbSpec, CheckpointConfig, JoinedEventSpec, LogWriter, MultiSlotSpec, PayloadSpec,
     SlotSpec,
@@ -319,12 +319,12 @@ fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize, api: Api)
 #[test]
 fn warm_joiner_allocates_nothing_per_event() {
     let cases = [
-        ("cb", ProblemKind::Cb, 1, false),
-        ("cb, 8 decisions per message", ProblemKind::Cb, 8, false),
-        ("ccb", ProblemKind::Ccb, 1, false),
-        ("slates", ProblemKind::Slates, 1, false),
-        ("ca", ProblemKind::Ca, 1, false),
-        ("cb, zstd", ProblemKind::Cb, 1, true),
+        ("cb", Problem::Cb, 1, false),
+        ("cb, 8 decisions per message", Problem::Cb, 8, false),
+        ("ccb", Problem::Ccb, 1, false),
+        ("slates", Problem::Slates, 1, false),
+        ("ca", Problem::Ca, 1, false),
+        ("cb, zstd", Problem::Cb, 1, true),
     ];
     for (name, problem, per_message, zstd) in cases {
         let config = GenConfig {
@@ -416,18 +416,18 @@ fn push_each_borrows_contexts_stored_as_they_are_written() {
     };
     let zstd = GenConfig {
         zstd: true,
-        ..plain(ProblemKind::Cb)
+        ..plain(Problem::Cb)
     };
     let dedup = GenConfig {
         dedup: true,
-        ..plain(ProblemKind::Cb)
+        ..plain(Problem::Cb)
     };
     // (case, log, options, contexts borrowed)
     let cases = [
-        ("cb", plain(ProblemKind::Cb), sane.clone(), true),
-        ("ccb", plain(ProblemKind::Ccb), sane.clone(), true),
-        ("slates", plain(ProblemKind::Slates), sane.clone(), true),
-        ("ca", plain(ProblemKind::Ca), sane.clone(), true),
+        ("cb", plain(Problem::Cb), sane.clone(), true),
+        ("ccb", plain(Problem::Ccb), sane.clone(), true),
+        ("slates", plain(Problem::Slates), sane.clone(), true),
+        ("ca", plain(Problem::Ca), sane.clone(), true),
         ("dedup references kept", dedup.clone(), sane.clone(), true),
         // Decompressed into a buffer the next payload overwrites.
         ("zstd", zstd, sane, false),

@@ -16,7 +16,7 @@ mod model;
 use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Kind, Options, StepTransform};
 use fb_schema::RewardFunctionType;
 use fb_writer::synth::{
-    self, Decision as GenDecision, GenConfig, GenRecord, Limit, ProblemKind, RewardDist,
+    self, Decision as GenDecision, GenConfig, GenRecord, Limit, Problem, RewardDist,
 };
 use model::{Expected, Transform};
 use proptest::prelude::*;
@@ -35,7 +35,7 @@ fn generate(cfg: &GenConfig) -> (Vec<u8>, Vec<GenRecord>) {
 fn options(cfg: &GenConfig, compat: Compat, transform: Transform) -> Options {
     Options {
         compat,
-        multistep: cfg.problem == ProblemKind::MultiStep,
+        multistep: cfg.problem == Problem::Multistep,
         multistep_reward: match transform {
             Transform::SuffixMean => StepTransform::SuffixMean,
             Transform::SuffixSum => StepTransform::SuffixSum,
@@ -149,7 +149,7 @@ fn check_dsjson(text: &[u8], want: &[Expected]) -> Result<(), TestCaseError> {
             None => prop_assert!(w.pdrop == 0.0, "{}: pdrop missing", at),
         }
         match w.kind {
-            ProblemKind::Cb | ProblemKind::MultiStep => {
+            Problem::Cb | Problem::Multistep => {
                 prop_assert_eq!(v["EventId"].as_str(), Some(at));
                 same("cost", at, num(&v, &["_label_cost"]), -w.reward.unwrap())?;
                 same(
@@ -168,7 +168,7 @@ fn check_dsjson(text: &[u8], want: &[Expected]) -> Result<(), TestCaseError> {
                 prop_assert_eq!(v["_label_Action"].as_u64(), Some(chosen), "{}", at);
                 prop_assert_eq!(v["_labelIndex"].as_u64(), Some(chosen - 1), "{}", at);
             }
-            ProblemKind::Ccb => {
+            Problem::Ccb => {
                 prop_assert_eq!(v["EventId"].as_str(), Some(at));
                 let slots = v["_outcomes"].as_array().expect("_outcomes");
                 prop_assert_eq!(slots.len(), w.slots.len(), "{}: _outcomes", at);
@@ -187,11 +187,11 @@ fn check_dsjson(text: &[u8], want: &[Expected]) -> Result<(), TestCaseError> {
                     )?;
                 }
             }
-            ProblemKind::Slates => {
+            Problem::Slates => {
                 prop_assert_eq!(v["EventId"].as_str(), Some(at));
                 same("cost", at, num(&v, &["_label_cost"]), -w.reward.unwrap())?;
             }
-            ProblemKind::Ca => {
+            Problem::Ca => {
                 prop_assert_eq!(v["EventId"].as_str(), Some(at));
                 same(
                     "cost",
@@ -294,7 +294,7 @@ fn fraction() -> impl Strategy<Value = f64> {
     prop_oneof![Just(0.0), Just(1.0), 0.0f64..=1.0]
 }
 
-fn arb_config(problem: ProblemKind) -> impl Strategy<Value = (GenConfig, Transform)> {
+fn arb_config(problem: Problem) -> impl Strategy<Value = (GenConfig, Transform)> {
     let shape = (
         0u64..10,   // decisions
         1usize..6,  // actions
@@ -345,7 +345,7 @@ fn arb_config(problem: ProblemKind) -> impl Strategy<Value = (GenConfig, Transfo
                 actions,
                 action_pool: 0,
                 // CCB gives every slot its own action.
-                slots: if problem == ProblemKind::Ccb {
+                slots: if problem == Problem::Ccb {
                     slots.min(actions)
                 } else {
                     slots
@@ -375,27 +375,27 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
 
     #[test]
-    fn cb_joins_to_the_model((cfg, transform) in arb_config(ProblemKind::Cb)) {
+    fn cb_joins_to_the_model((cfg, transform) in arb_config(Problem::Cb)) {
         check(&cfg, transform)?;
     }
 
     #[test]
-    fn ccb_joins_to_the_model((cfg, transform) in arb_config(ProblemKind::Ccb)) {
+    fn ccb_joins_to_the_model((cfg, transform) in arb_config(Problem::Ccb)) {
         check(&cfg, transform)?;
     }
 
     #[test]
-    fn slates_join_to_the_model((cfg, transform) in arb_config(ProblemKind::Slates)) {
+    fn slates_join_to_the_model((cfg, transform) in arb_config(Problem::Slates)) {
         check(&cfg, transform)?;
     }
 
     #[test]
-    fn ca_joins_to_the_model((cfg, transform) in arb_config(ProblemKind::Ca)) {
+    fn ca_joins_to_the_model((cfg, transform) in arb_config(Problem::Ca)) {
         check(&cfg, transform)?;
     }
 
     #[test]
-    fn multistep_joins_to_the_model((cfg, transform) in arb_config(ProblemKind::MultiStep)) {
+    fn multistep_joins_to_the_model((cfg, transform) in arb_config(Problem::Multistep)) {
         check(&cfg, transform)?;
     }
 }
@@ -404,7 +404,7 @@ proptest! {
 /// many outcomes with ties at whole seconds, in every problem type.
 #[test]
 fn every_reward_function_on_every_problem_type() {
-    for problem in ProblemKind::ALL {
+    for &problem in Problem::ALL {
         for reward_function in [
             RewardFunctionType::Earliest,
             RewardFunctionType::Average,
@@ -498,7 +498,7 @@ fn the_quirks_are_exercised() {
             // Client times are not monotonic, and ids past 9 sort as text.
             "multistep: sibling steps in the same second",
             GenConfig {
-                problem: ProblemKind::MultiStep,
+                problem: Problem::Multistep,
                 limit: Limit::Events(40),
                 steps: 12,
                 use_client_time: true,

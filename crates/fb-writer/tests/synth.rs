@@ -9,7 +9,7 @@ use common::{decode, Decoded, Slot, Typed, Union};
 use fb_format::{MessageKind, PayloadDecoder, SliceReader};
 use fb_schema::{EventEncoding, PayloadType, RewardFunctionType};
 use fb_writer::synth::{
-    self, Decision, GenConfig, GenRecord, GenSummary, Limit, OutcomeIndex, ProblemKind, RewardDist,
+    self, Decision, GenConfig, GenRecord, GenSummary, Limit, OutcomeIndex, Problem, RewardDist,
     APP_ID,
 };
 use serde_json::Value;
@@ -21,7 +21,7 @@ fn run(cfg: &GenConfig) -> (Vec<u8>, Vec<GenRecord>, GenSummary) {
     (log, records, summary)
 }
 
-fn cfg(problem: ProblemKind) -> GenConfig {
+fn cfg(problem: Problem) -> GenConfig {
     GenConfig {
         problem,
         limit: Limit::Events(30),
@@ -33,7 +33,7 @@ fn cfg(problem: ProblemKind) -> GenConfig {
 /// One named configuration per feature of the generator.
 fn configs() -> Vec<(&'static str, GenConfig)> {
     vec![
-        ("cb_default", cfg(ProblemKind::Cb)),
+        ("cb_default", cfg(Problem::Cb)),
         (
             "cb_zstd_dedup_deferred_activated",
             GenConfig {
@@ -42,7 +42,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 deferred: 0.5,
                 activated: 0.5,
                 outcomes: 2,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -55,7 +55,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 reward_function: RewardFunctionType::Sum,
                 default_reward: -1.0,
                 use_client_time: true,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -67,7 +67,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 },
                 pass_probability: 0.25,
                 actions: 10,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -77,7 +77,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 reward: RewardDist::Constant(2.0),
                 deferred: 1.0,
                 activated: 1.0,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -86,7 +86,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 actions: 5,
                 slots: 3,
                 outcomes: 3,
-                ..cfg(ProblemKind::Ccb)
+                ..cfg(Problem::Ccb)
             },
         ),
         (
@@ -98,7 +98,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 zstd: true,
                 apprentice: true,
                 events_per_message: 3,
-                ..cfg(ProblemKind::Ccb)
+                ..cfg(Problem::Ccb)
             },
         ),
         (
@@ -107,7 +107,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 actions: 3,
                 slots: 2,
                 outcomes: 2,
-                ..cfg(ProblemKind::Slates)
+                ..cfg(Problem::Slates)
             },
         ),
         (
@@ -116,16 +116,16 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 dedup: true,
                 deferred: 0.5,
                 activated: 0.3,
-                ..cfg(ProblemKind::Slates)
+                ..cfg(Problem::Slates)
             },
         ),
-        ("ca", cfg(ProblemKind::Ca)),
+        ("ca", cfg(Problem::Ca)),
         (
             "ca_zstd_no_outcomes",
             GenConfig {
                 zstd: true,
                 outcomes: 0,
-                ..cfg(ProblemKind::Ca)
+                ..cfg(Problem::Ca)
             },
         ),
         (
@@ -134,7 +134,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 steps: 4,
                 deferred: 0.3,
                 activated: 0.3,
-                ..cfg(ProblemKind::MultiStep)
+                ..cfg(Problem::Multistep)
             },
         ),
         (
@@ -145,7 +145,7 @@ fn configs() -> Vec<(&'static str, GenConfig)> {
                 events_per_message: 5,
                 checkpoint_every: 3,
                 outcomes: 2,
-                ..cfg(ProblemKind::MultiStep)
+                ..cfg(Problem::Multistep)
             },
         ),
     ]
@@ -488,7 +488,7 @@ fn records_describe_exactly_what_was_written() {
             by_message.entry(r.message_index).or_default().push(r);
         }
         let per_message = match cfg.problem {
-            ProblemKind::MultiStep => 1,
+            Problem::Multistep => 1,
             _ => cfg.events_per_message,
         };
         assert!(
@@ -531,11 +531,7 @@ fn records_describe_exactly_what_was_written() {
             .filter(|m| m.kind == MessageKind::Checkpoint)
         {
             let info = m.checkpoint().unwrap();
-            assert_eq!(
-                info.problem_type_config(),
-                cfg.problem.problem_type(),
-                "{name}"
-            );
+            assert_eq!(info.problem_type_config(), cfg.problem.to_wire(), "{name}");
             assert_eq!(info.reward_function_type(), cfg.reward_function, "{name}");
             assert_eq!(info.default_reward(), cfg.default_reward, "{name}");
             assert_eq!(info.learning_mode_config(), cfg.learning_mode(), "{name}");
@@ -602,7 +598,7 @@ fn a_byte_target_stops_after_the_message_that_reaches_it() {
     for (name, target) in [("tiny", 1u64), ("small", 10_000), ("medium", 300_000)] {
         let cfg = GenConfig {
             limit: Limit::Bytes(target),
-            ..cfg(ProblemKind::Ccb)
+            ..cfg(Problem::Ccb)
         };
         let (log, records, _) = run(&cfg);
         assert!(log.len() as u64 >= target, "{name}");
@@ -627,14 +623,14 @@ fn fractions_at_the_extremes() {
     let all = GenConfig {
         deferred: 1.0,
         activated: 1.0,
-        ..cfg(ProblemKind::Ccb)
+        ..cfg(Problem::Ccb)
     };
     let (_, records, _) = run(&all);
     assert!(records.iter().all(|r| r.deferred && r.activated));
     let none = GenConfig {
         deferred: 0.0,
         activated: 0.0,
-        ..cfg(ProblemKind::Ca)
+        ..cfg(Problem::Ca)
     };
     let (_, records, _) = run(&none);
     assert!(records.iter().all(|r| !r.deferred && !r.activated));
@@ -650,7 +646,7 @@ fn invalid_configs_are_refused() {
             "no_actions",
             GenConfig {
                 actions: 0,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -658,49 +654,49 @@ fn invalid_configs_are_refused() {
             GenConfig {
                 actions: 2,
                 slots: 3,
-                ..cfg(ProblemKind::Ccb)
+                ..cfg(Problem::Ccb)
             },
         ),
         (
             "slates_no_slots",
             GenConfig {
                 slots: 0,
-                ..cfg(ProblemKind::Slates)
+                ..cfg(Problem::Slates)
             },
         ),
         (
             "multistep_no_steps",
             GenConfig {
                 steps: 0,
-                ..cfg(ProblemKind::MultiStep)
+                ..cfg(Problem::Multistep)
             },
         ),
         (
             "zero_events_per_message",
             GenConfig {
                 events_per_message: 0,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
             "deferred_above_one",
             GenConfig {
                 deferred: 1.5,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
             "pass_probability_negative",
             GenConfig {
                 pass_probability: -0.1,
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
             "bernoulli_above_one",
             GenConfig {
                 reward: RewardDist::Bernoulli { p: 2.0 },
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
         (
@@ -710,7 +706,7 @@ fn invalid_configs_are_refused() {
                     low: 1.0,
                     high: 0.0,
                 },
-                ..cfg(ProblemKind::Cb)
+                ..cfg(Problem::Cb)
             },
         ),
     ];
@@ -728,7 +724,7 @@ fn invalid_configs_are_refused() {
     // CA needs no actions.
     let ca = GenConfig {
         actions: 0,
-        ..cfg(ProblemKind::Ca)
+        ..cfg(Problem::Ca)
     };
     assert!(synth::generate(&ca, std::io::sink()).is_ok());
 }
@@ -737,7 +733,7 @@ fn invalid_configs_are_refused() {
 fn zero_events_gives_a_log_without_regular_messages() {
     let (log, records, summary) = run(&GenConfig {
         limit: Limit::Events(0),
-        ..cfg(ProblemKind::Cb)
+        ..cfg(Problem::Cb)
     });
     assert!(records.is_empty());
     let kinds: Vec<_> = SliceReader::new(&log).map(|m| m.unwrap().kind).collect();

@@ -42,10 +42,10 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::str::FromStr;
 
-use fb_schema::{
-    LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
-};
+use fb_schema::{LearningModeType, OutcomeEventArgs, RewardFunctionType, TimeStamp, UnionArg};
 
+/// The problem type of the decisions generated.
+pub use fb_format::Problem;
 pub use rng::{mix64, ticks_from_civil, timestamp_from_ticks, Rng, TICKS_PER_SECOND};
 
 use crate::error::{Error, Result};
@@ -60,74 +60,6 @@ pub const APP_ID: &str = "fb-synth";
 
 /// Epsilon of the epsilon-greedy probabilities.
 const EPSILON: f32 = 0.2;
-
-/// The kind of decisions to generate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProblemKind {
-    /// Contextual bandit (`CbEvent`).
-    Cb,
-    /// Conditional contextual bandit (`MultiSlotEvent`).
-    Ccb,
-    /// Slates (`MultiSlotEvent`).
-    Slates,
-    /// Continuous actions (`CaEvent`).
-    Ca,
-    /// Multistep episodes (`EpisodeEvent` + `MultiStepEvent`s).
-    MultiStep,
-}
-
-impl ProblemKind {
-    /// Every kind, in CLI order.
-    pub const ALL: [ProblemKind; 5] = [
-        ProblemKind::Cb,
-        ProblemKind::Ccb,
-        ProblemKind::Slates,
-        ProblemKind::Ca,
-        ProblemKind::MultiStep,
-    ];
-
-    /// The problem type a CHECKPOINT declares for it.
-    pub fn problem_type(self) -> ProblemType {
-        match self {
-            Self::Cb => ProblemType::CB,
-            Self::Ccb => ProblemType::CCB,
-            Self::Slates => ProblemType::SLATES,
-            Self::Ca => ProblemType::CA,
-            Self::MultiStep => ProblemType::MULTISTEP,
-        }
-    }
-
-    /// Lower-case name: `cb`, `ccb`, `slates`, `ca`, `multistep`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cb => "cb",
-            Self::Ccb => "ccb",
-            Self::Slates => "slates",
-            Self::Ca => "ca",
-            Self::MultiStep => "multistep",
-        }
-    }
-}
-
-impl std::fmt::Display for ProblemKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ProblemKind {
-    type Err = String;
-
-    /// Parses a [`ProblemKind::name`], case-insensitively.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|kind| kind.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                format!("unknown problem type `{s}`: expected cb, ccb, slates, ca or multistep")
-            })
-    }
-}
 
 /// When to stop generating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,7 +160,7 @@ impl FromStr for RewardDist {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenConfig {
     /// Kind of decisions.
-    pub problem: ProblemKind,
+    pub problem: Problem,
     /// When to stop.
     pub limit: Limit,
     /// Actions per decision (CB, CCB, multistep), per slot (slates).
@@ -277,7 +209,7 @@ pub struct GenConfig {
 impl Default for GenConfig {
     fn default() -> Self {
         Self {
-            problem: ProblemKind::Cb,
+            problem: Problem::Cb,
             limit: Limit::Events(1000),
             actions: 4,
             action_pool: 0,
@@ -305,20 +237,20 @@ impl GenConfig {
     /// Checks that the settings can produce a log.
     pub fn validate(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::Config(msg));
-        let needs_actions = !matches!(self.problem, ProblemKind::Ca);
+        let needs_actions = !matches!(self.problem, Problem::Ca);
         if needs_actions && self.actions == 0 {
             return bad(format!("{} needs at least one action", self.problem));
         }
-        if matches!(self.problem, ProblemKind::Ccb | ProblemKind::Slates) && self.slots == 0 {
+        if matches!(self.problem, Problem::Ccb | Problem::Slates) && self.slots == 0 {
             return bad(format!("{} needs at least one slot", self.problem));
         }
-        if self.problem == ProblemKind::Ccb && self.slots > self.actions {
+        if self.problem == Problem::Ccb && self.slots > self.actions {
             return bad(format!(
                 "ccb gives every slot a different action: {} slots need at least {} actions, not {}",
                 self.slots, self.slots, self.actions
             ));
         }
-        if self.problem == ProblemKind::MultiStep && self.steps == 0 {
+        if self.problem == Problem::Multistep && self.steps == 0 {
             return bad("multistep needs at least one step per episode".into());
         }
         if self.events_per_message == 0 {
@@ -355,7 +287,7 @@ impl GenConfig {
             reward_function: self.reward_function,
             default_reward: self.default_reward,
             learning_mode: self.learning_mode(),
-            problem_type: self.problem.problem_type(),
+            problem_type: self.problem.to_wire(),
             use_client_time: self.use_client_time,
         }
     }
@@ -495,7 +427,7 @@ pub struct GenRecord {
     /// `meta.id` of every event of the decision (the episode id).
     pub event_id: String,
     /// Its kind.
-    pub problem: ProblemKind,
+    pub problem: Problem,
     /// `JoinedEvent.timestamp` of the interaction (of the episode event).
     pub enqueued: TimeStamp,
     /// `Metadata.client_time_utc` of the interaction.
@@ -548,7 +480,7 @@ pub fn generate_with<W: Write, F: FnMut(GenRecord)>(
         timestamp_from_ticks(gen.clock),
     )?;
     let per_message = match config.problem {
-        ProblemKind::MultiStep => 1,
+        Problem::Multistep => 1,
         _ => config.events_per_message as u64,
     };
     let checkpoint = config.checkpoint_config();
@@ -772,7 +704,7 @@ impl<'c> Generator<'c> {
         let mut outcomes = Vec::with_capacity(cfg.outcomes + 1);
         let mut deferred = false;
         let mut activated = false;
-        if cfg.problem != ProblemKind::MultiStep {
+        if cfg.problem != Problem::Multistep {
             deferred = self.rng.chance(cfg.deferred);
             activated = self.rng.chance(cfg.activated);
             context.push('{');
@@ -780,7 +712,7 @@ impl<'c> Generator<'c> {
             context.push(',');
         }
         let decision = match cfg.problem {
-            ProblemKind::Cb => {
+            Problem::Cb => {
                 let keys = self.pool_keys(cfg.actions, 0, None);
                 self.multi_json(&mut context, &keys, &mut dedup);
                 let (order, probabilities) = self.choose(cfg.actions);
@@ -793,7 +725,7 @@ impl<'c> Generator<'c> {
                     probabilities,
                 }
             }
-            ProblemKind::Ccb => {
+            Problem::Ccb => {
                 let keys = self.pool_keys(cfg.actions, 0, None);
                 self.multi_json(&mut context, &keys, &mut dedup);
                 let ids: Vec<Option<String>> = (0..cfg.slots)
@@ -830,7 +762,7 @@ impl<'c> Generator<'c> {
                     slots,
                 }
             }
-            ProblemKind::Slates => {
+            Problem::Slates => {
                 let mut keys = Vec::with_capacity(cfg.actions * cfg.slots);
                 for slot in 0..cfg.slots {
                     keys.extend(self.pool_keys(cfg.actions, slot as u64 * self.pool, Some(slot)));
@@ -856,7 +788,7 @@ impl<'c> Generator<'c> {
                     baseline: vec![0; cfg.slots],
                 }
             }
-            ProblemKind::Ca => {
+            Problem::Ca => {
                 context::ca_json(&mut context, &mut self.rng);
                 let action = 100.0 * self.rng.unit_f32();
                 let pdf_value = 0.005 + 0.045 * self.rng.unit_f32();
@@ -866,12 +798,12 @@ impl<'c> Generator<'c> {
                 }
                 Decision::Ca { action, pdf_value }
             }
-            ProblemKind::MultiStep => {
+            Problem::Multistep => {
                 let steps = self.plan_steps(&event_id, &mut dedup, &mut outcomes);
                 Decision::MultiStep { steps }
             }
         };
-        if cfg.problem != ProblemKind::MultiStep {
+        if cfg.problem != Problem::Multistep {
             context.push('}');
             if activated {
                 self.activate(&mut outcomes, enqueued, OutcomeIndex::None);
@@ -1127,15 +1059,6 @@ mod tests {
         for bad in ["", "gauss", "uniform:1", "constant:x", "bernoulli:nan"] {
             assert!(bad.parse::<RewardDist>().is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn problem_kind_names_round_trip() {
-        for kind in ProblemKind::ALL {
-            assert_eq!(kind.name().parse::<ProblemKind>(), Ok(kind));
-        }
-        assert_eq!("CCB".parse::<ProblemKind>(), Ok(ProblemKind::Ccb));
-        assert!("bandit".parse::<ProblemKind>().is_err());
     }
 
     #[test]

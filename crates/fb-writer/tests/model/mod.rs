@@ -6,7 +6,7 @@
 
 use fb_schema::{RewardFunctionType, TimeStamp};
 use fb_writer::synth::{
-    Decision, GenConfig, GenRecord, OutcomeIndex, OutcomeRecord, ProblemKind, StepRecord,
+    Decision, GenConfig, GenRecord, OutcomeIndex, OutcomeRecord, Problem, StepRecord,
 };
 
 /// How multistep step rewards are transformed (SEMANTICS.md §8).
@@ -20,7 +20,7 @@ pub enum Transform {
 /// What one joined event must carry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expected {
-    pub kind: ProblemKind,
+    pub kind: Problem,
     /// The event id (the step id for multistep).
     pub event_id: String,
     /// The event time (enqueued, or client time when configured).
@@ -372,7 +372,7 @@ fn multistep(
         let s = &steps[k];
         let skip_learn = s.deferred && !of_step(s).iter().any(|o| o.action_taken);
         out.push(Expected {
-            kind: ProblemKind::MultiStep,
+            kind: Problem::Multistep,
             event_id: s.id.clone(),
             time: event_time(cfg, s.enqueued, s.client_time),
             reward: Some(transformed[i]),
