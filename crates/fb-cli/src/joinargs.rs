@@ -1,9 +1,6 @@
 //! Flags shared by the commands that join (convert, stats), and the loop
 //! that drives a joiner over several inputs as one stream.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
 use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use fb_join::{
     Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
@@ -12,7 +9,7 @@ use fb_join::{
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
-use crate::progress::{Counting, Progress};
+use crate::progress::Progress;
 
 /// How to join: the reference's overrides and our options.
 #[derive(Debug, Clone, clap::Args)]
@@ -296,18 +293,14 @@ pub fn drive(
         if !report.head(input, &opened.head, quiet) {
             continue;
         }
-        let count = Arc::new(AtomicU64::new(0));
-        let counting = Counting {
-            inner: opened.reader,
-            count: Arc::clone(&count),
-        };
-        let mut reader = StreamReader::with_framer(counting, Framer::with_max_payload(limit));
+        // Progress counts the bytes framed: the reader's offset.
+        let mut reader = StreamReader::with_framer(opened.reader, Framer::with_max_payload(limit));
         let mut seen = 0u64;
         loop {
             match reader.next_message() {
                 Ok(Some(msg)) => {
                     let events = step(&msg, &mut report)?;
-                    let now = count.load(Ordering::Relaxed);
+                    let now = reader.offset();
                     progress.add(now - seen, events);
                     seen = now;
                 }
@@ -319,7 +312,7 @@ pub fn drive(
                 }
             }
         }
-        report.bytes += count.load(Ordering::Relaxed);
+        report.bytes += reader.offset();
     }
     if regular > 0 {
         *report
@@ -348,6 +341,20 @@ pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool, report: &
             .enumerate()
             .filter(|(_, d)| d.kind == *kind)
             .collect();
+        // What the library says in general words, the flag that does it.
+        let multistep = kept.iter().any(|(_, d)| d.detail.contains("multistep on"));
+        match kind {
+            fb_join::Kind::NotReady => {
+                eprintln!("fb:   (--problem-type sets the problem type of every message)")
+            }
+            fb_join::Kind::EpisodeOutsideMultistep => {
+                eprintln!("fb:   (--multistep joins multistep episodes)")
+            }
+            fb_join::Kind::ProblemTypeMismatch if multistep => {
+                eprintln!("fb:   (--multistep joins multistep episodes)")
+            }
+            _ => {}
+        }
         let lines: Vec<String> = kept
             .iter()
             .take(examples)

@@ -1,7 +1,7 @@
 //! A progress bar on stderr, only when stderr is a terminal and the work
 //! has taken more than a second.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -99,22 +99,5 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// Counts the bytes read through it.
-pub struct Counting<R> {
-    /// The wrapped reader.
-    pub inner: R,
-    /// Bytes read so far.
-    pub count: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(n)
     }
 }

@@ -113,19 +113,19 @@ impl Joiner {
 
     /// The ordered state a parallel worker needs: configuration and dedup
     /// cache.
-    pub fn state(&self) -> (LoopConfig, DedupCache) {
+    pub(crate) fn state(&self) -> (LoopConfig, DedupCache) {
         (self.config, self.dedup.clone())
     }
 
     /// Replaces the ordered state (see [`Joiner::state`]).
-    pub fn set_state(&mut self, config: LoopConfig, dedup: DedupCache) {
+    pub(crate) fn set_state(&mut self, config: LoopConfig, dedup: DedupCache) {
         self.config = config;
         self.dedup = dedup;
     }
 
     /// Takes the diagnostics and metrics gathered so far, leaving empty
     /// ones (a worker hands its share to the merging side).
-    pub fn take_report(&mut self) -> (Diagnostics, Metrics) {
+    pub(crate) fn take_report(&mut self) -> (Diagnostics, Metrics) {
         let limit = self.opts.diagnostics_limit;
         (
             std::mem::replace(&mut self.diags, Diagnostics::with_limit(limit)),
@@ -146,7 +146,7 @@ impl Joiner {
     /// checkpoints, unknown messages, and — when dedup references are
     /// inlined — the DedupInfo events of REGULAR messages. What it reports
     /// about a REGULAR message is left to the worker that joins it.
-    pub fn track(&mut self, msg: &Message<'_>) {
+    pub(crate) fn track(&mut self, msg: &Message<'_>) {
         if msg.kind != MessageKind::Regular {
             self.push(msg);
             return;
@@ -302,7 +302,7 @@ impl Joiner {
                 Kind::NotReady,
                 None,
                 "REGULAR message before any checkpoint set the problem type: skipped \
-                 (give --problem-type to convert it)"
+                 (set the problem type to convert it)"
                     .into(),
             );
             return;
@@ -356,7 +356,7 @@ impl Joiner {
                         Kind::EpisodeOutsideMultistep,
                         Some(view.id),
                         format!(
-                            "an Episode event outside multistep mode (use --multistep); \
+                            "an Episode event outside multistep mode (join with multistep on); \
                              the rest of the message ({} events) is dropped",
                             total - position
                         ),
@@ -665,7 +665,7 @@ impl Joiner {
         };
         if !matches(declared, problem) {
             let hint = if declared == Problem::Multistep {
-                " (use --multistep)"
+                " (join with multistep on)"
             } else {
                 ""
             };

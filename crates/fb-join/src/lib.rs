@@ -41,7 +41,7 @@ mod interaction;
 mod joiner;
 pub mod json;
 mod metrics;
-pub mod number;
+mod number;
 mod parallel;
 mod put;
 mod reward;

@@ -2,35 +2,34 @@
 
 use crate::put::Put;
 
-/// Appends `v` widened to f64 the way rapidjson's `Writer::Double` does
-/// (Grisu2, always with a `.` or an exponent: `1.0`, `-0.0`, `1e-7`).
-pub fn push_f32(out: &mut Vec<u8>, v: f32) {
-    put_f64(out, f64::from(v));
-}
-
 /// Appends an f64 in rapidjson's style. Non-finite values, which JSON cannot
 /// hold, are written as `null`.
-pub fn push_f64(out: &mut Vec<u8>, v: f64) {
+#[cfg(test)]
+pub(crate) fn push_f64(out: &mut Vec<u8>, v: f64) {
     put_f64(out, v);
 }
 
 /// Appends an unsigned integer.
-pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+#[cfg(test)]
+pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
     put_u64(out, v);
 }
 
 /// Appends a signed integer.
-pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+#[cfg(test)]
+pub(crate) fn push_i64(out: &mut Vec<u8>, v: i64) {
     put_i64(out, v);
 }
 
 /// Appends `s` as a JSON string with rapidjson's escapes: `"` `\` and
 /// control characters; everything else (including non-ASCII) as is.
-pub fn push_str(out: &mut Vec<u8>, s: &str) {
+#[cfg(test)]
+pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     put_str(out, s);
 }
 
 /// [`push_f64`] into any sink.
+#[cfg(test)]
 pub(crate) fn put_f64<P: Put>(out: &mut P, v: f64) {
     if !v.is_finite() {
         out.put(b"null");

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 
@@ -297,8 +297,8 @@ where
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
     let limit = u32::try_from(opts.max_payload).unwrap_or(u32::MAX);
-    let (batch_tx, batch_rx) = mpsc::sync_channel::<Batch<'_>>(threads * 2);
-    let batch_rx = Arc::new(Mutex::new(batch_rx));
+    // Many workers take from one queue: a multi-consumer channel.
+    let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let keep = &keep;
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
@@ -319,7 +319,7 @@ where
         // already started then see the end of the work and return.
         let batch_tx = batch_tx;
         for index in 0..threads {
-            let rx = Arc::clone(&batch_rx);
+            let rx = batch_rx.clone();
             let tx = done_tx.clone();
             let opts = opts.clone();
             let started = std::thread::Builder::new()
@@ -400,7 +400,7 @@ where
 /// REGULAR messages into batches for the workers.
 struct Batcher<'j, 'm, 'p> {
     joiner: &'j mut Joiner,
-    tx: &'p SyncSender<Batch<'m>>,
+    tx: &'p crossbeam_channel::Sender<Batch<'m>>,
     credits: Receiver<()>,
     flow: &'p Flow,
     pools: &'p Pools<'m>,
@@ -414,7 +414,7 @@ struct Batcher<'j, 'm, 'p> {
 impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn new(
         joiner: &'j mut Joiner,
-        tx: &'p SyncSender<Batch<'m>>,
+        tx: &'p crossbeam_channel::Sender<Batch<'m>>,
         credits: Receiver<()>,
         flow: &'p Flow,
         pools: &'p Pools<'m>,
@@ -499,7 +499,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
 }
 
 fn worker<'m, K>(
-    rx: &Mutex<Receiver<Batch<'m>>>,
+    rx: &crossbeam_channel::Receiver<Batch<'m>>,
     tx: &mpsc::Sender<Done>,
     opts: Options,
     keep: &K,
@@ -511,13 +511,7 @@ fn worker<'m, K>(
     let mut joiner = Joiner::new(opts);
     let mut writer = dsjson::Writer::new(compat);
     loop {
-        let batch = match rx.lock() {
-            Ok(guard) => match guard.recv() {
-                Ok(b) => b,
-                Err(_) => return,
-            },
-            Err(_) => return,
-        };
+        let Ok(batch) = rx.recv() else { return };
         joiner.set_state(batch.config, batch.dedup);
         let mut lines: Lines = Pools::take(&pools.lines);
         lines.clear();
