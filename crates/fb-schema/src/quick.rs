@@ -19,14 +19,235 @@ use crate::{
 
 /// Tables of the hot path, with a yes-or-no verifier of their own.
 ///
-/// Implementations must accept only buffers that
-/// [`verified`](crate::verified) accepts: a `true` lets
-/// [`verified_quick`](crate::verified_quick) read the buffer unchecked. A
-/// `false` only means "ask the flatbuffers verifier".
-pub trait QuickVerify {
+/// Sealed: only this crate implements it, for the tables listed in
+/// [`MIRROR`]. Each implementation accepts only buffers that
+/// [`verified`](crate::verified) accepts, because a `true` lets
+/// [`verified_quick`](crate::verified_quick) read the buffer unchecked
+/// (an implementation outside this crate that broke that promise would
+/// reach undefined behaviour from safe code, hence the seal). A `false`
+/// only means "ask the flatbuffers verifier".
+///
+/// ```compile_fail
+/// // Outside this crate the trait cannot be implemented.
+/// struct Lenient;
+/// impl fb_schema::QuickVerify for Lenient {
+///     fn quick(_: &[u8]) -> bool {
+///         true
+///     }
+/// }
+/// ```
+pub trait QuickVerify: sealed::Sealed {
     /// True when `buf` is certainly a valid flatbuffer with this root.
     fn quick(buf: &[u8]) -> bool;
 }
+
+mod sealed {
+    /// Keeps [`super::QuickVerify`] to the tables this crate checks.
+    pub trait Sealed {}
+}
+
+/// Every field the checks in this file read, with the type they read it
+/// as and its vtable offset from the generated code:
+/// `(table, field, schema type, VT_ offset)`. The checks are a hand-made
+/// mirror of the schema; the test `quick_mirror_matches_the_schema`
+/// compares this list with `schema/*.fbs` (names, types, field order and
+/// vtable offsets, and that each mirrored table has no other field), so a
+/// schema change that the checks do not follow fails `cargo test`. Keep it
+/// in step with the check functions below.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const MIRROR: &[(&str, &str, &str, u16)] = &[
+    (
+        "JoinedPayload",
+        "events",
+        "[JoinedEvent]",
+        JoinedPayload::VT_EVENTS,
+    ),
+    ("JoinedEvent", "event", "[ubyte]", JoinedEvent::VT_EVENT),
+    (
+        "JoinedEvent",
+        "timestamp",
+        "TimeStamp",
+        JoinedEvent::VT_TIMESTAMP,
+    ),
+    ("Event", "meta", "Metadata", Event::VT_META),
+    ("Event", "payload", "[ubyte]", Event::VT_PAYLOAD),
+    ("Metadata", "id", "string", Metadata::VT_ID),
+    (
+        "Metadata",
+        "client_time_utc",
+        "TimeStamp",
+        Metadata::VT_CLIENT_TIME_UTC,
+    ),
+    ("Metadata", "app_id", "string", Metadata::VT_APP_ID),
+    (
+        "Metadata",
+        "payload_type",
+        "PayloadType",
+        Metadata::VT_PAYLOAD_TYPE,
+    ),
+    (
+        "Metadata",
+        "pass_probability",
+        "float",
+        Metadata::VT_PASS_PROBABILITY,
+    ),
+    (
+        "Metadata",
+        "encoding",
+        "EventEncoding",
+        Metadata::VT_ENCODING,
+    ),
+    (
+        "CbEvent",
+        "deferred_action",
+        "bool",
+        CbEvent::VT_DEFERRED_ACTION,
+    ),
+    ("CbEvent", "action_ids", "[ulong]", CbEvent::VT_ACTION_IDS),
+    ("CbEvent", "context", "[ubyte]", CbEvent::VT_CONTEXT),
+    (
+        "CbEvent",
+        "probabilities",
+        "[float]",
+        CbEvent::VT_PROBABILITIES,
+    ),
+    ("CbEvent", "model_id", "string", CbEvent::VT_MODEL_ID),
+    (
+        "CbEvent",
+        "learning_mode",
+        "LearningModeType",
+        CbEvent::VT_LEARNING_MODE,
+    ),
+    (
+        "SlotEvent",
+        "action_ids",
+        "[uint]",
+        SlotEvent::VT_ACTION_IDS,
+    ),
+    (
+        "SlotEvent",
+        "probabilities",
+        "[float]",
+        SlotEvent::VT_PROBABILITIES,
+    ),
+    ("SlotEvent", "id", "string", SlotEvent::VT_ID),
+    (
+        "MultiSlotEvent",
+        "context",
+        "[ubyte]",
+        MultiSlotEvent::VT_CONTEXT,
+    ),
+    (
+        "MultiSlotEvent",
+        "slots",
+        "[SlotEvent]",
+        MultiSlotEvent::VT_SLOTS,
+    ),
+    (
+        "MultiSlotEvent",
+        "model_id",
+        "string",
+        MultiSlotEvent::VT_MODEL_ID,
+    ),
+    (
+        "MultiSlotEvent",
+        "deferred_action",
+        "bool",
+        MultiSlotEvent::VT_DEFERRED_ACTION,
+    ),
+    (
+        "MultiSlotEvent",
+        "baseline_actions",
+        "[int]",
+        MultiSlotEvent::VT_BASELINE_ACTIONS,
+    ),
+    (
+        "MultiSlotEvent",
+        "learning_mode",
+        "LearningModeType",
+        MultiSlotEvent::VT_LEARNING_MODE,
+    ),
+    (
+        "CaEvent",
+        "deferred_action",
+        "bool",
+        CaEvent::VT_DEFERRED_ACTION,
+    ),
+    ("CaEvent", "action", "float", CaEvent::VT_ACTION),
+    ("CaEvent", "context", "[ubyte]", CaEvent::VT_CONTEXT),
+    ("CaEvent", "pdf_value", "float", CaEvent::VT_PDF_VALUE),
+    ("CaEvent", "model_id", "string", CaEvent::VT_MODEL_ID),
+    (
+        "CaEvent",
+        "learning_mode",
+        "LearningModeType",
+        CaEvent::VT_LEARNING_MODE,
+    ),
+    (
+        "MultiStepEvent",
+        "event_id",
+        "string",
+        MultiStepEvent::VT_EVENT_ID,
+    ),
+    (
+        "MultiStepEvent",
+        "previous_id",
+        "string",
+        MultiStepEvent::VT_PREVIOUS_ID,
+    ),
+    (
+        "MultiStepEvent",
+        "action_ids",
+        "[ulong]",
+        MultiStepEvent::VT_ACTION_IDS,
+    ),
+    (
+        "MultiStepEvent",
+        "context",
+        "[ubyte]",
+        MultiStepEvent::VT_CONTEXT,
+    ),
+    (
+        "MultiStepEvent",
+        "probabilities",
+        "[float]",
+        MultiStepEvent::VT_PROBABILITIES,
+    ),
+    (
+        "MultiStepEvent",
+        "model_id",
+        "string",
+        MultiStepEvent::VT_MODEL_ID,
+    ),
+    (
+        "MultiStepEvent",
+        "deferred_action",
+        "bool",
+        MultiStepEvent::VT_DEFERRED_ACTION,
+    ),
+    (
+        "OutcomeEvent",
+        "value",
+        "OutcomeValue",
+        OutcomeEvent::VT_VALUE,
+    ),
+    (
+        "OutcomeEvent",
+        "index",
+        "IndexValue",
+        OutcomeEvent::VT_INDEX,
+    ),
+    (
+        "OutcomeEvent",
+        "action_taken",
+        "bool",
+        OutcomeEvent::VT_ACTION_TAKEN,
+    ),
+    ("NumericOutcome", "value", "float", NumericOutcome::VT_VALUE),
+    ("NumericIndex", "index", "int", NumericIndex::VT_INDEX),
+    ("DedupInfo", "ids", "[ulong]", DedupInfo::VT_IDS),
+    ("DedupInfo", "values", "[string]", DedupInfo::VT_VALUES),
+];
 
 // Limits stricter than `verifier_options()`, so that a "yes" here never
 // meets a limit there: half the apparent size, a tenth of the tables.
@@ -333,6 +554,8 @@ fn events_listed(buf: &[u8]) -> Option<usize> {
 /// size stays under 2^29 + a little, far below the limit, and the tables
 /// (one per event, under 2^29 / 65,600) far below theirs.
 const VECTOR_BUDGET: usize = 1 << 29;
+
+impl sealed::Sealed for JoinedPayload<'_> {}
 
 impl QuickVerify for JoinedPayload<'_> {
     fn quick(buf: &[u8]) -> bool {
@@ -693,6 +916,7 @@ fn dedup_info(c: &mut Check<'_>, pos: usize) -> Option<()> {
 
 macro_rules! quick {
     ($($table:ident => $check:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $table<'_> {}
         impl QuickVerify for $table<'_> {
             fn quick(buf: &[u8]) -> bool {
                 Check::root(buf, $check)
@@ -708,17 +932,23 @@ quick! {
     MultiStepEvent => multi_step_event,
 }
 
+impl sealed::Sealed for Event<'_> {}
+
 impl QuickVerify for Event<'_> {
     fn quick(buf: &[u8]) -> bool {
         event_parts(buf).is_some()
     }
 }
 
+impl sealed::Sealed for CbEvent<'_> {}
+
 impl QuickVerify for CbEvent<'_> {
     fn quick(buf: &[u8]) -> bool {
         cb_parts(buf).is_some()
     }
 }
+
+impl sealed::Sealed for OutcomeEvent<'_> {}
 
 impl QuickVerify for OutcomeEvent<'_> {
     fn quick(buf: &[u8]) -> bool {
@@ -728,6 +958,8 @@ impl QuickVerify for OutcomeEvent<'_> {
 
 // Once per episode, and with nothing the output needs: always the
 // flatbuffers path.
+impl sealed::Sealed for EpisodeEvent<'_> {}
+
 impl QuickVerify for EpisodeEvent<'_> {
     fn quick(_: &[u8]) -> bool {
         false

@@ -114,3 +114,83 @@ fn enums_have_the_wire_values() {
     assert_eq!(LearningModeType::LoggingOnly.0, 2);
     assert_eq!(EventEncoding::Zstd.0, 1);
 }
+
+/// The tables of `schema/*.fbs`: name → fields in order, each with its
+/// type text and whether it is a union (which takes two vtable slots).
+fn schema_tables() -> std::collections::BTreeMap<String, Vec<(String, String, bool)>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema");
+    let mut text = String::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for file in files {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            // Comments out, one statement per line.
+            let line = line.split("//").next().unwrap_or("");
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let unions: Vec<String> = text
+        .split("union ")
+        .skip(1)
+        .map(|rest| rest.split_whitespace().next().unwrap().to_string())
+        .collect();
+    let mut tables = std::collections::BTreeMap::new();
+    for rest in text.split("table ").skip(1) {
+        let name = rest.split_whitespace().next().unwrap().to_string();
+        let body = &rest[rest.find('{').unwrap() + 1..rest.find('}').unwrap()];
+        let fields = body
+            .split(';')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let (field, ty) = f.split_once(':').unwrap();
+                let ty = ty.split('=').next().unwrap().trim().to_string();
+                let union = unions.contains(&ty);
+                (field.trim().to_string(), ty, union)
+            })
+            .collect();
+        tables.insert(name, fields);
+    }
+    tables
+}
+
+/// `quick.rs` mirrors the schema by hand; its [`quick::MIRROR`] must
+/// match the .fbs files field for field, with the vtable offsets the
+/// generated code uses, and cover every field of each table it checks.
+#[test]
+fn quick_mirror_matches_the_schema() {
+    let tables = schema_tables();
+    let mirrored: std::collections::BTreeSet<&str> =
+        crate::quick::MIRROR.iter().map(|(t, ..)| *t).collect();
+    assert!(mirrored.len() >= 12, "{mirrored:?}");
+    for table in mirrored {
+        let fields = tables
+            .get(table)
+            .unwrap_or_else(|| panic!("quick.rs checks `{table}`, which the schema lacks"));
+        let mine: Vec<(&str, &str, u16)> = crate::quick::MIRROR
+            .iter()
+            .filter(|(t, ..)| *t == table)
+            .map(|(_, f, ty, vt)| (*f, *ty, *vt))
+            .collect();
+        // Vtable slots from the schema: 4 bytes of header, 2 per slot, a
+        // union taking one for its type and one for its value.
+        let mut slot = 0u16;
+        let mut want = Vec::new();
+        for (field, ty, union) in fields {
+            if *union {
+                slot += 1;
+            }
+            want.push((field.as_str(), ty.as_str(), 4 + 2 * slot));
+            slot += 1;
+        }
+        assert_eq!(
+            mine, want,
+            "quick.rs's mirror of `{table}` differs from the schema: update the checks in \
+             quick.rs, then MIRROR"
+        );
+    }
+}
