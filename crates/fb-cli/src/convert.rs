@@ -97,28 +97,17 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     } else if threads > 1 {
         convert_parallel(&inputs, &mut joiner, &mut out, threads, args, global)?
     } else {
-        let mut writer = dsjson::Writer::new(compat);
-        // Lines gather here and go out in chunks at least as large as the
-        // output's buffer, which then passes them through without a copy.
-        // Lines are formatted in place there, with no copy.
-        let mut lines = dsjson::Lines::with_capacity(OUT_CHUNK + (64 << 10));
-        let (mut written, mut filtered) = (0u64, 0u64);
-        let report = drive(&inputs, &mut joiner, global.quiet, |ev| {
-            if !args.filter.keep(ev) {
-                filtered += 1;
-                return Ok(());
-            }
-            writer.write_into(ev, &mut lines);
-            written += 1;
-            if lines.len() < OUT_CHUNK {
-                return Ok(());
-            }
-            let result = out.put(lines.as_bytes());
-            lines.clear();
-            result
-        })?;
-        out.put(lines.as_bytes())?;
-        (report, written, filtered)
+        let mut sink = Lines {
+            writer: dsjson::Writer::new(compat),
+            lines: dsjson::Lines::with_capacity(OUT_CHUNK + (64 << 10)),
+            out: &mut out,
+            filter: &args.filter,
+            written: 0,
+            filtered: 0,
+        };
+        let report = drive(&inputs, &mut joiner, global.quiet, &mut sink)?;
+        sink.out.put(sink.lines.as_bytes())?;
+        (report, sink.written, sink.filtered)
     };
     out.finish()?;
     if !global.quiet {
@@ -161,6 +150,7 @@ fn convert_recovering(
     let mut writer = dsjson::Writer::new(joiner.options().compat);
     for input in inputs {
         report.begin(input, joiner);
+        let size = input.len();
         let data: Vec<u8>;
         let map = crate::input::map(input);
         let bytes: &[u8] = match &map {
@@ -187,6 +177,15 @@ fn convert_recovering(
         let mut skipped = Vec::new();
         let mut line = Vec::with_capacity(4096);
         for item in fb_format::recover::RecoveringReader::with_max_payload(bytes, limit) {
+            // Recovery reads the map in place; another process that wants
+            // to change the file waits for us to let go (see `mapped`).
+            if map.is_some() && (crate::mapped::broken() || crate::mapped::tripped()) {
+                return Err(Error::Msg(format!(
+                    "{}: another process opened it for writing or truncated it while it was \
+                     being recovered: stopped; run again once it is done",
+                    input.name()
+                )));
+            }
             match item {
                 fb_format::recover::Recovered::Message(msg) => {
                     *report.messages.entry(msg.kind.name()).or_default() += 1;
@@ -199,12 +198,20 @@ fn convert_recovering(
                             filtered += 1;
                         }
                     });
+                    if map.is_some() && crate::mapped::tripped() {
+                        return Err(Error::Msg(format!(
+                            "{}: another process truncated it while it was being recovered: \
+                             stopped; run again once it is done",
+                            input.name()
+                        )));
+                    }
                     out.put(&line)?;
                 }
                 fb_format::recover::Recovered::Skipped(range) => skipped.push(range),
             }
         }
         report.bytes += bytes.len() as u64;
+        report.shrank(input, size, global.quiet);
         for r in &skipped {
             let why = format!(
                 "skipped bytes {}..{} ({} bytes): {}",
@@ -251,6 +258,7 @@ fn convert_parallel(
     let mut done_bytes = 0u64;
     for input in inputs {
         report.begin(input, joiner);
+        let size = input.len();
         let (mut seen_bytes, mut seen_events) = (0u64, 0u64);
         let mut on_progress = |at: fb_join::Progress| {
             progress.add(
@@ -260,30 +268,89 @@ fn convert_parallel(
             seen_bytes = at.read.max(seen_bytes);
             seen_events = at.events.max(seen_events);
         };
-        let keep = |ev: &JoinedEvent| args.filter.keep(ev);
+        // Events made from the replacement bytes of a file truncated under
+        // its map are not the log's (see `mapped`).
+        let keep = |ev: &JoinedEvent| args.filter.keep(ev) && !crate::mapped::tripped();
+        let fail = |e: fb_join::Error, out: &Output| match e {
+            fb_join::Error::Write { source, .. } => out.error(source),
+            other => Error::Msg(format!("{}: {other}", input.name())),
+        };
         // Regular files are mapped and the workers read the payloads where
-        // they are; pipes go through a reader and are copied into batches.
-        let summary = if let Some(map) = crate::input::map(input) {
+        // they are, a section at a time so that a broken lease (see
+        // `mapped`) is answered within one section; pipes, and the rest of
+        // a file whose lease broke, go through a reader and are copied into
+        // batches.
+        let mut rest = None;
+        let mut summary = None;
+        if let Some(map) = crate::input::map(input) {
             let head = crate::input::Head::of(map.get(..4).unwrap_or(&map));
             if !report.head(input, &head, global.quiet) {
                 continue;
             }
-            let mut releaser = crate::input::Releaser::default();
-            fb_join::convert_parallel_slice(joiner, &map, out, threads, keep, |at| {
-                releaser.done(&map, at.finished);
-                on_progress(at);
-            })
+            let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
+            let mut releaser = crate::mapped::Releaser::default();
+            let mut start = (0u64, 0u64);
+            loop {
+                if crate::mapped::broken() {
+                    let file = map.into_rest(start.0).map_err(|e| {
+                        format!("{}: reading on after byte {}: {e}", input.name(), start.0)
+                    })?;
+                    rest = Some((file, start));
+                    break;
+                }
+                let (end, next) = section_end(&map, start, limit);
+                let section = map
+                    .get(start.0 as usize..end.0 as usize)
+                    .unwrap_or_default();
+                let part = fb_join::convert_parallel_section(
+                    joiner,
+                    section,
+                    start,
+                    out,
+                    threads,
+                    keep,
+                    |at| {
+                        releaser.done(&map, at.finished);
+                        on_progress(at);
+                    },
+                )
+                .map_err(|e| fail(e, out))?;
+                summary = Some(add(summary, part));
+                if !next {
+                    break;
+                }
+                start = end;
+            }
         } else {
             let opened = crate::input::open(input)?;
             if !report.head(input, &opened.head, global.quiet) {
                 continue;
             }
-            fb_join::convert_parallel(joiner, opened.reader, out, threads, keep, on_progress)
+            let part = fb_join::convert_parallel(
+                joiner,
+                opened.reader,
+                out,
+                threads,
+                keep,
+                &mut on_progress,
+            )
+            .map_err(|e| fail(e, out))?;
+            summary = Some(part);
         }
-        .map_err(|e| match e {
-            fb_join::Error::Write { source, .. } => out.error(source),
-            other => Error::Msg(format!("{}: {other}", input.name())),
-        })?;
+        if let Some((file, start)) = rest {
+            let part = fb_join::convert_parallel_rest(
+                joiner,
+                file,
+                start,
+                out,
+                threads,
+                keep,
+                &mut on_progress,
+            )
+            .map_err(|e| fail(e, out))?;
+            summary = Some(add(summary, part));
+        }
+        let Some(summary) = summary else { continue };
         done_bytes += seen_bytes;
         written += summary.lines;
         joined = summary.metrics.joined;
@@ -291,10 +358,89 @@ fn convert_parallel(
         if let Some(err) = summary.framing_error {
             report.damaged(input, err, global.quiet);
         }
+        report.shrank(input, size, global.quiet);
     }
     progress.finish();
     report.bytes = done_bytes;
     Ok((report, written, joined - written))
+}
+
+/// The single-thread path's sink: lines gather here and go out in chunks
+/// at least as large as the output's buffer, which then passes them
+/// through without a copy. Lines are formatted in place there.
+struct Lines<'a> {
+    writer: dsjson::Writer,
+    lines: dsjson::Lines,
+    out: &'a mut Output,
+    filter: &'a FilterArgs,
+    written: u64,
+    filtered: u64,
+}
+
+impl crate::joinargs::Sink for Lines<'_> {
+    fn event(&mut self, ev: &JoinedEvent) -> Result<(), Error> {
+        if self.filter.keep(ev) {
+            self.writer.write_into(ev, &mut self.lines);
+            self.written += 1;
+        } else {
+            self.filtered += 1;
+        }
+        Ok(())
+    }
+
+    fn message_done(&mut self) -> Result<(), Error> {
+        if self.lines.len() < OUT_CHUNK {
+            return Ok(());
+        }
+        let result = self.out.put(self.lines.as_bytes());
+        self.lines.clear();
+        result
+    }
+}
+
+/// Bytes of a mapped log converted between two looks at its lease.
+const SECTION: u64 = 256 << 20;
+
+/// Where the section of `map` that starts at `start` (offset, message
+/// index) ends: the first message boundary at least [`SECTION`] bytes on,
+/// and whether more follows. A section that meets an EOF message or
+/// damage runs to the end of the map, so that its reader stops there as a
+/// reader of the whole log would.
+fn section_end(map: &[u8], start: (u64, u64), limit: u32) -> ((u64, u64), bool) {
+    let whole = ((map.len() as u64, 0), false);
+    let Some(rest) = map.get(start.0 as usize..) else {
+        return whole;
+    };
+    let framer = fb_format::Framer::with_max_payload(limit).starting_at(start.0, start.1);
+    let mut reader = fb_format::SliceReader::with_framer(rest, framer);
+    loop {
+        match reader.next_message() {
+            Ok(Some(msg)) if msg.kind == fb_format::MessageKind::Eof => return whole,
+            Ok(Some(_)) => {
+                if reader.offset() - start.0 >= SECTION {
+                    let more = reader.offset() < map.len() as u64;
+                    return ((reader.offset(), reader.index()), more);
+                }
+            }
+            Ok(None) | Err(_) => return whole,
+        }
+    }
+}
+
+/// Two summaries of consecutive parts of one input as one.
+fn add(before: Option<fb_join::Summary>, part: fb_join::Summary) -> fb_join::Summary {
+    match before {
+        None => part,
+        Some(mut s) => {
+            s.messages += part.messages;
+            s.bytes_written += part.bytes_written;
+            s.lines += part.lines;
+            s.metrics = part.metrics;
+            s.diagnostics = part.diagnostics;
+            s.framing_error = part.framing_error;
+            s
+        }
+    }
 }
 
 #[cfg(test)]

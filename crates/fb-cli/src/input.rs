@@ -68,52 +68,12 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     Ok(out)
 }
 
-/// Maps `input` when it is a regular, non-empty file.
-pub fn map(input: &Input) -> Option<memmap2::Mmap> {
-    let Input::File(path) = input else {
-        return None;
-    };
-    let file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() == 0 {
-        return None;
-    }
-    // SAFETY: the map is read-only and private to this process. A file
-    // changed underneath by another process can show changing bytes, which
-    // the parser treats like any untrusted input (verified, never trusted).
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    let _ = map.advise(memmap2::Advice::Sequential);
-    Some(map)
-}
-
-/// Bytes of a mapped input processed between two releases of its pages.
-const RELEASE_EVERY: usize = 8 << 20;
-
-/// Gives back the pages of a mapped input as processing leaves them
-/// behind, so that memory stays flat in the file size.
-#[derive(Debug, Default)]
-pub struct Releaser {
-    released: usize,
-}
-
-impl Releaser {
-    /// Every byte of `map` before `done` is processed and borrowed no more.
-    pub fn done(&mut self, map: &memmap2::Mmap, done: u64) {
-        let done = usize::try_from(done).unwrap_or(usize::MAX).min(map.len()) / 4096 * 4096;
-        if done.saturating_sub(self.released) < RELEASE_EVERY {
-            return;
-        }
-        // SAFETY: nothing borrows the released range any more. The map is
-        // a read-only file mapping: a page touched again after this is read
-        // back from the file, not zeroed.
-        let _ = unsafe {
-            map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                self.released,
-                done - self.released,
-            )
-        };
-        self.released = done;
+/// Maps `input` when it is a regular, non-empty file that can be mapped
+/// safely (see [`crate::mapped`]).
+pub fn map(input: &Input) -> Option<crate::mapped::Mapped> {
+    match input {
+        Input::File(path) => crate::mapped::Mapped::open(path),
+        Input::Stdin => None,
     }
 }
 

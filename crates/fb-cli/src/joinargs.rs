@@ -9,6 +9,7 @@ use fb_join::{
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
+use crate::mapped::{self, Releaser};
 use crate::progress::Progress;
 
 /// How to join: the reference's overrides and our options.
@@ -215,6 +216,29 @@ impl RunReport {
         true
     }
 
+    /// Reports `input` as damaged when it is shorter now than the `before`
+    /// bytes it had when reading began, or a map of it was found cut (see
+    /// [`mapped::tripped`]): another process truncated it while it was
+    /// read.
+    pub fn shrank(&mut self, input: &Input, before: Option<u64>, quiet: bool) {
+        let now = input.len();
+        let cut = matches!((before, now), (Some(b), Some(n)) if n < b);
+        if cut || mapped::tripped() {
+            let sizes = match (before, now) {
+                (Some(b), Some(n)) => format!(" from {b} to {n} bytes"),
+                _ => String::new(),
+            };
+            self.damaged(
+                input,
+                format!(
+                    "shrank{sizes} while it was read (another process truncated it): what \
+                     was read before the cut is converted, nothing after"
+                ),
+                quiet,
+            );
+        }
+    }
+
     /// Exit 0, or 1 when an input was damaged or not a log.
     pub fn exit_code(&self) -> std::process::ExitCode {
         if self.damaged.is_empty() {
@@ -222,6 +246,25 @@ impl RunReport {
         } else {
             std::process::ExitCode::from(1)
         }
+    }
+}
+
+/// Where [`drive`] hands what it joins.
+pub trait Sink {
+    /// A joined event.
+    fn event(&mut self, ev: &JoinedEvent) -> Result<(), Error>;
+
+    /// Every event of a message was handed over: the time to write output.
+    /// Writing only here, never in the middle of a message, means that an
+    /// output that blocks never holds a mapped message half read.
+    fn message_done(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+impl<F: FnMut(&JoinedEvent) -> Result<(), Error>> Sink for F {
+    fn event(&mut self, ev: &JoinedEvent) -> Result<(), Error> {
+        self(ev)
     }
 }
 
@@ -234,7 +277,7 @@ pub fn drive(
     inputs: &[Input],
     joiner: &mut Joiner,
     quiet: bool,
-    mut on_event: impl FnMut(&JoinedEvent) -> Result<(), Error>,
+    sink: &mut impl Sink,
 ) -> Result<RunReport, Error> {
     let total = inputs.iter().map(Input::len).sum::<Option<u64>>();
     let mut progress = Progress::new(total, quiet);
@@ -244,7 +287,11 @@ pub fn drive(
     let mut regular = 0u64;
     for input in inputs {
         report.begin(input, joiner);
-        let mut step = |msg: &Message<'_>, report: &mut RunReport| -> Result<u64, Error> {
+        let size = input.len();
+        let mut step = |joiner: &mut Joiner,
+                        msg: &Message<'_>,
+                        report: &mut RunReport|
+         -> Result<u64, Error> {
             if msg.kind == MessageKind::Regular {
                 regular += 1;
             } else {
@@ -253,24 +300,36 @@ pub fn drive(
             let mut events = 0;
             let mut failed = Ok(());
             joiner.push_each(msg, |ev| {
-                if failed.is_ok() {
-                    failed = on_event(ev);
+                // Events made from the replacement bytes of a file truncated
+                // under its map are not the log's.
+                if failed.is_ok() && !mapped::tripped() {
+                    failed = sink.event(ev);
                     events += 1;
                 }
             });
-            failed.map(|()| events)
+            failed?;
+            sink.message_done()?;
+            Ok(events)
         };
+        // A mapped file is read from the map until its lease is broken (see
+        // `mapped`), then through `read` from the next message on.
+        let mut resume: Option<(Box<dyn std::io::Read + Send>, Framer)> = None;
         if let Some(map) = input::map(input) {
             if !report.head(input, &Head::of(map.get(..4).unwrap_or(&map)), quiet) {
                 continue;
             }
             let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
             let mut seen = 0u64;
-            let mut releaser = input::Releaser::default();
+            let mut releaser = Releaser::default();
+            let mut broke = false;
             let error = loop {
+                if mapped::broken() {
+                    broke = true;
+                    break None;
+                }
                 match reader.next_message() {
                     Ok(Some(msg)) => {
-                        let events = step(&msg, &mut report)?;
+                        let events = step(joiner, &msg, &mut report)?;
                         let at = reader.offset();
                         progress.add(at - seen, events);
                         seen = at;
@@ -286,20 +345,35 @@ pub fn drive(
                 joiner.record_framing_error(&err);
                 report.damaged(input, err.to_string(), quiet);
             }
-            report.bytes += seen;
-            continue;
+            if !broke {
+                report.bytes += seen;
+                report.shrank(input, size, quiet);
+                continue;
+            }
+            let (offset, index) = (reader.offset(), reader.index());
+            let rest = map
+                .into_rest(offset)
+                .map_err(|e| format!("{}: reading on after byte {offset}: {e}", input.name()))?;
+            let framer = Framer::with_max_payload(limit).starting_at(offset, index);
+            resume = Some((Box::new(rest), framer));
         }
-        let opened = input::open(input)?;
-        if !report.head(input, &opened.head, quiet) {
-            continue;
-        }
+        let (stream, framer) = match resume {
+            Some(resume) => resume,
+            None => {
+                let opened = input::open(input)?;
+                if !report.head(input, &opened.head, quiet) {
+                    continue;
+                }
+                (opened.reader, Framer::with_max_payload(limit))
+            }
+        };
         // Progress counts the bytes framed: the reader's offset.
-        let mut reader = StreamReader::with_framer(opened.reader, Framer::with_max_payload(limit));
-        let mut seen = 0u64;
+        let mut seen = framer.offset();
+        let mut reader = StreamReader::with_framer(stream, framer);
         loop {
             match reader.next_message() {
                 Ok(Some(msg)) => {
-                    let events = step(&msg, &mut report)?;
+                    let events = step(joiner, &msg, &mut report)?;
                     let now = reader.offset();
                     progress.add(now - seen, events);
                     seen = now;
@@ -313,6 +387,7 @@ pub fn drive(
             }
         }
         report.bytes += reader.offset();
+        report.shrank(input, size, quiet);
     }
     if regular > 0 {
         *report

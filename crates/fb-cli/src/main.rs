@@ -7,6 +7,7 @@ mod gen;
 mod input;
 mod inspect;
 mod joinargs;
+mod mapped;
 mod output;
 mod progress;
 mod repair;

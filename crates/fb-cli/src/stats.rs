@@ -484,15 +484,20 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let mut estimators = Estimators::default();
     let mut kept = Metrics::default();
     let mut filtered = 0u64;
-    let run = drive(&inputs, &mut joiner, global.quiet, |ev| {
-        if !args.filter.keep(ev) {
-            filtered += 1;
-            return Ok(());
-        }
-        kept.record(ev);
-        estimators.add(ev);
-        Ok(())
-    })?;
+    let run = drive(
+        &inputs,
+        &mut joiner,
+        global.quiet,
+        &mut |ev: &JoinedEvent| {
+            if !args.filter.keep(ev) {
+                filtered += 1;
+                return Ok(());
+            }
+            kept.record(ev);
+            estimators.add(ev);
+            Ok(())
+        },
+    )?;
     if run.logs == 0 {
         // Nothing was a log: a table of zeros would read as an empty log.
         if !global.quiet {

@@ -47,6 +47,11 @@ impl<'a> SliceReader<'a> {
     pub fn offset(&self) -> u64 {
         self.framer.offset()
     }
+
+    /// Index of the next unread message.
+    pub fn index(&self) -> u64 {
+        self.framer.index()
+    }
 }
 
 impl<'a> Iterator for SliceReader<'a> {

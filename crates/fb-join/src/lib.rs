@@ -57,7 +57,10 @@ pub use event::{Decision, Index, JoinedEvent, Outcome, Slot, Value};
 pub use fb_format::{Problem, RewardFunction};
 pub use joiner::{transform, Joiner};
 pub use metrics::{KindMetrics, Metrics};
-pub use parallel::{convert_parallel, convert_parallel_slice, Progress};
+pub use parallel::{
+    convert_parallel, convert_parallel_rest, convert_parallel_section, convert_parallel_slice,
+    Progress,
+};
 pub use reward::{compute as compute_reward, Signal};
 
 /// Sane behaviour, or the reference's exact output including its quirks.

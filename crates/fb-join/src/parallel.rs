@@ -222,8 +222,12 @@ impl Drop for AbortOnPanic<'_> {
 
 /// Where the input comes from.
 enum Source<'m, R> {
-    Stream(R),
-    Slice(&'m [u8]),
+    /// A reader, and where its first byte lies in the log, when it does
+    /// not start the log.
+    Stream(R, Option<(u64, u64)>),
+    /// A slice, and where its first byte lies in the log (offset and
+    /// message index), when it is a section of one.
+    Slice(&'m [u8], Option<(u64, u64)>),
 }
 
 /// Joins `input` with `threads` workers and writes the DSJSON of the events
@@ -246,7 +250,36 @@ where
 {
     run(
         joiner,
-        Source::Stream(input),
+        Source::Stream(input, None),
+        output,
+        threads,
+        keep,
+        progress,
+    )
+}
+
+/// [`convert_parallel`] over the rest of a log: `input` starts with
+/// message `index` at byte `offset` of the log, and offsets and indices
+/// are the log's, as with [`convert_parallel_section`].
+#[allow(clippy::too_many_arguments)]
+pub fn convert_parallel_rest<R, W, K, P>(
+    joiner: &mut Joiner,
+    input: R,
+    (offset, index): (u64, u64),
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    progress: P,
+) -> Result<Summary, Error>
+where
+    R: Read + Send,
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    run(
+        joiner,
+        Source::Stream(input, Some((offset, index))),
         output,
         threads,
         keep,
@@ -272,7 +305,37 @@ where
 {
     run(
         joiner,
-        Source::<&[u8]>::Slice(input),
+        Source::<&[u8]>::Slice(input, None),
+        output,
+        threads,
+        keep,
+        progress,
+    )
+}
+
+/// [`convert_parallel_slice`] over one section of a log: `input` holds
+/// whole messages, the first of which is message `index` at byte `offset`
+/// of the log. Offsets and indices in diagnostics, errors and
+/// [`Progress`] are the log's. Converting a log section by section with one
+/// joiner writes the same bytes as converting it whole.
+#[allow(clippy::too_many_arguments)]
+pub fn convert_parallel_section<W, K, P>(
+    joiner: &mut Joiner,
+    input: &[u8],
+    (offset, index): (u64, u64),
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    progress: P,
+) -> Result<Summary, Error>
+where
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    run(
+        joiner,
+        Source::<&[u8]>::Slice(input, Some((offset, index))),
         output,
         threads,
         keep,
@@ -338,7 +401,11 @@ where
             let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools);
             let framer = Framer::with_max_payload(limit);
             let (framing_error, bytes_read) = match input {
-                Source::Stream(input) => {
+                Source::Stream(input, start) => {
+                    let framer = match start {
+                        Some((offset, index)) => framer.starting_at(offset, index),
+                        None => framer,
+                    };
                     let mut reader = StreamReader::with_framer(input, framer);
                     let error = batcher.pump(|b| match reader.next_message()? {
                         Some(msg) => Ok(b.take(&msg, |m| m.copy(&msg))),
@@ -346,7 +413,11 @@ where
                     });
                     (error, reader.offset())
                 }
-                Source::Slice(data) => {
+                Source::Slice(data, start) => {
+                    let framer = match start {
+                        Some((offset, index)) => framer.starting_at(offset, index),
+                        None => framer,
+                    };
                     let mut reader = SliceReader::with_framer(data, framer);
                     let error = batcher.pump(|b| match reader.next_message()? {
                         Some(msg) => Ok(b.take(&msg, |m| m.borrow(msg))),

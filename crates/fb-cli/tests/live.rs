@@ -1,0 +1,174 @@
+//! Logs that another process changes while `fb` reads them: appended to,
+//! truncated. The output is a prefix of the log's lines, the exit says
+//! what happened, and no signal ever ends the run.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fb-live-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn gen(path: &Path, size: &str, seed: &str) {
+    let status = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["gen", "-q", "--size", size, "--seed", seed, "-o"])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn convert_all(path: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["convert", "-q", "--threads", "1"])
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The REGULAR messages of a log, as raw bytes.
+fn regular_messages(log: &[u8]) -> Vec<Vec<u8>> {
+    fb_format::SliceReader::new(log)
+        .flatten()
+        .filter(|m| m.kind == fb_format::MessageKind::Regular)
+        .map(|m| log[m.offset as usize..m.offset as usize + m.len].to_vec())
+        .collect()
+}
+
+/// Runs `fb convert` on `log` while `meddle` changes it from another
+/// thread once the first output has come; returns exit code, stdout and
+/// stderr.
+fn convert_while(
+    log: &Path,
+    threads: &str,
+    meddle: impl FnOnce() + Send,
+) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["convert", "--threads", threads])
+        .arg(log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut out = Vec::new();
+    std::thread::scope(|scope| {
+        let err = scope.spawn(move || {
+            let mut text = String::new();
+            stderr.read_to_string(&mut text).unwrap();
+            text
+        });
+        // Some output first: `fb` is under way, and blocks on the pipe
+        // until it is read.
+        let mut first = vec![0u8; 4096];
+        stdout.read_exact(&mut first).unwrap();
+        out.extend(first);
+        let meddler = scope.spawn(meddle);
+        stdout.read_to_end(&mut out).unwrap();
+        meddler.join().unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            None,
+            "ended by a signal: {}",
+            err.join().unwrap()
+        );
+        (
+            status.code(),
+            String::from_utf8(out).unwrap(),
+            err.join().unwrap(),
+        )
+    })
+}
+
+fn assert_prefix(name: &str, got: &str, whole: &str) {
+    assert!(!got.is_empty(), "{name}: no output");
+    assert!(got.ends_with('\n'), "{name}: a cut line");
+    assert!(
+        whole.starts_with(got),
+        "{name}: not a prefix of the log's lines"
+    );
+}
+
+#[test]
+fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
+    let dir = scratch("append");
+    let extra = dir.join("extra.fb");
+    gen(&extra, "2MiB", "9");
+    let more = regular_messages(&std::fs::read(&extra).unwrap());
+    for threads in ["1", "2"] {
+        // The writer keeps the file open, as a logger does (no lease can be
+        // had: `fb` reads), or opens it for each message (`fb` maps it
+        // under a lease, is told, and reads on from where it was).
+        for reopen in [false, true] {
+            let name = format!("threads {threads}, reopen {reopen}");
+            let log = dir.join(format!("live-{threads}-{reopen}.fb"));
+            gen(&log, "6MiB", "3");
+            let held = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+            let held = (!reopen).then_some(held);
+            let (code, out, err) = convert_while(&log, threads, || {
+                let mut held = held;
+                for m in &more {
+                    match &mut held {
+                        Some(f) => f.write_all(m).unwrap(),
+                        None => std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(&log)
+                            .unwrap()
+                            .write_all(m)
+                            .unwrap(),
+                    }
+                }
+            });
+            // A message caught half written at the end is a truncation
+            // (exit 1); anything else is a clean read.
+            assert!(matches!(code, Some(0) | Some(1)), "{name}: {code:?} {err}");
+            assert_prefix(&name, &out, &convert_all(&log));
+        }
+    }
+}
+
+#[test]
+fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
+    let dir = scratch("truncate");
+    for threads in ["1", "2"] {
+        // Held open for writing from the start, the log is read through
+        // `read` (no lease): the cut lands while `fb` reads, which says so.
+        // Otherwise `fb` maps it under a lease and the cut waits for `fb`
+        // to let go: on one thread at the next message, and on two at the
+        // end of the section (256 MiB), so past this small log's end,
+        // which then converts whole.
+        for held in [true, false] {
+            let name = format!("threads {threads}, held open {held}");
+            let log = dir.join(format!("cut-{threads}-{held}.fb"));
+            gen(&log, "24MiB", "4");
+            let whole = convert_all(&log);
+            let len = std::fs::metadata(&log).unwrap().len();
+            let writer = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+            let writer = held.then_some(writer);
+            let (code, out, err) = convert_while(&log, threads, || {
+                let file = writer
+                    .unwrap_or_else(|| std::fs::OpenOptions::new().write(true).open(&log).unwrap());
+                file.set_len(len / 3).unwrap();
+            });
+            if code == Some(0) {
+                assert!(
+                    !held && threads == "2",
+                    "{name}: the cut went unnoticed: {err}"
+                );
+                assert_eq!(out, whole, "{name}");
+                continue;
+            }
+            assert_eq!(code, Some(1), "{name}: {err}");
+            assert!(err.contains("shrank from"), "{name}: {err}");
+            assert_prefix(&name, &out, &whole);
+        }
+    }
+}
