@@ -109,6 +109,20 @@ impl Estimator {
         self.snips[3] += uw * uw * r * r;
     }
 
+    /// Adds the decisions of another estimator, as if added here.
+    pub fn merge(&mut self, o: &Self) {
+        self.n += o.n;
+        for (a, b) in self.logged.iter_mut().zip(o.logged) {
+            *a += b;
+        }
+        for (a, b) in self.ips.iter_mut().zip(o.ips) {
+            *a += b;
+        }
+        for (a, b) in self.snips.iter_mut().zip(o.snips) {
+            *a += b;
+        }
+    }
+
     /// Decisions added so far.
     pub fn count(&self) -> usize {
         self.n

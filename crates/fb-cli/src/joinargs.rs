@@ -1,10 +1,11 @@
 //! Flags shared by the commands that join (convert, stats), and the loop
 //! that drives a joiner over several inputs as one stream.
 
-use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+use std::io::Read;
+
 use fb_join::{
-    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Problem, RewardFunction,
-    StepTransform,
+    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Pipeline, Problem,
+    RewardFunction, Source, StepTransform,
 };
 
 use crate::error::Error;
@@ -160,8 +161,8 @@ impl JoinArgs {
 /// What a run over the inputs saw besides joined events.
 #[derive(Debug, Default, Clone)]
 pub struct RunReport {
-    /// Messages read, per type name.
-    pub messages: std::collections::BTreeMap<&'static str, u64>,
+    /// Messages read, per type.
+    pub kinds: fb_join::MessageCounts,
     /// Inputs that ended with a framing error or are not logs.
     pub damaged: Vec<String>,
     /// Inputs read as logs (damaged ones included, those that are not logs
@@ -172,12 +173,15 @@ pub struct RunReport {
     /// Where each input's diagnostics start among the joiner's kept ones,
     /// and its name: diagnostics of multi-input runs name their file.
     pub starts: Vec<(usize, String)>,
+    /// Bytes of the current input already counted in `bytes`.
+    input_start: u64,
 }
 
 impl RunReport {
     /// Notes that `input` starts here, its diagnostics after the first
     /// `kept` ones of `joiner`.
     pub fn begin(&mut self, input: &Input, joiner: &Joiner) {
+        self.input_start = 0;
         self.starts
             .push((joiner.diagnostics().kept().len(), input.name()));
     }
@@ -239,6 +243,21 @@ impl RunReport {
         }
     }
 
+    /// Takes in what one feed of `input` read: messages, bytes, and the
+    /// framing error that ended it (the input is then damaged). Where it
+    /// stopped early, if it did.
+    pub fn fed(&mut self, input: &Input, fed: fb_join::Fed, quiet: bool) -> Option<(u64, u64)> {
+        self.kinds.merge(&fed.kinds);
+        self.bytes = self
+            .bytes
+            .saturating_add(fed.offset.saturating_sub(self.input_start));
+        self.input_start = fed.offset;
+        if let Some(err) = fed.framing_error {
+            self.damaged(input, err.to_string(), quiet);
+        }
+        fed.stopped_at
+    }
+
     /// Exit 0, or 1 when an input was damaged or not a log.
     pub fn exit_code(&self) -> std::process::ExitCode {
         if self.damaged.is_empty() {
@@ -249,154 +268,167 @@ impl RunReport {
     }
 }
 
-/// Where [`drive`] hands what it joins.
-pub trait Sink {
-    /// A joined event.
-    fn event(&mut self, ev: &JoinedEvent) -> Result<(), Error>;
-
-    /// Every event of a message was handed over: the time to write output.
-    /// Writing only here, never in the middle of a message, means that an
-    /// output that blocks never holds a mapped message half read.
-    fn message_done(&mut self) -> Result<(), Error> {
-        Ok(())
-    }
-}
-
-impl<F: FnMut(&JoinedEvent) -> Result<(), Error>> Sink for F {
-    fn event(&mut self, ev: &JoinedEvent) -> Result<(), Error> {
-        self(ev)
-    }
-}
-
-/// Runs `joiner` over `inputs` in order (one stream) and hands every joined
-/// event to `on_event`. Damaged inputs are reported and reading goes on
-/// with the next one. Regular files are memory-mapped (their consumed pages
-/// released as reading goes, so memory stays flat); pipes are streamed
-/// through one reused buffer.
-pub fn drive(
+/// Feeds every input to `pipeline` in order, as one log: each file
+/// mapped while that is safe (see `mapped`) and read through `read` from
+/// where the map was left when it stops being so, pipes streamed, and with
+/// `recover` each input read whole and resynchronized after damage. What
+/// the inputs were and what went wrong with them is in the report; `fail`
+/// turns the pipeline's errors (the output failing above all) into ours.
+pub fn feed_all<S, K>(
     inputs: &[Input],
-    joiner: &mut Joiner,
+    pipeline: &mut Pipeline<S, K>,
+    recover: bool,
     quiet: bool,
-    sink: &mut impl Sink,
-) -> Result<RunReport, Error> {
+    fail: &dyn Fn(fb_join::Error) -> Error,
+) -> Result<RunReport, Error>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
     let total = inputs.iter().map(Input::len).sum::<Option<u64>>();
     let mut progress = Progress::new(total, quiet);
     let mut report = RunReport::default();
-    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
-    // Counted apart: a map entry per message showed in profiles.
-    let mut regular = 0u64;
     for input in inputs {
-        report.begin(input, joiner);
+        report.begin(input, pipeline.joiner());
         let size = input.len();
-        let mut step = |joiner: &mut Joiner,
-                        msg: &Message<'_>,
-                        report: &mut RunReport|
-         -> Result<u64, Error> {
-            if msg.kind == MessageKind::Regular {
-                regular += 1;
-            } else {
-                *report.messages.entry(msg.kind.name()).or_default() += 1;
-            }
-            let mut events = 0;
-            let mut failed = Ok(());
-            joiner.push_each(msg, |ev| {
-                // Events made from the replacement bytes of a file truncated
-                // under its map are not the log's.
-                if failed.is_ok() && !mapped::tripped() {
-                    failed = sink.event(ev);
-                    events += 1;
-                }
-            });
-            failed?;
-            sink.message_done()?;
-            Ok(events)
+        // Per input: progress is told bytes and events as deltas.
+        let (mut bytes, mut events) = (0u64, 0u64);
+        let mut on_progress = |at: fb_join::Progress| {
+            progress.add(
+                at.read.saturating_sub(bytes),
+                at.events.saturating_sub(events),
+            );
+            bytes = bytes.max(at.read);
+            events = events.max(at.events);
         };
-        // A mapped file is read from the map until its lease is broken (see
-        // `mapped`), then through `read` from the next message on.
-        let mut resume: Option<(Box<dyn std::io::Read + Send>, Framer)> = None;
+        if recover {
+            recover_one(input, pipeline, &mut report, quiet, &mut on_progress, fail)?;
+            report.shrank(input, size, quiet);
+            continue;
+        }
+        let mut resume = None;
         if let Some(map) = input::map(input) {
             if !report.head(input, &Head::of(map.get(..4).unwrap_or(&map)), quiet) {
                 continue;
             }
-            let mut reader = SliceReader::with_framer(&map, Framer::with_max_payload(limit));
-            let mut seen = 0u64;
             let mut releaser = Releaser::default();
-            let mut broke = false;
-            let error = loop {
-                if mapped::broken() {
-                    broke = true;
-                    break None;
+            let fed = pipeline
+                .feed(Source::Slice(&map), (0, 0), &mapped::broken, &mut |at| {
+                    // Pages already joined are not needed again.
+                    releaser.done(&map, at.finished);
+                    on_progress(at)
+                })
+                .map_err(fail)?;
+            let stopped = report.fed(input, fed, quiet);
+            match stopped {
+                None => {
+                    report.shrank(input, size, quiet);
+                    continue;
                 }
-                match reader.next_message() {
-                    Ok(Some(msg)) => {
-                        let events = step(joiner, &msg, &mut report)?;
-                        let at = reader.offset();
-                        progress.add(at - seen, events);
-                        seen = at;
-                        // Pages already parsed are not needed again: every
-                        // message before `at` is processed.
-                        releaser.done(&map, at);
-                    }
-                    Ok(None) => break None,
-                    Err(err) => break Some(err),
+                Some(at) => {
+                    let rest = map.into_rest(at.0).map_err(|e| {
+                        format!("{}: reading on after byte {}: {e}", input.name(), at.0)
+                    })?;
+                    resume = Some((Box::new(rest) as Box<dyn Read + Send>, at));
                 }
-            };
-            if let Some(err) = error {
-                joiner.record_framing_error(&err);
-                report.damaged(input, err.to_string(), quiet);
             }
-            if !broke {
-                report.bytes += seen;
-                report.shrank(input, size, quiet);
-                continue;
-            }
-            let (offset, index) = (reader.offset(), reader.index());
-            let rest = map
-                .into_rest(offset)
-                .map_err(|e| format!("{}: reading on after byte {offset}: {e}", input.name()))?;
-            let framer = Framer::with_max_payload(limit).starting_at(offset, index);
-            resume = Some((Box::new(rest), framer));
         }
-        let (stream, framer) = match resume {
+        let (stream, start) = match resume {
             Some(resume) => resume,
             None => {
                 let opened = input::open(input)?;
                 if !report.head(input, &opened.head, quiet) {
                     continue;
                 }
-                (opened.reader, Framer::with_max_payload(limit))
+                (opened.reader, (0, 0))
             }
         };
-        // Progress counts the bytes framed: the reader's offset.
-        let mut seen = framer.offset();
-        let mut reader = StreamReader::with_framer(stream, framer);
-        loop {
-            match reader.next_message() {
-                Ok(Some(msg)) => {
-                    let events = step(joiner, &msg, &mut report)?;
-                    let now = reader.offset();
-                    progress.add(now - seen, events);
-                    seen = now;
-                }
-                Ok(None) => break,
-                Err(err) => {
-                    joiner.record_framing_error(&err);
-                    report.damaged(input, err.to_string(), quiet);
-                    break;
-                }
-            }
-        }
-        report.bytes += reader.offset();
+        let fed = pipeline
+            .feed(Source::Stream(stream), start, &|| false, &mut on_progress)
+            .map_err(fail)?;
+        report.fed(input, fed, quiet);
         report.shrank(input, size, quiet);
-    }
-    if regular > 0 {
-        *report
-            .messages
-            .entry(MessageKind::Regular.name())
-            .or_default() += regular;
     }
     progress.finish();
     Ok(report)
+}
+
+/// `--recover`: one input read whole (mapped when safe) and
+/// resynchronized after damage; skipped ranges reported.
+fn recover_one<S, K>(
+    input: &Input,
+    pipeline: &mut Pipeline<S, K>,
+    report: &mut RunReport,
+    quiet: bool,
+    progress: &mut dyn FnMut(fb_join::Progress),
+    fail: &dyn Fn(fb_join::Error) -> Error,
+) -> Result<(), Error>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let map = input::map(input);
+    let read: Vec<u8>;
+    let bytes: &[u8] = match &map {
+        Some(m) => m,
+        None => {
+            let mut opened = input::open(input)?;
+            let mut buf = Vec::new();
+            opened
+                .reader
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("{}: {e}", input.name()))?;
+            read = buf;
+            &read
+        }
+    };
+    let head = Head::of(bytes.get(..4).unwrap_or(bytes));
+    if head == Head::Empty {
+        report.head(input, &head, quiet);
+        return Ok(());
+    }
+    // Recovery reads on whatever the head says: damage is its trade.
+    report.logs += 1;
+    let joined_before = pipeline.joiner().metrics().joined;
+    // Recovery reads the map in place to the end: another process that
+    // wants to change the file makes it stop (see `mapped`).
+    let mapped = map.is_some();
+    let stop = move || mapped && (mapped::broken() || mapped::tripped());
+    let mut fed = pipeline
+        .feed(Source::Recover(bytes), (0, 0), &stop, progress)
+        .map_err(fail)?;
+    if fed.stopped_at.is_some() || (mapped && mapped::tripped()) {
+        return Err(Error::Msg(format!(
+            "{}: another process opened it for writing or truncated it while it was being \
+             recovered: stopped; run again once it is done",
+            input.name()
+        )));
+    }
+    let skipped = std::mem::take(&mut fed.skipped);
+    report.fed(input, fed, quiet);
+    for r in &skipped {
+        let why = format!(
+            "skipped bytes {}..{} ({} bytes): {}",
+            r.start,
+            r.end,
+            r.len(),
+            r.reason
+        );
+        report.damaged(input, why, quiet);
+    }
+    if !quiet && !skipped.is_empty() {
+        eprintln!(
+            "fb: {}: recovered {} events; {} bytes in {} ranges skipped",
+            input.name(),
+            pipeline.joiner().metrics().joined - joined_before,
+            skipped
+                .iter()
+                .map(fb_format::recover::Skipped::len)
+                .sum::<u64>(),
+            skipped.len()
+        );
+    }
+    Ok(())
 }
 
 /// Prints a count per diagnostic kind and the first few examples of each

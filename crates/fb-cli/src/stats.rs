@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::error::Error;
 use crate::estimate::{Estimate, Estimates, Estimator, Sample};
-use crate::joinargs::{drive, FilterArgs, JoinArgs, RunReport};
+use crate::joinargs::{feed_all, FilterArgs, JoinArgs, RunReport};
 use crate::output::Output;
 use crate::Global;
 
@@ -63,6 +63,23 @@ struct Estimators {
 }
 
 impl Estimators {
+    fn merge(&mut self, o: &Self) {
+        self.cb.merge(&o.cb);
+        self.multistep.merge(&o.multistep);
+        self.slates.merge(&o.slates);
+        for (mine, theirs) in [
+            (&mut self.ccb_slots, &o.ccb_slots),
+            (&mut self.slates_slots, &o.slates_slots),
+        ] {
+            if mine.len() < theirs.len() {
+                mine.resize_with(theirs.len(), Estimator::default);
+            }
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                a.merge(b);
+            }
+        }
+    }
+
     fn add(&mut self, ev: &JoinedEvent) {
         let Some(weight) = weight(ev) else { return };
         match &ev.decision {
@@ -244,7 +261,7 @@ fn report_json(
         "inputs": inputs,
         "logs": run.logs,
         "bytes": run.bytes,
-        "messages": run.messages,
+        "messages": run.kinds.by_name().collect::<std::collections::BTreeMap<_, _>>(),
         "events_read": read.events_read,
         "joined": read.joined,
         "filtered_out": filtered,
@@ -474,30 +491,69 @@ fn table(r: &Value) -> String {
     t
 }
 
+/// What stats keep of the kept events: their metrics and the estimators.
+#[derive(Default)]
+struct Tally {
+    kept: Metrics,
+    estimators: Estimators,
+}
+
+/// Fills [`Tally`] batches.
+struct TallyMaker;
+
+impl fb_join::Maker for TallyMaker {
+    type Batch = Tally;
+
+    fn batch(&mut self) -> Tally {
+        Tally::default()
+    }
+
+    fn add(&mut self, batch: &mut Tally, ev: &JoinedEvent<'_>) {
+        batch.kept.record(ev);
+        batch.estimators.add(ev);
+    }
+
+    fn full(&self, _: &Tally) -> bool {
+        false
+    }
+
+    fn clear(&mut self, batch: &mut Tally) {
+        *batch = Tally::default();
+    }
+}
+
+/// The stats sink: the sum of every batch.
+#[derive(Default)]
+struct TallySink(Tally);
+
+impl fb_join::Sink for TallySink {
+    type Batch = Tally;
+    type Maker = TallyMaker;
+
+    fn maker(&self) -> TallyMaker {
+        TallyMaker
+    }
+
+    fn take(&mut self, batch: &mut Tally) -> Result<(), fb_join::Error> {
+        self.0.kept.merge(&batch.kept);
+        self.0.estimators.merge(&batch.estimators);
+        Ok(())
+    }
+}
+
 /// Prints the statistics; exit 1 when an input was damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
-    let mut joiner = Joiner::new(opts);
-    let mut estimators = Estimators::default();
-    let mut kept = Metrics::default();
-    let mut filtered = 0u64;
-    let run = drive(
-        &inputs,
-        &mut joiner,
-        global.quiet,
-        &mut |ev: &JoinedEvent| {
-            if !args.filter.keep(ev) {
-                filtered += 1;
-                return Ok(());
-            }
-            kept.record(ev);
-            estimators.add(ev);
-            Ok(())
-        },
-    )?;
+    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev) && !crate::mapped::tripped();
+    // One thread: the sums add up in log order, as always.
+    let mut pipeline = fb_join::Pipeline::new(opts, keep, TallySink::default(), 1);
+    let fail = |e: fb_join::Error| Error::Msg(e.to_string());
+    let run = feed_all(&inputs, &mut pipeline, false, global.quiet, &fail)?;
+    let filtered = pipeline.filtered();
+    let (joiner, TallySink(tally)) = pipeline.finish();
     if run.logs == 0 {
         // Nothing was a log: a table of zeros would read as an empty log.
         if !global.quiet {
@@ -505,7 +561,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
         return Ok(ExitCode::from(1));
     }
-    let report = report_json(inputs.len(), &run, &joiner, &kept, filtered, &estimators);
+    let report = report_json(
+        inputs.len(),
+        &run,
+        &joiner,
+        &tally.kept,
+        filtered,
+        &tally.estimators,
+    );
     let text = if args.json {
         format!("{report}\n")
     } else {

@@ -122,6 +122,11 @@ impl<R: Read> StreamReader<R> {
         self.framer.offset()
     }
 
+    /// Index of the next unread message.
+    pub fn index(&self) -> u64 {
+        self.framer.index()
+    }
+
     /// Bytes currently allocated for the buffer.
     pub fn buffer_capacity(&self) -> usize {
         self.buf.capacity()

@@ -483,6 +483,89 @@ fn write_ca<P: Put>(
     out.byte(b'}');
 }
 
+/// Lines gathered before a batch goes out on one thread: at least an
+/// output buffer's worth, so that they pass through it without a copy.
+const CHUNK: usize = 1 << 20;
+
+/// The DSJSON [`Sink`](crate::Sink): lines formatted where events are
+/// made, written to `W` in log order.
+#[derive(Debug)]
+pub struct LinesSink<W> {
+    out: W,
+    compat: Compat,
+    written: u64,
+}
+
+impl<W: std::io::Write> LinesSink<W> {
+    /// Lines in `compat` style to `out`.
+    pub fn new(out: W, compat: Compat) -> Self {
+        Self {
+            out,
+            compat,
+            written: 0,
+        }
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// The output, flushed by the caller.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// The output.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+}
+
+/// Formats lines for a [`LinesSink`], one per thread.
+#[derive(Debug)]
+pub struct LinesMaker(Writer);
+
+impl crate::Maker for LinesMaker {
+    type Batch = Lines;
+
+    fn batch(&mut self) -> Lines {
+        Lines::with_capacity(CHUNK + (64 << 10))
+    }
+
+    fn add(&mut self, batch: &mut Lines, ev: &JoinedEvent<'_>) {
+        self.0.write_into(ev, batch);
+    }
+
+    fn full(&self, batch: &Lines) -> bool {
+        batch.len() >= CHUNK
+    }
+
+    fn clear(&mut self, batch: &mut Lines) {
+        batch.clear();
+    }
+}
+
+impl<W: std::io::Write> crate::Sink for LinesSink<W> {
+    type Batch = Lines;
+    type Maker = LinesMaker;
+
+    fn maker(&self) -> LinesMaker {
+        LinesMaker(Writer::new(self.compat))
+    }
+
+    fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {
+        self.out
+            .write_all(batch.as_bytes())
+            .map_err(|source| crate::Error::Write {
+                written: self.written,
+                source,
+            })?;
+        self.written += batch.len() as u64;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,7 @@ pub mod json;
 mod metrics;
 mod number;
 mod parallel;
+mod pipeline;
 mod put;
 mod reward;
 mod simd;
@@ -57,10 +58,8 @@ pub use event::{Decision, Index, JoinedEvent, Outcome, Slot, Value};
 pub use fb_format::{Problem, RewardFunction};
 pub use joiner::{transform, Joiner};
 pub use metrics::{KindMetrics, Metrics};
-pub use parallel::{
-    convert_parallel, convert_parallel_rest, convert_parallel_section, convert_parallel_slice,
-    Progress,
-};
+pub use parallel::Progress;
+pub use pipeline::{Fed, Maker, MessageCounts, Pipeline, Sink, Source};
 pub use reward::{compute as compute_reward, Signal};
 
 /// Sane behaviour, or the reference's exact output including its quirks.
@@ -176,7 +175,8 @@ impl Default for Options {
 }
 
 /// What a conversion did.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
+#[non_exhaustive]
 pub struct Summary {
     /// Metrics of the joined events.
     pub metrics: Metrics,
@@ -189,7 +189,7 @@ pub struct Summary {
     /// Lines of DSJSON written.
     pub lines: u64,
     /// The framing error that ended reading early, if any.
-    pub framing_error: Option<String>,
+    pub framing_error: Option<fb_format::Error>,
 }
 
 /// Errors of a conversion that stop it (bad data never does: it is counted
@@ -224,107 +224,135 @@ pub enum Error {
 /// A framing error (truncation, bad version, I/O) ends the reading; the
 /// lines before it are written and the error is in
 /// [`Summary::framing_error`].
-pub fn convert<R: Read, W: Write>(input: R, output: W, opts: Options) -> Result<Summary, Error> {
+pub fn convert<R: Read + Send, W: Write>(
+    input: R,
+    output: W,
+    opts: Options,
+) -> Result<Summary, Error> {
     let mut joiner = Joiner::new(opts);
     let mut output = output;
-    let mut summary = convert_into(&mut joiner, input, &mut output)?;
-    summary.metrics = joiner.metrics().clone();
-    summary.diagnostics = joiner.diagnostics().clone();
-    Ok(summary)
+    convert_into(&mut joiner, input, &mut output)
 }
 
 /// Like [`convert`], with a caller-owned joiner (whose state carries over
 /// to the next input: several files make one stream).
-pub fn convert_into<R: Read, W: Write>(
+pub fn convert_into<R: Read + Send, W: Write>(
     joiner: &mut Joiner,
     input: R,
     output: &mut W,
 ) -> Result<Summary, Error> {
-    let framer = fb_format::Framer::with_max_payload(
-        u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX),
+    let input: Box<dyn Read + Send + '_> = Box::new(input);
+    run_lines(
+        joiner,
+        Source::Stream(input),
+        (0, 0),
+        output,
+        1,
+        &|_: &JoinedEvent<'_>| true,
+        &mut |_| {},
+    )
+    .map(|(summary, _)| summary)
+}
+
+/// Runs a DSJSON pipeline of `joiner` over `source`: the one loop behind
+/// every `convert*` function.
+fn run_lines<W: Write, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
+    joiner: &mut Joiner,
+    source: Source<'_>,
+    start: (u64, u64),
+    output: &mut W,
+    threads: usize,
+    keep: &K,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Summary, Fed), Error> {
+    let compat = joiner.options().compat;
+    let owned = std::mem::replace(joiner, Joiner::new(joiner.options().clone()));
+    let mut pipeline = Pipeline::with_joiner(
+        owned,
+        keep,
+        dsjson::LinesSink::new(&mut *output, compat),
+        threads,
     );
-    let mut reader = fb_format::StreamReader::with_framer(input, framer);
-    let mut pump = Pump::new(joiner.options().compat);
-    let mut messages = 0;
-    let mut framing_error = None;
-    loop {
-        match reader.next_message() {
-            Ok(Some(msg)) => {
-                messages += 1;
-                pump.feed(joiner, &msg, output)?;
-            }
-            Ok(None) => break,
-            Err(err) => {
-                joiner.record_framing_error(&err);
-                framing_error = Some(err.to_string());
-                break;
-            }
-        }
-    }
-    pump.finish(joiner, messages, framing_error, output)
-}
-
-/// Joins messages one by one and writes their lines: the loop every
-/// serial conversion shares.
-struct Pump {
-    writer: dsjson::Writer,
-    line: Vec<u8>,
-    written: u64,
-    lines: u64,
-}
-
-impl Pump {
-    fn new(compat: Compat) -> Self {
-        Self {
-            writer: dsjson::Writer::new(compat),
-            line: Vec::with_capacity(4096),
-            written: 0,
-            lines: 0,
-        }
-    }
-
-    fn feed<W: Write>(
-        &mut self,
-        joiner: &mut Joiner,
-        msg: &fb_format::Message<'_>,
-        output: &mut W,
-    ) -> Result<(), Error> {
-        self.line.clear();
-        let (writer, line, lines) = (&mut self.writer, &mut self.line, &mut self.lines);
-        joiner.push_each(msg, |ev| {
-            writer.write_line(ev, line);
-            *lines += 1;
-        });
-        output
-            .write_all(&self.line)
-            .map_err(|source| Error::Write {
-                written: self.written,
-                source,
-            })?;
-        self.written += self.line.len() as u64;
-        Ok(())
-    }
-
-    fn finish<W: Write>(
-        self,
-        joiner: &Joiner,
-        messages: u64,
-        framing_error: Option<String>,
-        output: &mut W,
-    ) -> Result<Summary, Error> {
-        output.flush().map_err(|source| Error::Write {
-            written: self.written,
-            source,
-        })?;
-        Ok(Summary {
+    let fed = pipeline.feed(source, start, &|| false, progress);
+    let lines = pipeline.kept();
+    let (back, sink) = pipeline.finish();
+    *joiner = back;
+    let mut fed = fed?;
+    let bytes_written = sink.bytes_written();
+    output.flush().map_err(|source| Error::Write {
+        written: bytes_written,
+        source,
+    })?;
+    Ok((
+        Summary {
             metrics: joiner.metrics().clone(),
             diagnostics: joiner.diagnostics().clone(),
-            messages,
-            bytes_written: self.written,
-            lines: self.lines,
-            framing_error,
-        })
-    }
+            messages: fed.messages,
+            bytes_written,
+            lines,
+            framing_error: fed.framing_error.take(),
+        },
+        fed,
+    ))
+}
+
+/// Joins `input` with `threads` workers and writes the DSJSON of the events
+/// `keep` accepts to `output`, byte-identical to the serial conversion.
+/// `joiner` carries the state in and out, so several inputs make one
+/// stream; `progress` is called as the work goes on.
+pub fn convert_parallel<R, W, K, P>(
+    joiner: &mut Joiner,
+    input: R,
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    mut progress: P,
+) -> Result<Summary, Error>
+where
+    R: Read + Send,
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    let input: Box<dyn Read + Send + '_> = Box::new(input);
+    run_lines(
+        joiner,
+        Source::Stream(input),
+        (0, 0),
+        output,
+        threads,
+        &keep,
+        &mut progress,
+    )
+    .map(|(summary, _)| summary)
+}
+
+/// [`convert_parallel`] over a log in memory, a memory-mapped file above
+/// all: the workers borrow the payloads where they are, and nothing is
+/// copied. [`Progress::finished`] says which bytes are done with.
+pub fn convert_parallel_slice<W, K, P>(
+    joiner: &mut Joiner,
+    input: &[u8],
+    output: &mut W,
+    threads: usize,
+    keep: K,
+    mut progress: P,
+) -> Result<Summary, Error>
+where
+    W: Write,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    P: FnMut(Progress),
+{
+    run_lines(
+        joiner,
+        Source::Slice(input),
+        (0, 0),
+        output,
+        threads,
+        &keep,
+        &mut progress,
+    )
+    .map(|(summary, _)| summary)
 }
 
 /// Joined events of one log as an iterator, for code that wants rewards
@@ -391,7 +419,7 @@ impl<R: Read> Iterator for JoinedEvents<R> {
 }
 
 /// What [`convert_recovering`] did.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RecoverySummary {
     /// The conversion summary, as [`convert_into`] gives it. Its
     /// `framing_error` is always `None`: a recovering read never stops
@@ -436,23 +464,17 @@ pub fn convert_recovering<W: Write>(
     data: &[u8],
     output: &mut W,
 ) -> Result<RecoverySummary, Error> {
-    use fb_format::recover::{Recovered, RecoveringReader};
-
-    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
-    let mut pump = Pump::new(joiner.options().compat);
-    let mut messages = 0;
-    let mut skipped = Vec::new();
-    for item in RecoveringReader::with_max_payload(data, limit) {
-        match item {
-            Recovered::Message(msg) => {
-                messages += 1;
-                pump.feed(joiner, &msg, output)?;
-            }
-            Recovered::Skipped(range) => skipped.push(range),
-        }
-    }
+    let (summary, fed) = run_lines(
+        joiner,
+        Source::Recover(data),
+        (0, 0),
+        output,
+        1,
+        &|_: &JoinedEvent<'_>| true,
+        &mut |_| {},
+    )?;
     Ok(RecoverySummary {
-        summary: pump.finish(joiner, messages, None, output)?,
-        skipped,
+        summary,
+        skipped: fed.skipped,
     })
 }

@@ -9,7 +9,6 @@
 //! byte-identical whatever the number of threads.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
@@ -19,11 +18,11 @@ use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
 use crate::diag::Diagnostics;
-use crate::dsjson::{self, Lines};
 use crate::event::JoinedEvent;
 use crate::joiner::Joiner;
 use crate::metrics::Metrics;
-use crate::{Error, Options, Summary};
+use crate::pipeline::{Fed, Maker, MessageCounts, Sink, Source};
+use crate::{Error, Options};
 
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
@@ -113,14 +112,14 @@ struct Batch<'m> {
 }
 
 /// Buffers that go round instead of being allocated per batch: the
-/// batches' messages (reader → worker → back) and the output lines
+/// batches' messages (reader → worker → back) and the sink's batches
 /// (worker → writer → back). Fresh megabyte buffers cost page faults.
-struct Pools<'m> {
+struct Pools<'m, B> {
     messages: Mutex<Vec<Messages<'m>>>,
-    lines: Mutex<Vec<Lines>>,
+    lines: Mutex<Vec<B>>,
 }
 
-impl Pools<'_> {
+impl<B> Pools<'_, B> {
     fn new() -> Self {
         Self {
             messages: Mutex::new(Vec::new()),
@@ -129,10 +128,11 @@ impl Pools<'_> {
     }
 
     fn take<T: Default>(pool: &Mutex<Vec<T>>) -> T {
-        pool.lock()
-            .ok()
-            .and_then(|mut p| p.pop())
-            .unwrap_or_default()
+        Self::reuse(pool).unwrap_or_default()
+    }
+
+    fn reuse<T>(pool: &Mutex<Vec<T>>) -> Option<T> {
+        pool.lock().ok().and_then(|mut p| p.pop())
     }
 
     fn give<T>(pool: &Mutex<Vec<T>>, item: T) {
@@ -145,11 +145,12 @@ impl Pools<'_> {
     }
 }
 
-struct Done {
+struct Done<B> {
     seq: u64,
-    lines: Lines,
+    lines: B,
     events: u64,
     written: u64,
+    filtered: u64,
     diags: Diagnostics,
     metrics: Metrics,
     end: u64,
@@ -220,150 +221,39 @@ impl Drop for AbortOnPanic<'_> {
     }
 }
 
-/// Where the input comes from.
-enum Source<'m, R> {
-    /// A reader, and where its first byte lies in the log, when it does
-    /// not start the log.
-    Stream(R, Option<(u64, u64)>),
-    /// A slice, and where its first byte lies in the log (offset and
-    /// message index), when it is a section of one.
-    Slice(&'m [u8], Option<(u64, u64)>),
+/// What a parallel run adds to a [`Fed`]: events kept and filtered.
+pub(crate) struct Ran {
+    pub(crate) fed: Fed,
+    pub(crate) kept: u64,
+    pub(crate) filtered: u64,
 }
 
-/// Joins `input` with `threads` workers and writes the DSJSON of the events
-/// `keep` accepts to `output`, byte-identical to the serial conversion.
-/// `joiner` carries the state in and out, so several inputs make one
-/// stream; `progress` is called as the work goes on.
-pub fn convert_parallel<R, W, K, P>(
-    joiner: &mut Joiner,
-    input: R,
-    output: &mut W,
-    threads: usize,
-    keep: K,
-    progress: P,
-) -> Result<Summary, Error>
-where
-    R: Read + Send,
-    W: Write,
-    K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
-{
-    run(
-        joiner,
-        Source::Stream(input, None),
-        output,
-        threads,
-        keep,
-        progress,
-    )
-}
-
-/// [`convert_parallel`] over the rest of a log: `input` starts with
-/// message `index` at byte `offset` of the log, and offsets and indices
-/// are the log's, as with [`convert_parallel_section`].
+/// Joins `input` with `threads` workers and hands the events `keep`
+/// accepts to `sink` in log order, in the batches a serial run would
+/// fill. `joiner` carries the state in and out, so several inputs make
+/// one stream; `stop` is asked before each message; `progress` is called
+/// as batches are taken.
 #[allow(clippy::too_many_arguments)]
-pub fn convert_parallel_rest<R, W, K, P>(
+pub(crate) fn run<S, K>(
     joiner: &mut Joiner,
-    input: R,
-    (offset, index): (u64, u64),
-    output: &mut W,
+    input: Source<'_>,
+    framer: Framer,
+    sink: &mut S,
     threads: usize,
-    keep: K,
-    progress: P,
-) -> Result<Summary, Error>
+    keep: &K,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Ran, Error>
 where
-    R: Read + Send,
-    W: Write,
+    S: Sink,
     K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
-{
-    run(
-        joiner,
-        Source::Stream(input, Some((offset, index))),
-        output,
-        threads,
-        keep,
-        progress,
-    )
-}
-
-/// [`convert_parallel`] over a log in memory, a memory-mapped file above
-/// all: the workers borrow the payloads where they are, and nothing is
-/// copied. [`Progress::finished`] says which bytes are done with.
-pub fn convert_parallel_slice<W, K, P>(
-    joiner: &mut Joiner,
-    input: &[u8],
-    output: &mut W,
-    threads: usize,
-    keep: K,
-    progress: P,
-) -> Result<Summary, Error>
-where
-    W: Write,
-    K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
-{
-    run(
-        joiner,
-        Source::<&[u8]>::Slice(input, None),
-        output,
-        threads,
-        keep,
-        progress,
-    )
-}
-
-/// [`convert_parallel_slice`] over one section of a log: `input` holds
-/// whole messages, the first of which is message `index` at byte `offset`
-/// of the log. Offsets and indices in diagnostics, errors and
-/// [`Progress`] are the log's. Converting a log section by section with one
-/// joiner writes the same bytes as converting it whole.
-#[allow(clippy::too_many_arguments)]
-pub fn convert_parallel_section<W, K, P>(
-    joiner: &mut Joiner,
-    input: &[u8],
-    (offset, index): (u64, u64),
-    output: &mut W,
-    threads: usize,
-    keep: K,
-    progress: P,
-) -> Result<Summary, Error>
-where
-    W: Write,
-    K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
-{
-    run(
-        joiner,
-        Source::<&[u8]>::Slice(input, Some((offset, index))),
-        output,
-        threads,
-        keep,
-        progress,
-    )
-}
-
-fn run<R, W, K, P>(
-    joiner: &mut Joiner,
-    input: Source<'_, R>,
-    output: &mut W,
-    threads: usize,
-    keep: K,
-    mut progress: P,
-) -> Result<Summary, Error>
-where
-    R: Read + Send,
-    W: Write,
-    K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
 {
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
-    let limit = u32::try_from(opts.max_payload).unwrap_or(u32::MAX);
     // Many workers take from one queue: a multi-consumer channel.
     let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
-    let (done_tx, done_rx) = mpsc::channel::<Done>();
-    let keep = &keep;
+    let (done_tx, done_rx) = mpsc::channel::<Done<S::Batch>>();
+    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker()).collect();
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -381,7 +271,7 @@ where
         // Owned here so that a failed start can close it: the workers
         // already started then see the end of the work and return.
         let batch_tx = batch_tx;
-        for index in 0..threads {
+        for (index, maker) in makers.into_iter().enumerate() {
             let rx = batch_rx.clone();
             let tx = done_tx.clone();
             let opts = opts.clone();
@@ -389,7 +279,7 @@ where
                 .name(format!("fb-join-{index}"))
                 .spawn_scoped(scope, move || {
                     let _abort = AbortOnPanic(flow);
-                    worker(&rx, &tx, opts, keep, pools);
+                    worker(&rx, &tx, opts, keep, maker, pools);
                 });
             if let Err(source) = started {
                 drop(batch_tx);
@@ -399,39 +289,45 @@ where
         drop(done_tx);
         let reader = scope.spawn(move || {
             let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools);
-            let framer = Framer::with_max_payload(limit);
-            let (framing_error, bytes_read) = match input {
-                Source::Stream(input, start) => {
-                    let framer = match start {
-                        Some((offset, index)) => framer.starting_at(offset, index),
-                        None => framer,
-                    };
+            let (framing_error, at) = match input {
+                Source::Stream(input) => {
                     let mut reader = StreamReader::with_framer(input, framer);
-                    let error = batcher.pump(|b| match reader.next_message()? {
-                        Some(msg) => Ok(b.take(&msg, |m| m.copy(&msg))),
-                        None => Ok(false),
+                    let error = batcher.pump(|b| {
+                        if stop() {
+                            b.stopped = true;
+                            return Ok(false);
+                        }
+                        match reader.next_message()? {
+                            Some(msg) => Ok(b.take(&msg, |m| m.copy(&msg))),
+                            None => Ok(false),
+                        }
                     });
-                    (error, reader.offset())
+                    (error, (reader.offset(), reader.index()))
                 }
-                Source::Slice(data, start) => {
-                    let framer = match start {
-                        Some((offset, index)) => framer.starting_at(offset, index),
-                        None => framer,
-                    };
+                Source::Slice(data) => {
                     let mut reader = SliceReader::with_framer(data, framer);
-                    let error = batcher.pump(|b| match reader.next_message()? {
-                        Some(msg) => Ok(b.take(&msg, |m| m.borrow(msg))),
-                        None => Ok(false),
+                    let error = batcher.pump(|b| {
+                        if stop() {
+                            b.stopped = true;
+                            return Ok(false);
+                        }
+                        match reader.next_message()? {
+                            Some(msg) => Ok(b.take(&msg, |m| m.borrow(msg))),
+                            None => Ok(false),
+                        }
                     });
-                    (error, reader.offset())
+                    (error, (reader.offset(), reader.index()))
                 }
+                // The pipeline recovers on one thread.
+                Source::Recover(_) => (None, (0, 0)),
             };
-            batcher.send(bytes_read);
-            (batcher.joiner, batcher.messages, framing_error, bytes_read)
+            batcher.send(at.0);
+            let counts = (batcher.messages, batcher.kinds);
+            (batcher.joiner, counts, framing_error, at, batcher.stopped)
         });
         let written = write_in_order(
             &done_rx,
-            output,
+            sink,
             pools,
             flow,
             &mut merged,
@@ -444,51 +340,58 @@ where
                 })
             },
         );
-        let (joiner, messages, framing_error, bytes_read) = match reader.join() {
+        let (joiner, (messages, kinds), framing_error, at, stopped) = match reader.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (written, lines, events) = written?;
+        let (kept, filtered, events) = written?;
         let (diags, metrics) = merged;
         joiner.absorb_in_order(&diags, metrics);
         progress(Progress {
-            read: bytes_read,
-            finished: bytes_read,
+            read: at.0,
+            finished: at.0,
             events,
         });
-        Ok(Summary {
-            metrics: joiner.metrics().clone(),
-            diagnostics: joiner.diagnostics().clone(),
-            messages,
-            bytes_written: written,
-            lines,
-            framing_error,
+        Ok(Ran {
+            fed: Fed {
+                messages,
+                kinds,
+                offset: at.0,
+                framing_error,
+                stopped_at: stopped.then_some(at),
+                skipped: Vec::new(),
+            },
+            kept,
+            filtered,
         })
     })
 }
 
 /// The reading thread's side: follows the ordered state and gathers
 /// REGULAR messages into batches for the workers.
-struct Batcher<'j, 'm, 'p> {
+struct Batcher<'j, 'm, 'p, B> {
     joiner: &'j mut Joiner,
     tx: &'p crossbeam_channel::Sender<Batch<'m>>,
     credits: Receiver<()>,
     flow: &'p Flow,
-    pools: &'p Pools<'m>,
+    pools: &'p Pools<'m, B>,
     seq: u64,
     messages: u64,
+    kinds: MessageCounts,
+    /// Reading stopped because the caller asked.
+    stopped: bool,
     batch: Messages<'m>,
     config: LoopConfig,
     dedup: DedupCache,
 }
 
-impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
+impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     fn new(
         joiner: &'j mut Joiner,
         tx: &'p crossbeam_channel::Sender<Batch<'m>>,
         credits: Receiver<()>,
         flow: &'p Flow,
-        pools: &'p Pools<'m>,
+        pools: &'p Pools<'m, B>,
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
@@ -499,7 +402,9 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
             pools,
             seq: 0,
             messages: 0,
-            batch: Pools::take(&pools.messages),
+            kinds: MessageCounts::default(),
+            stopped: false,
+            batch: Pools::<B>::take(&pools.messages),
             config,
             dedup,
         }
@@ -509,6 +414,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     /// False when the workers are gone.
     fn take(&mut self, msg: &Message<'_>, add: impl FnOnce(&mut Messages<'m>)) -> bool {
         self.messages += 1;
+        self.kinds.add(msg.kind);
         let end = msg.offset + msg.len as u64;
         self.flow.read_pos.store(end, Ordering::Relaxed);
         if msg.kind != MessageKind::Regular {
@@ -534,14 +440,14 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     fn pump(
         &mut self,
         mut next: impl FnMut(&mut Self) -> fb_format::Result<bool>,
-    ) -> Option<String> {
+    ) -> Option<fb_format::Error> {
         loop {
             match next(self) {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(err) => {
                     self.joiner.record_framing_error(&err);
-                    return Some(err.to_string());
+                    return Some(err);
                 }
             }
         }
@@ -561,7 +467,7 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
             seq: self.seq,
             config: self.config,
             dedup: self.dedup.clone(),
-            messages: std::mem::replace(&mut self.batch, Pools::take(&self.pools.messages)),
+            messages: std::mem::replace(&mut self.batch, Pools::<B>::take(&self.pools.messages)),
             end,
         };
         self.seq += 1;
@@ -569,43 +475,51 @@ impl<'j, 'm, 'p> Batcher<'j, 'm, 'p> {
     }
 }
 
-fn worker<'m, K>(
+fn worker<'m, K, M>(
     rx: &crossbeam_channel::Receiver<Batch<'m>>,
-    tx: &mpsc::Sender<Done>,
+    tx: &mpsc::Sender<Done<M::Batch>>,
     opts: Options,
     keep: &K,
-    pools: &Pools<'m>,
+    mut maker: M,
+    pools: &Pools<'m, M::Batch>,
 ) where
     K: Fn(&JoinedEvent) -> bool + Sync,
+    M: Maker,
 {
-    let compat = opts.compat;
     let mut joiner = Joiner::new(opts);
-    let mut writer = dsjson::Writer::new(compat);
     loop {
         let Ok(batch) = rx.recv() else { return };
         joiner.set_state(batch.config, batch.dedup);
-        let mut lines: Lines = Pools::take(&pools.lines);
-        lines.clear();
-        let (mut events, mut written) = (0, 0);
+        let mut out = match Pools::<M::Batch>::reuse(&pools.lines) {
+            Some(mut out) => {
+                maker.clear(&mut out);
+                out
+            }
+            None => maker.batch(),
+        };
+        let (mut events, mut written, mut filtered) = (0, 0, 0);
         let mut messages = batch.messages;
         messages.each(|msg| {
             joiner.push_each(msg, |ev| {
                 events += 1;
                 if keep(ev) {
-                    writer.write_into(ev, &mut lines);
+                    maker.add(&mut out, ev);
                     written += 1;
+                } else {
+                    filtered += 1;
                 }
             });
         });
         messages.clear();
-        Pools::give(&pools.messages, messages);
+        Pools::<M::Batch>::give(&pools.messages, messages);
         let (diags, metrics) = joiner.take_report();
         if tx
             .send(Done {
                 seq: batch.seq,
-                lines,
+                lines: out,
                 events,
                 written,
+                filtered,
                 diags,
                 metrics,
                 end: batch.end,
@@ -617,45 +531,44 @@ fn worker<'m, K>(
     }
 }
 
-fn write_in_order<W: Write>(
-    rx: &Receiver<Done>,
-    output: &mut W,
-    pools: &Pools,
+/// Hands the workers' batches to the sink in log order; the kept and
+/// filtered events and the events joined, counted.
+fn write_in_order<S: Sink>(
+    rx: &Receiver<Done<S::Batch>>,
+    sink: &mut S,
+    pools: &Pools<S::Batch>,
     flow: &Flow,
     (diags, metrics): &mut (Diagnostics, Metrics),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, u64, u64), Error> {
     let mut next = 0;
-    let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
-    let (mut written, mut lines, mut events) = (0u64, 0u64, 0u64);
+    let mut waiting: BTreeMap<u64, Done<S::Batch>> = BTreeMap::new();
+    let (mut kept, mut filtered, mut events) = (0u64, 0u64, 0u64);
     let mut failure = None;
     for done in rx.iter() {
         waiting.insert(done.seq, done);
-        while let Some(done) = waiting.remove(&next) {
+        while let Some(mut done) = waiting.remove(&next) {
             next += 1;
             if failure.is_none() {
-                if let Err(source) = output.write_all(done.lines.as_bytes()) {
-                    failure = Some(Error::Write { written, source });
-                    // Nothing more can be written: the reader stops taking
+                if let Err(err) = sink.take(&mut done.lines) {
+                    failure = Some(err);
+                    // Nothing more can be taken: the reader stops taking
                     // input instead of converting the rest for nothing.
                     flow.aborted.store(true, Ordering::Relaxed);
                     flow.give_credit();
                 }
-                written += done.lines.len() as u64;
             }
             events += done.events;
-            lines += done.written;
+            kept += done.written;
+            filtered += done.filtered;
             progress(done.end, events);
             diags.merge(&done.diags);
             metrics.merge(&done.metrics);
-            Pools::give(&pools.lines, done.lines);
+            Pools::<S::Batch>::give(&pools.lines, done.lines);
         }
     }
-    if let Some(err) = failure {
-        return Err(err);
+    match failure {
+        Some(err) => Err(err),
+        None => Ok((kept, filtered, events)),
     }
-    output
-        .flush()
-        .map_err(|source| Error::Write { written, source })?;
-    Ok((written, lines, events))
 }

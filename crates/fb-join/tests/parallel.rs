@@ -301,12 +301,13 @@ fn a_failed_write_stops_the_reader() {
     );
 }
 
-/// A log converted section by section (and its end read as a stream from
-/// an offset) with one joiner gives the whole conversion's bytes, metrics
-/// and diagnostics, with the log's own offsets.
+/// A pipeline fed a log section by section (slices that start inside the
+/// log, and a stream for its end) gives the whole conversion's bytes,
+/// metrics and diagnostics, with the log's own offsets; a `stop` says
+/// where to go on from.
 #[test]
 fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
-    use fb_join::{convert_parallel_rest, convert_parallel_section};
+    use fb_join::{dsjson::LinesSink, Pipeline, Source};
     let mut log = Vec::new();
     generate(
         &GenConfig {
@@ -319,84 +320,60 @@ fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
         &mut log,
     )
     .unwrap();
-    let opts = Options::default();
-    let (whole, one) = serial(&[&log], &opts);
-    let starts: Vec<(u64, u64)> = fb_format::SliceReader::new(&log)
-        .flatten()
-        .map(|m| (m.offset, m.index))
-        .collect();
-    let cuts = [starts[5], starts[40], starts[77]];
-    let mut joiner = Joiner::new(opts);
-    let mut out = Vec::new();
-    let mut from = (0u64, 0u64);
-    let mut last = Progress::default();
-    for cut in cuts {
-        let section = &log[from.0 as usize..cut.0 as usize];
-        convert_parallel_section(
-            &mut joiner,
-            section,
-            from,
-            &mut out,
-            2,
-            |_| true,
-            |at| last = at,
-        )
-        .unwrap();
-        // Progress is in the log's offsets.
-        assert_eq!(last.finished, cut.0);
-        from = cut;
-    }
-    let rest = &log[from.0 as usize..];
-    convert_parallel_rest(
-        &mut joiner,
-        rest,
-        from,
-        &mut out,
-        2,
-        |_| true,
-        |at| last = at,
-    )
-    .unwrap();
-    assert_eq!(last.finished, log.len() as u64);
-    assert_eq!(out, whole);
-    assert_eq!(joiner.metrics(), one.metrics());
-
-    // A log with diagnostics: they carry the log's offsets, not the
-    // section's.
-    let log = std::fs::read(concat!(
+    let corpus = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/valid_joined_logs/ccb_sum_reward_100_interactions.fb"
     ))
     .unwrap();
-    let (whole, one) = serial(&[&log], &Options::default());
-    assert!(one.diagnostics().kept().len() > 10);
-    let starts: Vec<(u64, u64)> = fb_format::SliceReader::new(&log)
-        .flatten()
-        .map(|m| (m.offset, m.index))
-        .collect();
-    let cut = starts[2];
-    let mut joiner = Joiner::new(Options::default());
-    let mut out = Vec::new();
-    convert_parallel_section(
-        &mut joiner,
-        &log[..cut.0 as usize],
-        (0, 0),
-        &mut out,
-        2,
-        |_| true,
-        |_| {},
-    )
-    .unwrap();
-    convert_parallel_rest(
-        &mut joiner,
-        &log[cut.0 as usize..],
-        cut,
-        &mut out,
-        2,
-        |_| true,
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(out, whole);
-    assert_eq!(joiner.diagnostics().kept(), one.diagnostics().kept());
+    for (name, log, cut_at) in [
+        ("generated", &log, [5, 40, 77]),
+        ("corpus", &corpus, [1, 2, 3]),
+    ] {
+        let (whole, one) = serial(&[log], &Options::default());
+        let starts: Vec<(u64, u64)> = fb_format::SliceReader::new(log)
+            .flatten()
+            .map(|m| (m.offset, m.index))
+            .collect();
+        for threads in [1, 2] {
+            let sink = LinesSink::new(Vec::new(), Options::default().compat);
+            let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
+            let mut from = (0u64, 0u64);
+            let mut last = Progress::default();
+            for k in cut_at {
+                let cut = starts[k];
+                let section = &log[from.0 as usize..cut.0 as usize];
+                let fed = pipeline
+                    .feed(Source::Slice(section), from, &|| false, &mut |at| last = at)
+                    .unwrap();
+                assert_eq!(fed.offset, cut.0, "{name}");
+                // Progress is in the log's offsets.
+                assert_eq!(last.finished, cut.0, "{name}");
+                from = cut;
+            }
+            // Asked to stop at once, the feed says where it was.
+            let fed = pipeline
+                .feed(
+                    Source::Slice(&log[from.0 as usize..]),
+                    from,
+                    &|| true,
+                    &mut |_| {},
+                )
+                .unwrap();
+            assert_eq!(fed.stopped_at, Some(from), "{name}");
+            let rest: Box<dyn std::io::Read + Send> = Box::new(&log[from.0 as usize..]);
+            let fed = pipeline
+                .feed(Source::Stream(rest), from, &|| false, &mut |at| last = at)
+                .unwrap();
+            assert_eq!(fed.offset, log.len() as u64);
+            assert_eq!(last.finished, log.len() as u64, "{name}");
+            let (joiner, sink) = pipeline.finish();
+            assert_eq!(sink.into_inner(), whole, "{name}, {threads} threads");
+            assert_eq!(joiner.metrics(), one.metrics(), "{name}");
+            assert_eq!(
+                joiner.diagnostics().kept(),
+                one.diagnostics().kept(),
+                "{name}"
+            );
+        }
+    }
 }

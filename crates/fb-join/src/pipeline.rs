@@ -1,0 +1,402 @@
+//! One pipeline for every conversion: a source of framed messages, the
+//! joiner, a filter, and a sink that receives the kept events in log order.
+//!
+//! ```text
+//!   Source ──► framing ──► Joiner ──► keep? ──► Maker::add ──► batch ──► Sink::take
+//!  (stream,    (Framer)    (state:     (Filter   (formats,      (lines,     (in log
+//!   slice,                  checkpoint, or any    one per        columns,    order)
+//!   recover)                dedup)      closure)  thread)        sums)
+//! ```
+//!
+//! One thread runs every stage in turn. With more, a reading thread frames
+//! and follows the ordered state, workers join and fill batches from
+//! snapshots of it, and the sink takes the batches in order (see
+//! `parallel.rs`): the sink sees the same batches' contents in the same
+//! order whatever the number of threads, so DSJSON comes out byte-identical.
+//!
+//! ```
+//! use fb_join::{dsjson::LinesSink, Options, Pipeline, Source};
+//!
+//! let log = std::fs::read(concat!(
+//!     env!("CARGO_MANIFEST_DIR"),
+//!     "/../../tests/data/valid_joined_logs/cb_simple.log"
+//! ))
+//! .unwrap();
+//! let sink = LinesSink::new(Vec::new(), Options::default().compat);
+//! let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
+//! let fed = pipeline.feed(Source::Slice(&log), (0, 0), &|| false, &mut |_| {}).unwrap();
+//! assert!(fed.framing_error.is_none());
+//! assert_eq!(pipeline.kept(), 1);
+//! let (_, sink) = pipeline.finish();
+//! assert!(sink.into_inner().starts_with(br#"{"_label_cost":-1.5,"#));
+//! ```
+
+use std::io::Read;
+
+use fb_format::recover::{Recovered, RecoveringReader, Skipped};
+use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+
+use crate::event::JoinedEvent;
+use crate::joiner::Joiner;
+use crate::parallel::{self, Progress};
+use crate::{Error, Options};
+
+/// What joined events become: the last stage of a [`Pipeline`].
+///
+/// Events are added to batches by a [`Maker`] where they are made (on a
+/// worker thread when there are several), and the sink takes the batches
+/// in log order.
+pub trait Sink {
+    /// What events are gathered into: lines, column builders, sums.
+    type Batch: Send;
+    /// Fills batches; one per thread.
+    type Maker: Maker<Batch = Self::Batch> + Send;
+
+    /// A maker for one thread.
+    fn maker(&self) -> Self::Maker;
+
+    /// Takes a batch, in log order. The batch is cleared and reused after.
+    fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
+}
+
+/// Fills the batches of a [`Sink`].
+pub trait Maker {
+    /// The sink's batch.
+    type Batch;
+
+    /// A new, empty batch.
+    fn batch(&mut self) -> Self::Batch;
+
+    /// Adds one kept event.
+    fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
+
+    /// Whether a batch is big enough to hand over now (one thread hands a
+    /// batch over only between messages, and only when this says so).
+    fn full(&self, batch: &Self::Batch) -> bool;
+
+    /// Empties a batch for reuse.
+    fn clear(&mut self, batch: &mut Self::Batch);
+}
+
+/// Where a pipeline reads messages from.
+pub enum Source<'a> {
+    /// A reader, through one reused buffer (payloads are copied into
+    /// batches for the workers).
+    Stream(Box<dyn Read + Send + 'a>),
+    /// A log in memory, a memory-mapped file above all: payloads are
+    /// borrowed where they lie.
+    Slice(&'a [u8]),
+    /// A whole damaged log in memory (it starts the log: `start` is not
+    /// used): every intact message is read, and the ranges skipped are
+    /// listed in [`Fed::skipped`]. Always one thread; `stop` is asked
+    /// before each message, and the offsets past the first message the
+    /// reader resynchronized on count from where it started.
+    Recover(&'a [u8]),
+}
+
+/// Messages read, per type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageCounts([u64; 6]);
+
+impl MessageCounts {
+    const KINDS: [MessageKind; 6] = [
+        MessageKind::FileMagic,
+        MessageKind::Header,
+        MessageKind::Checkpoint,
+        MessageKind::Regular,
+        MessageKind::Eof,
+        MessageKind::Unknown(0),
+    ];
+
+    /// Counts one message.
+    pub fn add(&mut self, kind: MessageKind) {
+        let slot = match kind {
+            MessageKind::FileMagic => 0,
+            MessageKind::Header => 1,
+            MessageKind::Checkpoint => 2,
+            MessageKind::Regular => 3,
+            MessageKind::Eof => 4,
+            MessageKind::Unknown(_) => 5,
+        };
+        if let Some(n) = self.0.get_mut(slot) {
+            *n += 1;
+        }
+    }
+
+    /// Adds another count to this one.
+    pub fn merge(&mut self, other: &Self) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine += theirs;
+        }
+    }
+
+    /// All messages.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// The types seen, by name, with their counts.
+    pub fn by_name(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        Self::KINDS
+            .iter()
+            .zip(self.0)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (k.name(), n))
+    }
+}
+
+/// What one [`Pipeline::feed`] read.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Fed {
+    /// Messages read.
+    pub messages: u64,
+    /// Messages read, per type.
+    pub kinds: MessageCounts,
+    /// The log offset reached: every message before it was read.
+    pub offset: u64,
+    /// The framing error that ended reading early, if any (never for
+    /// [`Source::Recover`]: damage is in `skipped`).
+    pub framing_error: Option<fb_format::Error>,
+    /// Where reading stopped because `stop` said so: the next message's
+    /// offset and index, to go on from.
+    pub stopped_at: Option<(u64, u64)>,
+    /// Byte ranges skipped by [`Source::Recover`], with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Source, joiner, filter and sink, for any number of inputs in turn: the
+/// joiner's state carries from one to the next, so several inputs make
+/// one log.
+pub struct Pipeline<S: Sink, K> {
+    joiner: Joiner,
+    keep: K,
+    sink: S,
+    threads: usize,
+    kept: u64,
+    filtered: u64,
+}
+
+impl<S, K> Pipeline<S, K>
+where
+    S: Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    /// A pipeline joining with `opts`, keeping the events `keep` accepts
+    /// (see [`crate::Filter::keep`]), on `threads` threads (1 or more).
+    pub fn new(opts: Options, keep: K, sink: S, threads: usize) -> Self {
+        Self::with_joiner(Joiner::new(opts), keep, sink, threads)
+    }
+
+    /// A pipeline around a joiner that may have read other inputs.
+    pub fn with_joiner(joiner: Joiner, keep: K, sink: S, threads: usize) -> Self {
+        Self {
+            joiner,
+            keep,
+            sink,
+            threads: threads.max(1),
+            kept: 0,
+            filtered: 0,
+        }
+    }
+
+    /// The joiner: configuration, metrics and diagnostics so far.
+    pub fn joiner(&self) -> &Joiner {
+        &self.joiner
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// Events handed to the sink so far.
+    pub fn kept(&self) -> u64 {
+        self.kept
+    }
+
+    /// Events the filter left out so far.
+    pub fn filtered(&self) -> u64 {
+        self.filtered
+    }
+
+    /// Gives the joiner and the sink back.
+    pub fn finish(self) -> (Joiner, S) {
+        (self.joiner, self.sink)
+    }
+
+    /// Reads `source`, whose first byte is message `start.1` at byte
+    /// `start.0` of the log (offsets and indices in diagnostics and errors
+    /// are the log's), until its end, a framing error, or `stop` says so
+    /// before a message. `progress` is told how far the work has got.
+    pub fn feed(
+        &mut self,
+        source: Source<'_>,
+        start: (u64, u64),
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, Error> {
+        let limit = u32::try_from(self.joiner.options().max_payload).unwrap_or(u32::MAX);
+        let framer = Framer::with_max_payload(limit).starting_at(start.0, start.1);
+        if let Source::Recover(data) = source {
+            return self.recover(data, limit, stop, progress);
+        }
+        if self.threads > 1 {
+            let out = parallel::run(
+                &mut self.joiner,
+                source,
+                framer,
+                &mut self.sink,
+                self.threads,
+                &self.keep,
+                stop,
+                progress,
+            )?;
+            self.kept += out.kept;
+            self.filtered += out.filtered;
+            return Ok(out.fed);
+        }
+        match source {
+            Source::Stream(input) => self.serial(
+                &mut StreamReader::with_framer(input, framer),
+                stop,
+                progress,
+            ),
+            Source::Slice(data) => {
+                self.serial(&mut SliceReader::with_framer(data, framer), stop, progress)
+            }
+            Source::Recover(_) => Ok(Fed::default()),
+        }
+    }
+
+    /// Joins one message and hands its kept events to the batch, and the
+    /// batch to the sink when full.
+    fn step(
+        &mut self,
+        maker: &mut S::Maker,
+        batch: &mut S::Batch,
+        msg: &Message<'_>,
+    ) -> Result<u64, Error> {
+        let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
+        let mut events = 0;
+        self.joiner.push_each(msg, |ev| {
+            events += 1;
+            if keep(ev) {
+                maker.add(batch, ev);
+                *kept += 1;
+            } else {
+                *filtered += 1;
+            }
+        });
+        if maker.full(batch) {
+            self.sink.take(batch)?;
+            maker.clear(batch);
+        }
+        Ok(events)
+    }
+
+    /// The one-thread loop over either reader.
+    fn serial(
+        &mut self,
+        reader: &mut impl Reader,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, Error> {
+        let mut maker = self.sink.maker();
+        let mut batch = maker.batch();
+        let mut fed = Fed::default();
+        let mut events = 0u64;
+        loop {
+            if stop() {
+                fed.stopped_at = Some(reader.at());
+                break;
+            }
+            let msg = match reader.next() {
+                Ok(Some(msg)) => msg,
+                Ok(None) => break,
+                Err(err) => {
+                    self.joiner.record_framing_error(&err);
+                    fed.framing_error = Some(err);
+                    break;
+                }
+            };
+            fed.messages += 1;
+            fed.kinds.add(msg.kind);
+            events += self.step(&mut maker, &mut batch, &msg)?;
+            let (offset, _) = reader.at();
+            progress(Progress {
+                read: offset,
+                finished: offset,
+                events,
+            });
+        }
+        self.sink.take(&mut batch)?;
+        fed.offset = reader.at().0;
+        Ok(fed)
+    }
+
+    /// The recovering loop: every intact message, resynchronizing after
+    /// damage.
+    fn recover(
+        &mut self,
+        data: &[u8],
+        limit: u32,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, Error> {
+        let mut maker = self.sink.maker();
+        let mut batch = maker.batch();
+        let mut fed = Fed::default();
+        let mut events = 0u64;
+        for item in RecoveringReader::with_max_payload(data, limit) {
+            match item {
+                Recovered::Message(msg) => {
+                    if stop() {
+                        fed.stopped_at = Some((msg.offset, msg.index));
+                        break;
+                    }
+                    fed.messages += 1;
+                    fed.kinds.add(msg.kind);
+                    events += self.step(&mut maker, &mut batch, &msg)?;
+                    let end = msg.offset + msg.len as u64;
+                    progress(Progress {
+                        read: end,
+                        finished: end,
+                        events,
+                    });
+                }
+                Recovered::Skipped(range) => fed.skipped.push(range),
+            }
+        }
+        self.sink.take(&mut batch)?;
+        fed.offset = data.len() as u64;
+        Ok(fed)
+    }
+}
+
+/// The two framing readers, as the one-thread loop uses them.
+trait Reader {
+    fn next(&mut self) -> fb_format::Result<Option<Message<'_>>>;
+    /// Offset and index of the next unread message.
+    fn at(&self) -> (u64, u64);
+}
+
+impl Reader for SliceReader<'_> {
+    fn next(&mut self) -> fb_format::Result<Option<Message<'_>>> {
+        self.next_message()
+    }
+
+    fn at(&self) -> (u64, u64) {
+        (self.offset(), self.index())
+    }
+}
+
+impl<R: Read> Reader for StreamReader<R> {
+    fn next(&mut self) -> fb_format::Result<Option<Message<'_>>> {
+        self.next_message()
+    }
+
+    fn at(&self) -> (u64, u64) {
+        (self.offset(), self.index())
+    }
+}
