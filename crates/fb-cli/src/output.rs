@@ -149,36 +149,34 @@ impl Output {
     }
 }
 
+impl Output {
+    /// The writer under way, or an error once finished.
+    fn writer(&mut self) -> io::Result<&mut dyn Write> {
+        Ok(match &mut self.sink {
+            Some(Sink::Stdout(w)) => w,
+            Some(Sink::Plain(w)) => w,
+            Some(Sink::Gz(w)) => w,
+            Some(Sink::Zst(w)) => w,
+            None => return Err(io::Error::other("the output is already finished")),
+        })
+    }
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
-            Some(Sink::Stdout(w)) => w.write(buf),
-            Some(Sink::Plain(w)) => w.write(buf),
-            Some(Sink::Gz(w)) => w.write(buf),
-            Some(Sink::Zst(w)) => w.write(buf),
-            None => Err(io::Error::other("the output is already finished")),
-        }
+        self.writer()?.write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.sink {
-            Some(Sink::Stdout(w)) => w.write_all(buf),
-            Some(Sink::Plain(w)) => w.write_all(buf),
-            Some(Sink::Gz(w)) => w.write_all(buf),
-            Some(Sink::Zst(w)) => w.write_all(buf),
-            None => Err(io::Error::other("the output is already finished")),
-        }
+        self.writer()?.write_all(buf)
     }
 
     /// Flushes what is buffered here; a compressor's trailer waits for
     /// [`Output::finish`].
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.sink {
-            Some(Sink::Stdout(w)) => w.flush(),
-            Some(Sink::Plain(w)) => w.flush(),
-            Some(Sink::Gz(w)) => w.flush(),
-            Some(Sink::Zst(w)) => w.flush(),
-            None => Ok(()),
+        match self.writer() {
+            Ok(w) => w.flush(),
+            Err(_) => Ok(()),
         }
     }
 }

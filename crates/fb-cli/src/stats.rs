@@ -155,16 +155,7 @@ impl Estimators {
             }
         }
         if !self.ccb_slots.is_empty() {
-            let slots: Vec<Value> = self
-                .ccb_slots
-                .iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let mut v = estimate_json(&e.finish(), "decisions");
-                    v["slot"] = json!(i);
-                    v
-                })
-                .collect();
+            let slots = per_slot(&self.ccb_slots);
             by.insert(
                 "ccb".into(),
                 json!({"covers": "each slot on its own: its reward, its logged probability, its baseline action", "slots": slots}),
@@ -176,20 +167,24 @@ impl Estimators {
                 "the whole slate: its reward, the product of the slots' probabilities, baseline \
                  when every slot takes its baseline action"
             );
-            v["slots"] = self
-                .slates_slots
-                .iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let mut v = estimate_json(&e.finish(), "decisions");
-                    v["slot"] = json!(i);
-                    v
-                })
-                .collect();
+            v["slots"] = per_slot(&self.slates_slots);
             by.insert("slates".into(), v);
         }
         json!({"baseline_policy": BASELINE, "method": METHOD, "by_problem_type": by})
     }
+}
+
+/// One estimate per slot, each with its slot number.
+fn per_slot(slots: &[Estimator]) -> Value {
+    slots
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut v = estimate_json(&e.finish(), "decisions");
+            v["slot"] = json!(i);
+            v
+        })
+        .collect()
 }
 
 fn estimate_json(e: &Estimates, count: &str) -> Value {

@@ -1,45 +1,14 @@
 //! The `fb` commands as a user runs them: flags, outputs, exit codes.
 
+mod common;
+
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel)
-}
+use common::{data, fb, p, scratch};
 
 fn expected(rel: &str) -> String {
     std::fs::read_to_string(data(&format!("expected/{rel}.dsjson"))).unwrap()
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn fb<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
-        .args(args)
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 #[test]

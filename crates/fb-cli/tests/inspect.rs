@@ -1,30 +1,17 @@
 //! `fb inspect` run as a user runs it.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel)
-}
-
-fn fb(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use common::{data, fb};
 
 #[test]
 fn inspect_lists_every_message_of_a_clean_log() {
     let path = data("valid_joined_logs/cb_simple.log");
-    let (code, stdout, stderr) = fb(&["inspect", path.to_str().unwrap()]);
+    let common::Out {
+        code,
+        stdout,
+        stderr,
+    } = fb(&["inspect", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     let expected = "
   index        offset  type              size  details
@@ -41,7 +28,7 @@ fn inspect_lists_every_message_of_a_clean_log() {
 #[test]
 fn inspect_flags_a_damaged_message_and_exits_1() {
     let path = data("invalid_joined_logs/corrupt_joined_payload.log");
-    let (code, stdout, _) = fb(&["inspect", path.to_str().unwrap()]);
+    let common::Out { code, stdout, .. } = fb(&["inspect", path.to_str().unwrap()]);
     assert_eq!(code, 1);
     let line = stdout.lines().find(|l| l.contains("   160  ")).unwrap();
     assert!(
@@ -57,7 +44,11 @@ fn inspect_reports_truncation_with_its_offset() {
     log.truncate(log.len() - 20);
     let path = std::env::temp_dir().join(format!("fb-inspect-cut-{}.log", std::process::id()));
     std::fs::write(&path, &log).unwrap();
-    let (code, stdout, stderr) = fb(&["inspect", path.to_str().unwrap()]);
+    let common::Out {
+        code,
+        stdout,
+        stderr,
+    } = fb(&["inspect", path.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("REGULAR message 3 starting at byte 160"),
@@ -68,7 +59,7 @@ fn inspect_reports_truncation_with_its_offset() {
 
 #[test]
 fn inspect_of_a_missing_file_is_a_usage_error() {
-    let (code, _, stderr) = fb(&["inspect", "/nonexistent/file.log"]);
+    let common::Out { code, stderr, .. } = fb(&["inspect", "/nonexistent/file.log"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("/nonexistent/file.log"), "{stderr}");
 }

@@ -2,16 +2,13 @@
 //! truncated. The output is a prefix of the log's lines, the exit says
 //! what happened, and no signal ever ends the run.
 
+mod common;
+
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-live-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::scratch_dir as scratch;
 
 fn gen(path: &Path, size: &str, seed: &str) {
     let status = Command::new(env!("CARGO_BIN_EXE_fb"))

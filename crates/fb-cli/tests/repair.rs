@@ -1,15 +1,12 @@
 //! `fb repair` run as a user runs it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{data, fb};
 
 use fb_format::{MessageKind, SliceReader};
-
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel)
-}
 
 /// A scratch path for one case.
 fn scratch(name: &str) -> PathBuf {
@@ -18,25 +15,13 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn fb(args: &[&Path]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 fn repair(input: &Path, output: &Path) -> (i32, String) {
-    let (code, _, stderr) = fb(&[Path::new("repair"), input, output]);
-    (code, stderr)
+    let out = fb(&[Path::new("repair"), input, output]);
+    (out.code, out.stderr)
 }
 
 fn validate(path: &Path) -> i32 {
-    fb(&[Path::new("validate"), path]).0
+    fb(&[Path::new("validate"), path]).code
 }
 
 /// A message as compared here: type and payload.
@@ -267,6 +252,6 @@ fn repair_usage_errors() {
         std::fs::read(data("valid_joined_logs/cb_simple.log")).unwrap()
     );
 
-    let (code, _, _) = fb(&[Path::new("repair"), &same]);
+    let code = fb(&[Path::new("repair"), &same]).code;
     assert_eq!(code, 2, "a missing OUT is a usage error");
 }

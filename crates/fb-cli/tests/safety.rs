@@ -2,46 +2,13 @@
 //! panic on a full disk or a closed pipe, accept absurd options, take an
 //! empty file for a log, lose a compressor's error.
 
+mod common;
+
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel)
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn fb<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_fb"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A fresh directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-safety-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::{data, fb, p, scratch_dir as scratch};
 
 const LOG: &str = "valid_joined_logs/cb_simple.log";
 
@@ -53,43 +20,19 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     let before = std::fs::read(&log).unwrap();
     std::os::unix::fs::symlink(&log, dir.join("link.log")).unwrap();
     std::fs::hard_link(&log, dir.join("hard.log")).unwrap();
+    let to = |input: &std::path::Path, output: &str| -> Vec<String> {
+        vec![
+            "convert".into(),
+            p(input).into(),
+            "-o".into(),
+            p(&dir.join(output)).into(),
+        ]
+    };
     let cases: [(&str, Vec<String>); 5] = [
-        (
-            "convert, same path",
-            vec![
-                "convert".into(),
-                p(&log).into(),
-                "-o".into(),
-                p(&log).into(),
-            ],
-        ),
-        (
-            "convert, symlink",
-            vec![
-                "convert".into(),
-                p(&log).into(),
-                "-o".into(),
-                p(&dir.join("link.log")).into(),
-            ],
-        ),
-        (
-            "convert, hard link",
-            vec![
-                "convert".into(),
-                p(&log).into(),
-                "-o".into(),
-                p(&dir.join("hard.log")).into(),
-            ],
-        ),
-        (
-            "convert, input in a directory",
-            vec![
-                "convert".into(),
-                p(&dir).into(),
-                "-o".into(),
-                p(&log).into(),
-            ],
-        ),
+        ("convert, same path", to(&log, "a.log")),
+        ("convert, symlink", to(&log, "link.log")),
+        ("convert, hard link", to(&log, "hard.log")),
+        ("convert, input in a directory", to(&dir, "a.log")),
         (
             "repair, hard link",
             vec![

@@ -59,7 +59,7 @@ pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};
 pub use framer::{frame_len, Frame, Framer, Message, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN};
 pub use kind::*;
-pub use loop_kind::{Problem, RewardFunction, UnknownName};
+pub use loop_kind::{parse_name, Problem, RewardFunction, UnknownName};
 pub use reader::{SliceReader, StreamReader};
 
 impl Message<'_> {

@@ -11,9 +11,6 @@
 //! assert_eq!("median".parse::<RewardFunction>().unwrap(), RewardFunction::Median);
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
-
 use fb_schema::{ProblemType, RewardFunctionType};
 
 /// A name that is none of a configuration enum's values.
@@ -28,8 +25,32 @@ pub struct UnknownName {
     pub expected: String,
 }
 
-/// Implements `name`, `NAMES`, `Display` and `FromStr` (case-insensitive,
-/// `-` read as `_`) from one table of names.
+/// The value `s` names in `table` (case-insensitive, `-` read as `_`), or
+/// an error listing the names `shown`: the one parser of every name the
+/// command line takes.
+pub fn parse_name<T: Copy>(
+    s: &str,
+    table: &[(&str, T)],
+    what: &'static str,
+    shown: &[&str],
+) -> Result<T, UnknownName> {
+    let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
+    table
+        .iter()
+        .find(|(name, _)| *name == wanted)
+        .map(|(_, value)| *value)
+        .ok_or_else(|| UnknownName {
+            given: s.to_string(),
+            what,
+            expected: shown.join(", "),
+        })
+}
+
+/// Implements `ALL`, `NAMES`, `name`, `Display` and `FromStr`
+/// (case-insensitive, `-` read as `_`, through [`parse_name`]) for a
+/// fieldless enum, from one table of names: `named!(Enum, "what it is",
+/// [Variant = "name" | "alias", ...])`.
+#[macro_export]
 macro_rules! named {
     ($ty:ident, $what:literal, [$($variant:ident = $name:literal $(| $alias:literal)*),+ $(,)?]) => {
         impl $ty {
@@ -47,25 +68,17 @@ macro_rules! named {
             }
         }
 
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.name())
             }
         }
 
-        impl FromStr for $ty {
-            type Err = UnknownName;
+        impl ::std::str::FromStr for $ty {
+            type Err = $crate::UnknownName;
 
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
-                match wanted.as_str() {
-                    $($name $(| $alias)* => Ok(Self::$variant),)+
-                    _ => Err(UnknownName {
-                        given: s.to_string(),
-                        what: $what,
-                        expected: Self::NAMES.join(", "),
-                    }),
-                }
+            fn from_str(s: &str) -> ::std::result::Result<Self, $crate::UnknownName> {
+                $crate::parse_name(s, &[$(($name, Self::$variant) $(, ($alias, Self::$variant))*),+], $what, Self::NAMES)
             }
         }
     };

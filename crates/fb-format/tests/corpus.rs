@@ -22,14 +22,7 @@ fn signature(data: &[u8]) -> String {
             MessageKind::Eof => "E".into(),
             MessageKind::Unknown(_) => "U".into(),
             MessageKind::Regular => {
-                let msg = fb_format::Message {
-                    kind: m.kind,
-                    offset: m.offset,
-                    index: m.index,
-                    size_field: m.size_field,
-                    payload: &m.payload,
-                    len: m.len,
-                };
+                let msg = m.message();
                 match msg.events() {
                     Ok(events) => {
                         let n = events.total();
@@ -266,14 +259,7 @@ fn every_event_of_the_valid_logs_decodes_to_a_typed_payload() {
         let (messages, error) = read_all(&data);
         assert!(error.is_none(), "{file}: {error:?}");
         for m in messages.iter().filter(|m| m.kind == MessageKind::Regular) {
-            let msg = fb_format::Message {
-                kind: m.kind,
-                offset: m.offset,
-                index: m.index,
-                size_field: m.size_field,
-                payload: &m.payload,
-                len: m.len,
-            };
+            let msg = m.message();
             for view in msg.events().unwrap() {
                 let view = view.unwrap_or_else(|e| panic!("{file}: {e}"));
                 compressed += usize::from(view.is_compressed());

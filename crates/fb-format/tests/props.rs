@@ -22,43 +22,41 @@ impl std::io::Read for Trickle<'_> {
 
 /// (kind, offset, index, len, payload) of every message, then the error's
 /// offset if reading stopped on one.
-type Framed = (Vec<(String, u64, u64, usize, Vec<u8>)>, Option<u64>);
+type Framed = (Vec<Owned>, Option<u64>);
 
-fn slice_frames(bytes: &[u8], limit: u32) -> Framed {
-    let mut reader = SliceReader::with_framer(bytes, Framer::with_max_payload(limit));
+type Owned = (String, u64, u64, usize, Vec<u8>);
+
+fn own(m: fb_format::Message<'_>) -> Owned {
+    (
+        m.kind.to_string(),
+        m.offset,
+        m.index,
+        m.len,
+        m.payload.to_vec(),
+    )
+}
+
+/// Every message `next` gives, then where it failed if it did.
+fn collect(mut next: impl FnMut() -> fb_format::Result<Option<Owned>>) -> Framed {
     let mut out = Vec::new();
     loop {
-        match reader.next_message() {
-            Ok(Some(m)) => out.push((
-                m.kind.to_string(),
-                m.offset,
-                m.index,
-                m.len,
-                m.payload.to_vec(),
-            )),
+        match next() {
+            Ok(Some(m)) => out.push(m),
             Ok(None) => return (out, None),
             Err(e) => return (out, Some(e.offset())),
         }
     }
 }
 
+fn slice_frames(bytes: &[u8], limit: u32) -> Framed {
+    let mut reader = SliceReader::with_framer(bytes, Framer::with_max_payload(limit));
+    collect(|| reader.next_message().map(|m| m.map(own)))
+}
+
 fn stream_frames(bytes: &[u8], limit: u32, chunk: usize) -> Framed {
     let trickle = Trickle { data: bytes, chunk };
     let mut reader = StreamReader::with_framer(trickle, Framer::with_max_payload(limit));
-    let mut out = Vec::new();
-    loop {
-        match reader.next_message() {
-            Ok(Some(m)) => out.push((
-                m.kind.to_string(),
-                m.offset,
-                m.index,
-                m.len,
-                m.payload.to_vec(),
-            )),
-            Ok(None) => return (out, None),
-            Err(e) => return (out, Some(e.offset())),
-        }
-    }
+    collect(|| reader.next_message().map(|m| m.map(own)))
 }
 
 /// Arbitrary bytes, and bytes that start like a log (FILEMAGIC, then

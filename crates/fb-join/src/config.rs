@@ -37,20 +37,13 @@ impl std::str::FromStr for LearningMode {
     /// Parses `online`, `apprentice` or `loggingonly` (also
     /// `logging_only`), case-insensitively.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(
-            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-                "online" => Self::Online,
-                "apprentice" => Self::Apprentice,
-                "loggingonly" | "logging_only" => Self::LoggingOnly,
-                _ => {
-                    return Err(fb_format::UnknownName {
-                        given: s.to_string(),
-                        what: "learning mode",
-                        expected: Self::NAMES.join(", "),
-                    })
-                }
-            },
-        )
+        let table = [
+            ("online", Self::Online),
+            ("apprentice", Self::Apprentice),
+            ("loggingonly", Self::LoggingOnly),
+            ("logging_only", Self::LoggingOnly),
+        ];
+        fb_format::parse_name(s, &table, "learning mode", Self::NAMES)
     }
 }
 

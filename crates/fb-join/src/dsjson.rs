@@ -442,6 +442,12 @@ fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &m
         out.byte(b'}');
     }
     out.put(b"],");
+    context_to_end(fl, out, ev);
+}
+
+/// `"c":..,"VWState":..[,"pdrop":..][,"_skipLearn":true]}`: how Slates and
+/// CA lines end.
+fn context_to_end<P: Put>(fl: &mut Memo, out: &mut P, ev: &JoinedEvent) {
     context(out, &ev.context);
     out.byte(b',');
     vw_state(out, &ev.model_id);
@@ -473,14 +479,7 @@ fn write_ca<P: Put>(
     key!(out, "", "EventId");
     put_str(out, &ev.event_id);
     out.byte(b',');
-    context(out, &ev.context);
-    out.byte(b',');
-    vw_state(out, &ev.model_id);
-    pdrop(fl, out, ev);
-    if ev.skip_learn {
-        out.put(b",\"_skipLearn\":true");
-    }
-    out.byte(b'}');
+    context_to_end(fl, out, ev);
 }
 
 /// Lines gathered before a batch goes out on one thread: at least an

@@ -84,55 +84,21 @@ pub enum StepTransform {
     Identity,
 }
 
-impl StepTransform {
-    /// The names the command line takes.
-    pub const NAMES: &'static [&'static str] = &["suffix_mean", "suffix_sum", "identity"];
-}
+fb_format::named!(
+    StepTransform,
+    "multistep reward transform",
+    [
+        SuffixMean = "suffix_mean",
+        SuffixSum = "suffix_sum",
+        Identity = "identity",
+    ]
+);
 
-impl std::str::FromStr for StepTransform {
-    type Err = fb_format::UnknownName;
-
-    /// Parses `suffix_mean`, `suffix_sum` or `identity` (`-` for `_`,
-    /// any case).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(
-            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-                "suffix_mean" => Self::SuffixMean,
-                "suffix_sum" => Self::SuffixSum,
-                "identity" => Self::Identity,
-                _ => {
-                    return Err(fb_format::UnknownName {
-                        given: s.to_string(),
-                        what: "multistep reward transform",
-                        expected: Self::NAMES.join(", "),
-                    })
-                }
-            },
-        )
-    }
-}
-
-impl Compat {
-    /// The names the command line takes.
-    pub const NAMES: &'static [&'static str] = &["sane", "reference"];
-}
-
-impl std::str::FromStr for Compat {
-    type Err = fb_format::UnknownName;
-
-    /// Parses `sane` or `reference`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sane" => Ok(Self::Sane),
-            "reference" => Ok(Self::Reference),
-            _ => Err(fb_format::UnknownName {
-                given: s.to_string(),
-                what: "compatibility mode",
-                expected: Self::NAMES.join(", "),
-            }),
-        }
-    }
-}
+fb_format::named!(
+    Compat,
+    "compatibility mode",
+    [Sane = "sane", Reference = "reference"]
+);
 
 /// How to join.
 #[derive(Debug, Clone)]
@@ -242,16 +208,17 @@ pub fn convert_into<R: Read + Send, W: Write>(
     output: &mut W,
 ) -> Result<Summary, Error> {
     let input: Box<dyn Read + Send + '_> = Box::new(input);
-    run_lines(
-        joiner,
-        Source::Stream(input),
-        (0, 0),
-        output,
-        1,
-        &|_: &JoinedEvent<'_>| true,
-        &mut |_| {},
-    )
-    .map(|(summary, _)| summary)
+    serial_lines(joiner, Source::Stream(input), output).map(|(summary, _)| summary)
+}
+
+/// [`run_lines`] on one thread, keeping every event, from the log's start.
+fn serial_lines<W: Write>(
+    joiner: &mut Joiner,
+    source: Source<'_>,
+    output: &mut W,
+) -> Result<(Summary, Fed), Error> {
+    let all = |_: &JoinedEvent<'_>| true;
+    run_lines(joiner, source, (0, 0), output, 1, &all, &mut |_| {})
 }
 
 /// Runs a DSJSON pipeline of `joiner` over `source`: the one loop behind
@@ -299,40 +266,13 @@ fn run_lines<W: Write, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
 /// Joins `input` with `threads` workers and writes the DSJSON of the events
 /// `keep` accepts to `output`, byte-identical to the serial conversion.
 /// `joiner` carries the state in and out, so several inputs make one
-/// stream; `progress` is called as the work goes on.
-pub fn convert_parallel<R, W, K, P>(
+/// stream; `progress` is called as the work goes on. From a
+/// [`Source::Slice`] (a memory-mapped file above all) the workers borrow
+/// the payloads where they are, and [`Progress::finished`] says which bytes
+/// are done with.
+pub fn convert_parallel<W, K, P>(
     joiner: &mut Joiner,
-    input: R,
-    output: &mut W,
-    threads: usize,
-    keep: K,
-    mut progress: P,
-) -> Result<Summary, Error>
-where
-    R: Read + Send,
-    W: Write,
-    K: Fn(&JoinedEvent) -> bool + Sync,
-    P: FnMut(Progress),
-{
-    let input: Box<dyn Read + Send + '_> = Box::new(input);
-    run_lines(
-        joiner,
-        Source::Stream(input),
-        (0, 0),
-        output,
-        threads,
-        &keep,
-        &mut progress,
-    )
-    .map(|(summary, _)| summary)
-}
-
-/// [`convert_parallel`] over a log in memory, a memory-mapped file above
-/// all: the workers borrow the payloads where they are, and nothing is
-/// copied. [`Progress::finished`] says which bytes are done with.
-pub fn convert_parallel_slice<W, K, P>(
-    joiner: &mut Joiner,
-    input: &[u8],
+    input: Source<'_>,
     output: &mut W,
     threads: usize,
     keep: K,
@@ -343,16 +283,7 @@ where
     K: Fn(&JoinedEvent) -> bool + Sync,
     P: FnMut(Progress),
 {
-    run_lines(
-        joiner,
-        Source::Slice(input),
-        (0, 0),
-        output,
-        threads,
-        &keep,
-        &mut progress,
-    )
-    .map(|(summary, _)| summary)
+    run_lines(joiner, input, (0, 0), output, threads, &keep, &mut progress).map(|(s, _)| s)
 }
 
 /// Joined events of one log as an iterator, for code that wants rewards
@@ -464,15 +395,7 @@ pub fn convert_recovering<W: Write>(
     data: &[u8],
     output: &mut W,
 ) -> Result<RecoverySummary, Error> {
-    let (summary, fed) = run_lines(
-        joiner,
-        Source::Recover(data),
-        (0, 0),
-        output,
-        1,
-        &|_: &JoinedEvent<'_>| true,
-        &mut |_| {},
-    )?;
+    let (summary, fed) = serial_lines(joiner, Source::Recover(data), output)?;
     Ok(RecoverySummary {
         summary,
         skipped: fed.skipped,

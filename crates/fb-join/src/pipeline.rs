@@ -239,7 +239,15 @@ where
         let limit = u32::try_from(self.joiner.options().max_payload).unwrap_or(u32::MAX);
         let framer = Framer::with_max_payload(limit).starting_at(start.0, start.1);
         if let Source::Recover(data) = source {
-            return self.recover(data, limit, stop, progress);
+            let mut reader = Recovering {
+                inner: RecoveringReader::with_max_payload(data, limit),
+                skipped: Vec::new(),
+                at: (0, 0),
+                len: data.len() as u64,
+            };
+            let mut fed = self.serial(&mut reader, stop, progress)?;
+            fed.skipped = reader.skipped;
+            return Ok(fed);
         }
         if self.threads > 1 {
             let out = parallel::run(
@@ -269,33 +277,8 @@ where
         }
     }
 
-    /// Joins one message and hands its kept events to the batch, and the
-    /// batch to the sink when full.
-    fn step(
-        &mut self,
-        maker: &mut S::Maker,
-        batch: &mut S::Batch,
-        msg: &Message<'_>,
-    ) -> Result<u64, Error> {
-        let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
-        let mut events = 0;
-        self.joiner.push_each(msg, |ev| {
-            events += 1;
-            if keep(ev) {
-                maker.add(batch, ev);
-                *kept += 1;
-            } else {
-                *filtered += 1;
-            }
-        });
-        if maker.full(batch) {
-            self.sink.take(batch)?;
-            maker.clear(batch);
-        }
-        Ok(events)
-    }
-
-    /// The one-thread loop over either reader.
+    /// The one-thread loop over any reader: each message joined, its kept
+    /// events added to the batch, the batch handed over when full.
     fn serial(
         &mut self,
         reader: &mut impl Reader,
@@ -322,54 +305,29 @@ where
             };
             fed.messages += 1;
             fed.kinds.add(msg.kind);
-            events += self.step(&mut maker, &mut batch, &msg)?;
-            let (offset, _) = reader.at();
+            let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
+            self.joiner.push_each(&msg, |ev| {
+                events += 1;
+                if keep(ev) {
+                    maker.add(&mut batch, ev);
+                    *kept += 1;
+                } else {
+                    *filtered += 1;
+                }
+            });
+            if maker.full(&batch) {
+                self.sink.take(&mut batch)?;
+                maker.clear(&mut batch);
+            }
+            let end = msg.offset + msg.len as u64;
             progress(Progress {
-                read: offset,
-                finished: offset,
+                read: end,
+                finished: end,
                 events,
             });
         }
         self.sink.take(&mut batch)?;
         fed.offset = reader.at().0;
-        Ok(fed)
-    }
-
-    /// The recovering loop: every intact message, resynchronizing after
-    /// damage.
-    fn recover(
-        &mut self,
-        data: &[u8],
-        limit: u32,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
-        let mut maker = self.sink.maker();
-        let mut batch = maker.batch();
-        let mut fed = Fed::default();
-        let mut events = 0u64;
-        for item in RecoveringReader::with_max_payload(data, limit) {
-            match item {
-                Recovered::Message(msg) => {
-                    if stop() {
-                        fed.stopped_at = Some((msg.offset, msg.index));
-                        break;
-                    }
-                    fed.messages += 1;
-                    fed.kinds.add(msg.kind);
-                    events += self.step(&mut maker, &mut batch, &msg)?;
-                    let end = msg.offset + msg.len as u64;
-                    progress(Progress {
-                        read: end,
-                        finished: end,
-                        events,
-                    });
-                }
-                Recovered::Skipped(range) => fed.skipped.push(range),
-            }
-        }
-        self.sink.take(&mut batch)?;
-        fed.offset = data.len() as u64;
         Ok(fed)
     }
 }
@@ -398,5 +356,36 @@ impl<R: Read> Reader for StreamReader<R> {
 
     fn at(&self) -> (u64, u64) {
         (self.offset(), self.index())
+    }
+}
+
+/// A recovering read as the one-thread loop uses it: skipped ranges are
+/// kept aside.
+struct Recovering<'a> {
+    inner: RecoveringReader<'a>,
+    skipped: Vec<Skipped>,
+    at: (u64, u64),
+    len: u64,
+}
+
+impl Reader for Recovering<'_> {
+    fn next(&mut self) -> fb_format::Result<Option<Message<'_>>> {
+        loop {
+            match self.inner.next() {
+                Some(Recovered::Message(msg)) => {
+                    self.at = (msg.offset + msg.len as u64, msg.index + 1);
+                    return Ok(Some(msg));
+                }
+                Some(Recovered::Skipped(range)) => self.skipped.push(range),
+                None => {
+                    self.at.0 = self.len;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn at(&self) -> (u64, u64) {
+        self.at
     }
 }

@@ -25,12 +25,7 @@ fn outcome(value: f32) -> PayloadSpec<'static> {
 }
 
 fn log(checkpoint: CheckpointConfig, events: &[JoinedEventSpec<'_>]) -> Vec<u8> {
-    let mut w = LogWriter::new(Vec::new());
-    w.file_magic(1).unwrap();
-    w.checkpoint(&checkpoint).unwrap();
-    w.regular(events).unwrap();
-    w.eof().unwrap();
-    w.into_inner()
+    fb_writer::one_batch_log(&checkpoint, events).unwrap()
 }
 
 fn checkpoint(problem: ProblemType, mode: LearningModeType) -> CheckpointConfig {
@@ -322,25 +317,27 @@ fn zstd_frames_with_implausible_ratios_decode_as_streams() {
     }
 }
 
+/// Two slots of two actions each.
+const TWO_SLOTS: [SlotSpec<'static>; 2] = [
+    SlotSpec {
+        action_ids: &[0, 1],
+        probabilities: &[0.9, 0.1],
+        id: None,
+    },
+    SlotSpec {
+        action_ids: &[1, 0],
+        probabilities: &[0.8, 0.2],
+        id: None,
+    },
+];
+
 /// An outcome whose value is a literal string: the reference writes its
 /// numeric value, 0.0, as `v`; by default the text is kept. Either way it
 /// counts 0.0 in rewards.
 #[test]
 fn literal_outcome_values_per_problem_type() {
-    let slots = [
-        SlotSpec {
-            action_ids: &[1, 0],
-            probabilities: &[0.9, 0.1],
-            id: None,
-        },
-        SlotSpec {
-            action_ids: &[0, 1],
-            probabilities: &[0.8, 0.2],
-            id: None,
-        },
-    ];
     let multi = MultiSlotSpec {
-        slots: Some(&slots),
+        slots: Some(&TWO_SLOTS),
         context: Some(CTX),
         ..MultiSlotSpec::default()
     };
@@ -431,33 +428,9 @@ fn literal_outcome_values_per_problem_type() {
 /// Writes one log of `problem` decisions whose outcomes mix numeric and
 /// literal values, for the real-VW check in CI.
 fn literal_log(problem: ProblemType) -> Vec<u8> {
-    let slots = [
-        SlotSpec {
-            action_ids: &[0, 1],
-            probabilities: &[0.9, 0.1],
-            id: None,
-        },
-        SlotSpec {
-            action_ids: &[1, 0],
-            probabilities: &[0.8, 0.2],
-            id: None,
-        },
-    ];
     const CCB_CTX: &[u8] =
         br#"{"U":{"x":1},"_multi":[{"a":{"b":1}},{"a":{"b":2}}],"_slots":[{"s":{"i":0}},{"s":{"i":1}}]}"#;
     const SLATES_CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"_slot_id":0,"a":{"b":1}},{"_slot_id":0,"a":{"b":2}},{"_slot_id":1,"a":{"b":3}},{"_slot_id":1,"a":{"b":4}}],"_slots":[{"s":{"i":0}},{"s":{"i":1}}]}"#;
-    let slates_slots = [
-        SlotSpec {
-            action_ids: &[0, 1],
-            probabilities: &[0.9, 0.1],
-            id: None,
-        },
-        SlotSpec {
-            action_ids: &[1, 0],
-            probabilities: &[0.8, 0.2],
-            id: None,
-        },
-    ];
     let ids: Vec<String> = (0..6).map(|n| format!("literal-{n}")).collect();
     let mut events = Vec::new();
     for (n, id) in ids.iter().enumerate() {
@@ -469,12 +442,12 @@ fn literal_log(problem: ProblemType) -> Vec<u8> {
                 ..CbSpec::default()
             }),
             ProblemType::CCB => PayloadSpec::Ccb(MultiSlotSpec {
-                slots: Some(&slots),
+                slots: Some(&TWO_SLOTS),
                 context: Some(CCB_CTX),
                 ..MultiSlotSpec::default()
             }),
             _ => PayloadSpec::Slates(MultiSlotSpec {
-                slots: Some(&slates_slots),
+                slots: Some(&TWO_SLOTS),
                 context: Some(SLATES_CTX),
                 ..MultiSlotSpec::default()
             }),
@@ -603,9 +576,15 @@ fn only_leaves_other_loops_unjoined_and_undiagnosed() {
     fb_join::convert(&log[..], &mut serial, opts.clone()).unwrap();
     let mut joiner = fb_join::Joiner::new(opts);
     let mut parallel = Vec::new();
-    let summary =
-        fb_join::convert_parallel(&mut joiner, &log[..], &mut parallel, 2, |_| true, |_| {})
-            .unwrap();
+    let summary = fb_join::convert_parallel(
+        &mut joiner,
+        fb_join::Source::Slice(&log),
+        &mut parallel,
+        2,
+        |_| true,
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(parallel, serial);
     assert_eq!(summary.metrics.not_selected, 3);
     assert!(summary.diagnostics.counts().is_empty());

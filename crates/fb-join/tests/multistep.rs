@@ -8,7 +8,7 @@ use fb_join::{
 use fb_schema::{
     LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
 };
-use fb_writer::{CheckpointConfig, JoinedEventSpec, LogWriter, MultiStepSpec, PayloadSpec};
+use fb_writer::{CheckpointConfig, JoinedEventSpec, MultiStepSpec, PayloadSpec};
 
 const CTX: &[u8] = br#"{"_multi":[{"a":1},{"a":2}]}"#;
 
@@ -58,19 +58,14 @@ fn outcome<'a>(
 }
 
 fn log(events: &[JoinedEventSpec<'_>]) -> Vec<u8> {
-    let mut w = LogWriter::new(Vec::new());
-    w.file_magic(1).unwrap();
-    w.checkpoint(&CheckpointConfig {
+    let config = CheckpointConfig {
         reward_function: RewardFunctionType::Earliest,
         default_reward: 0.0,
         learning_mode: LearningModeType::Online,
         problem_type: ProblemType::MULTISTEP,
         use_client_time: false,
-    })
-    .unwrap();
-    w.regular(events).unwrap();
-    w.eof().unwrap();
-    w.into_inner()
+    };
+    fb_writer::one_batch_log(&config, events).unwrap()
 }
 
 fn options(compat: Compat, f: RewardFunction, how: StepTransform) -> Options {
@@ -88,6 +83,11 @@ fn options(compat: Compat, f: RewardFunction, how: StepTransform) -> Options {
 
 fn join(bytes: &[u8], opts: Options) -> Vec<JoinedEvent<'static>> {
     JoinedEvents::new(bytes, opts).collect()
+}
+
+/// Joins with `sum` as the reward function.
+fn join_sums(bytes: &[u8], compat: Compat, how: StepTransform) -> Vec<JoinedEvent<'static>> {
+    join(bytes, options(compat, RewardFunction::Sum, how))
 }
 
 fn ids(events: &[JoinedEvent<'_>]) -> Vec<String> {
@@ -162,23 +162,13 @@ fn a_repeated_step_id_gives_no_line_but_keeps_its_place_and_reward() {
         outcome("ep", 1.0, UnionArg::Literal("s3"), 6),
     ];
     let bytes = log(&events);
-    let got = join(
-        &bytes,
-        options(
-            Compat::Reference,
-            RewardFunction::Sum,
-            StepTransform::SuffixSum,
-        ),
-    );
+    let got = join_sums(&bytes, Compat::Reference, StepTransform::SuffixSum);
     assert_eq!(ids(&got), ["s1", "s3"]);
     // s1's suffix sum takes in s2's reward (4) though s2 has no line.
     assert_eq!(got[0].reward, 5.0);
     assert_eq!(got[1].reward, 1.0);
     // By default the first of the two is kept.
-    let sane = join(
-        &bytes,
-        options(Compat::Sane, RewardFunction::Sum, StepTransform::SuffixSum),
-    );
+    let sane = join_sums(&bytes, Compat::Sane, StepTransform::SuffixSum);
     assert_eq!(ids(&sane), ["s1", "s2", "s3"]);
 }
 
@@ -338,20 +328,10 @@ fn the_reference_takes_a_message_as_one_batch_whatever_its_episode_ids() {
         outcome("one", 5.0, UnionArg::None, 3),
     ];
     let bytes = log(&events);
-    let got = join(
-        &bytes,
-        options(
-            Compat::Reference,
-            RewardFunction::Sum,
-            StepTransform::Identity,
-        ),
-    );
+    let got = join_sums(&bytes, Compat::Reference, StepTransform::Identity);
     assert_eq!(ids(&got), ["a1", "b1"]);
     assert_eq!(got.iter().map(|e| e.reward).collect::<Vec<_>>(), [5.0, 5.0]);
-    let got = join(
-        &bytes,
-        options(Compat::Sane, RewardFunction::Sum, StepTransform::Identity),
-    );
+    let got = join_sums(&bytes, Compat::Sane, StepTransform::Identity);
     assert_eq!(ids(&got), ["a1", "b1"]);
     assert_eq!(got.iter().map(|e| e.reward).collect::<Vec<_>>(), [5.0, 0.0]);
 }

@@ -1,9 +1,7 @@
 //! `convert_parallel` against the serial joiner: the same bytes, and the
 //! same metrics and diagnostics, also when one joiner reads several inputs.
 
-use fb_join::{
-    convert_into, convert_parallel, convert_parallel_slice, Joiner, Options, Progress, Summary,
-};
+use fb_join::{convert_into, convert_parallel, Joiner, Options, Progress, Source, Summary};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
 fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
@@ -41,10 +39,12 @@ fn parallel(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> (Ve
         };
         let summary: Summary = match feed {
             Feed::Reader => {
-                convert_parallel(&mut joiner, *input, &mut out, threads, |_| true, &mut check)
+                let reader = Source::Stream(Box::new(*input));
+                convert_parallel(&mut joiner, reader, &mut out, threads, |_| true, &mut check)
             }
             Feed::Slice => {
-                convert_parallel_slice(&mut joiner, input, &mut out, threads, |_| true, &mut check)
+                let slice = Source::Slice(input);
+                convert_parallel(&mut joiner, slice, &mut out, threads, |_| true, &mut check)
             }
         }
         .unwrap();
@@ -214,7 +214,7 @@ fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
     };
     convert_parallel(
         &mut Joiner::new(Options::default()),
-        input,
+        Source::Stream(Box::new(input)),
         &mut out,
         2,
         |_| true,
@@ -281,7 +281,7 @@ fn a_failed_write_stops_the_reader() {
     let mut out = FullAfter { room: 1000 };
     let result = convert_parallel(
         &mut joiner,
-        Reader(&log, read.clone()),
+        Source::Stream(Box::new(Reader(&log, read.clone()))),
         &mut out,
         2,
         |_| true,

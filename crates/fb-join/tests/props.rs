@@ -69,7 +69,7 @@ proptest! {
 
         let mut joiner = Joiner::new(opts.clone());
         let mut parallel = Vec::new();
-        convert_parallel(&mut joiner, &log[..], &mut parallel, threads, |_| true, |_| {}).unwrap();
+        convert_parallel(&mut joiner, fb_join::Source::Slice(&log), &mut parallel, threads, |_| true, |_| {}).unwrap();
         prop_assert_eq!(&parallel, &serial);
         prop_assert_eq!(joiner.metrics(), &summary.metrics);
 

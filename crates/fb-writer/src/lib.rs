@@ -65,4 +65,4 @@ pub use spec::{
     CaSpec, CbSpec, CheckpointConfig, DedupSpec, Encoding, JoinedEventSpec, MetaSpec,
     MultiSlotSpec, MultiStepSpec, PayloadSpec, SlotSpec,
 };
-pub use writer::{LogWriter, DEFAULT_ZSTD_LEVEL, MAX_MESSAGE_SIZE};
+pub use writer::{one_batch_log, LogWriter, DEFAULT_ZSTD_LEVEL, MAX_MESSAGE_SIZE};

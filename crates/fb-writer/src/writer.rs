@@ -104,6 +104,18 @@ impl<W: Write> std::fmt::Debug for LogWriter<W> {
     }
 }
 
+/// A whole log of one batch: FILEMAGIC, a CHECKPOINT of `config`, one
+/// REGULAR message holding `events`, EOF. What most hand-made test logs
+/// are.
+pub fn one_batch_log(config: &CheckpointConfig, events: &[JoinedEventSpec<'_>]) -> Result<Vec<u8>> {
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1)?;
+    w.checkpoint(config)?;
+    w.regular(events)?;
+    w.eof()?;
+    Ok(w.into_inner())
+}
+
 impl<W: Write> LogWriter<W> {
     /// A writer at byte 0 of `out`.
     pub fn new(out: W) -> Self {

@@ -18,6 +18,21 @@ pub struct Owned {
     pub len: usize,
 }
 
+impl Owned {
+    /// The message again, borrowing the payload.
+    #[allow(dead_code)] // not every test file uses it
+    pub fn message(&self) -> Message<'_> {
+        Message {
+            kind: self.kind,
+            offset: self.offset,
+            index: self.index,
+            size_field: self.size_field,
+            payload: &self.payload,
+            len: self.len,
+        }
+    }
+}
+
 impl From<Message<'_>> for Owned {
     fn from(m: Message<'_>) -> Self {
         Self {
