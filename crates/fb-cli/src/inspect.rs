@@ -110,6 +110,7 @@ fn payload_json(p: &Payload<'_>) -> Value {
         }),
         Payload::Episode(e) => json!({"type": "EpisodeEvent", "episode_id": e.episode_id()}),
         Payload::Unknown(t) => json!({"type": "unknown", "payload_type": t.0}),
+        other => json!({"type": other.table_name()}),
     }
 }
 

@@ -438,7 +438,7 @@ pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool, report: &
     let examples = if verbose { usize::MAX } else { 3 };
     let several = report.starts.len() > 1;
     for (kind, count) in diags.counts() {
-        if *kind == fb_join::Kind::Framing {
+        if *kind == fb_join::DiagnosticKind::Framing {
             continue; // already said when it happened
         }
         eprintln!("fb: warning: {count} x {}", kind.name());
@@ -451,13 +451,13 @@ pub fn report_diagnostics(diags: &fb_join::Diagnostics, verbose: bool, report: &
         // What the library says in general words, the flag that does it.
         let multistep = kept.iter().any(|(_, d)| d.detail.contains("multistep on"));
         match kind {
-            fb_join::Kind::NotReady => {
+            fb_join::DiagnosticKind::NotReady => {
                 eprintln!("fb:   (--problem-type sets the problem type of every message)")
             }
-            fb_join::Kind::EpisodeOutsideMultistep => {
+            fb_join::DiagnosticKind::EpisodeOutsideMultistep => {
                 eprintln!("fb:   (--multistep joins multistep episodes)")
             }
-            fb_join::Kind::ProblemTypeMismatch if multistep => {
+            fb_join::DiagnosticKind::ProblemTypeMismatch if multistep => {
                 eprintln!("fb:   (--multistep joins multistep episodes)")
             }
             _ => {}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
-use fb_join::{Joiner, Kind};
+use fb_join::{DiagnosticKind, Joiner};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -114,16 +114,16 @@ impl Problems {
 
 /// The joiner's findings that are about joinability (the structural ones
 /// are found by the checks here already).
-fn joinability(kind: Kind) -> bool {
+fn joinability(kind: DiagnosticKind) -> bool {
     !matches!(
         kind,
-        Kind::InvalidJoinedPayload
-            | Kind::BadEvent
-            | Kind::EventsDropped
-            | Kind::InvalidPayload
-            | Kind::InvalidContext
-            | Kind::Framing
-            | Kind::UnknownMessageType
+        DiagnosticKind::InvalidJoinedPayload
+            | DiagnosticKind::BadEvent
+            | DiagnosticKind::EventsDropped
+            | DiagnosticKind::InvalidPayload
+            | DiagnosticKind::InvalidContext
+            | DiagnosticKind::Framing
+            | DiagnosticKind::UnknownMessageType
     )
 }
 

@@ -214,6 +214,7 @@ impl<'a> EventView<'a> {
 
 /// A verified typed payload.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Payload<'a> {
     /// A contextual-bandit decision.
     Cb(CbEvent<'a>),

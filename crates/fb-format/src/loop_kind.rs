@@ -86,6 +86,7 @@ macro_rules! named {
 
 /// The problem type of a loop, and so of the decisions it logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Problem {
     /// Contextual bandit.
     Cb,

@@ -6,7 +6,7 @@ use std::fmt;
 /// What kind of problem a diagnostic reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
-pub enum Kind {
+pub enum DiagnosticKind {
     /// A REGULAR message read before any problem type was known: skipped.
     NotReady,
     /// A REGULAR payload that failed verification: the message was skipped.
@@ -64,7 +64,7 @@ pub enum Kind {
     Framing,
 }
 
-impl Kind {
+impl DiagnosticKind {
     /// A short stable name (used in summaries and JSON).
     pub fn name(self) -> &'static str {
         match self {
@@ -103,10 +103,10 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
     /// What happened.
-    pub kind: Kind,
+    pub kind: DiagnosticKind,
     /// Byte offset of the message.
     pub offset: u64,
-    /// Index of the message.
+    /// OutcomeIndex of the message.
     pub message: u64,
     /// The event id, when one is known.
     pub event_id: Option<String>,
@@ -127,7 +127,7 @@ impl fmt::Display for Diagnostic {
 /// Every diagnostic counted by kind; the first `limit` kept in full.
 #[derive(Debug, Clone, Default)]
 pub struct Diagnostics {
-    counts: BTreeMap<Kind, u64>,
+    counts: BTreeMap<DiagnosticKind, u64>,
     kept: Vec<Diagnostic>,
     limit: usize,
 }
@@ -150,7 +150,7 @@ impl Diagnostics {
     }
 
     /// Counts `n` occurrences of `kind` without details.
-    pub fn add(&mut self, kind: Kind, n: u64) {
+    pub fn add(&mut self, kind: DiagnosticKind, n: u64) {
         if n > 0 {
             *self.counts.entry(kind).or_default() += n;
         }
@@ -166,12 +166,12 @@ impl Diagnostics {
     }
 
     /// Count per kind.
-    pub fn counts(&self) -> &BTreeMap<Kind, u64> {
+    pub fn counts(&self) -> &BTreeMap<DiagnosticKind, u64> {
         &self.counts
     }
 
     /// Count of one kind.
-    pub fn count(&self, kind: Kind) -> u64 {
+    pub fn count(&self, kind: DiagnosticKind) -> u64 {
         self.counts.get(&kind).copied().unwrap_or(0)
     }
 

@@ -1,7 +1,7 @@
 //! The DSJSON writer: one line per joined event, keys in the reference's
 //! order, numbers in its format.
 
-use crate::event::{Decision, Index, JoinedEvent, Outcome, Value};
+use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
 use crate::time::MinuteMemo;
@@ -40,7 +40,7 @@ impl Writer {
         Self {
             compat,
             floats: Memo {
-                cache: vec![Slot::default(); CACHE_SLOTS].into_boxed_slice(),
+                cache: vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice(),
                 minute: MinuteMemo::default(),
             },
             scratch: Lines::with_capacity(4096),
@@ -121,7 +121,7 @@ impl Writer {
 const CACHE_SLOTS: usize = 512;
 
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
+struct SlotDecision {
     bits: u32,
     len: u8,
     text: [u8; 27],
@@ -131,7 +131,7 @@ struct Slot {
 /// cache keyed by their bits, and the minute of the last timestamp.
 #[derive(Debug, Default)]
 struct Memo {
-    cache: Box<[Slot]>,
+    cache: Box<[SlotDecision]>,
     minute: MinuteMemo,
 }
 
@@ -219,7 +219,7 @@ fn event_id_if_any<P: Put>(out: &mut P, id: &str) {
 }
 
 /// `"_a":[..],"_p":[..]` of one slot.
-fn slot_actions<P: Put>(fl: &mut Memo, out: &mut P, slot: &crate::event::Slot) {
+fn slot_actions<P: Put>(fl: &mut Memo, out: &mut P, slot: &crate::event::SlotDecision) {
     key!(out, "", "_a");
     uints(out, slot.actions.iter().map(|a| u64::from(*a)));
     key!(out, ",", "_p");
@@ -250,12 +250,12 @@ fn floats<P: Put>(fl: &mut Memo, out: &mut P, values: &[f32]) {
 
 /// An outcome's value. A literal value is its text by default; the
 /// reference writes its numeric value, 0.0, instead (SEMANTICS.md §3).
-fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &Value, compat: Compat) {
+fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &OutcomeValue, compat: Compat) {
     match v {
-        Value::Numeric(x) => fl.push(out, *x),
-        Value::None => fl.push(out, 0.0),
-        Value::Literal(_) if compat == Compat::Reference => fl.push(out, 0.0),
-        Value::Literal(s) => put_str(out, s),
+        OutcomeValue::Numeric(x) => fl.push(out, *x),
+        OutcomeValue::None => fl.push(out, 0.0),
+        OutcomeValue::Literal(_) if compat == Compat::Reference => fl.push(out, 0.0),
+        OutcomeValue::Literal(s) => put_str(out, s),
     }
 }
 
@@ -272,13 +272,13 @@ fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool, co
     if with_index {
         key!(out, ",", "Index");
         match &o.index {
-            Index::Literal(s) => put_str(out, s),
-            Index::Numeric(i) => {
+            OutcomeIndex::Literal(s) => put_str(out, s),
+            OutcomeIndex::Numeric(i) => {
                 out.byte(b'"');
                 put_i64(out, i64::from(*i));
                 out.byte(b'"');
             }
-            Index::None => put_str(out, "-1"),
+            OutcomeIndex::None => put_str(out, "-1"),
         }
     }
     if o.action_taken {
@@ -583,7 +583,7 @@ mod tests {
         };
         let mut o = Outcome::blank();
         o.event_id = "e\"1".into();
-        o.value = Value::Literal("click".into());
+        o.value = OutcomeValue::Literal("click".into());
         ev.outcomes.push(o);
         ev.reward = 1.5;
         ev.skip_learn = len % 2 == 1;

@@ -7,7 +7,7 @@ use fb_schema::TimeStamp;
 
 /// An outcome's value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum OutcomeValue {
     /// None written (counts as 0.0).
     None,
     /// A number.
@@ -16,7 +16,7 @@ pub enum Value {
     Literal(String),
 }
 
-impl Value {
+impl OutcomeValue {
     /// The number reward functions use.
     pub fn number(&self) -> f32 {
         match self {
@@ -28,7 +28,7 @@ impl Value {
 
 /// An outcome's index.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Index {
+pub enum OutcomeIndex {
     /// None written.
     None,
     /// A number (a CCB slot index).
@@ -43,9 +43,9 @@ pub struct Outcome {
     /// The outcome's event id (`meta.id`).
     pub event_id: String,
     /// Its value.
-    pub value: Value,
+    pub value: OutcomeValue,
     /// Its index.
-    pub index: Index,
+    pub index: OutcomeIndex,
     /// An activation of a deferred action, not a reward.
     pub action_taken: bool,
     /// Its time (enqueued, or client time when configured).
@@ -56,8 +56,8 @@ impl Outcome {
     pub(crate) fn blank() -> Self {
         Self {
             event_id: String::new(),
-            value: Value::None,
-            index: Index::None,
+            value: OutcomeValue::None,
+            index: OutcomeIndex::None,
             action_taken: false,
             time: TimeStamp::default(),
         }
@@ -66,7 +66,7 @@ impl Outcome {
 
 /// One slot of a CCB or Slates decision.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Slot {
+pub struct SlotDecision {
     /// The slot id, when the log has one.
     pub id: Option<String>,
     /// Action ids, chosen first.
@@ -94,7 +94,7 @@ pub enum Decision {
     /// CCB or Slates.
     MultiSlot {
         /// The slots.
-        slots: Vec<Slot>,
+        slots: Vec<SlotDecision>,
         /// Baseline actions, one per slot (apprentice).
         baseline: Vec<i32>,
     },
@@ -143,7 +143,7 @@ pub struct JoinedEvent<'a> {
     pub original_reward: f32,
     /// Byte offset of the REGULAR message it came from.
     pub offset: u64,
-    /// Index of that message.
+    /// OutcomeIndex of that message.
     pub message: u64,
 }
 

@@ -5,12 +5,12 @@ use fb_format::Payload;
 use fb_schema::CbParts;
 
 use crate::config::LearningMode;
-use crate::diag::Kind;
-use crate::event::{Decision, JoinedEvent, Slot};
+use crate::diag::DiagnosticKind;
+use crate::event::{Decision, JoinedEvent, SlotDecision};
 use crate::Problem;
 
 /// Why an interaction was not accepted.
-pub type Rejection = (Kind, String);
+pub type Rejection = (DiagnosticKind, String);
 
 /// The payload-type name matched against the configured problem type.
 pub fn kind_of(payload: &Payload<'_>) -> Option<Problem> {
@@ -30,7 +30,10 @@ pub fn matches(kind: Problem, problem: Option<Problem>) -> bool {
 }
 
 fn missing(field: &str, table: &str) -> Rejection {
-    (Kind::MissingField, format!("{table} has no `{field}`"))
+    (
+        DiagnosticKind::MissingField,
+        format!("{table} has no `{field}`"),
+    )
 }
 
 fn model(id: Option<&str>) -> String {
@@ -68,7 +71,7 @@ pub fn extract_cb<'p>(
         .ok_or_else(|| missing("probabilities", "CbEvent"))?;
     if actions.is_empty() {
         return Err((
-            Kind::ZeroActions,
+            DiagnosticKind::ZeroActions,
             "CbEvent has an empty `action_ids`".into(),
         ));
     }
@@ -127,7 +130,7 @@ pub fn extract_into<'p>(
             }
             if let Decision::MultiSlot { slots, baseline } = &mut ev.decision {
                 slots.truncate(logged.len());
-                slots.resize_with(logged.len(), Slot::default);
+                slots.resize_with(logged.len(), SlotDecision::default);
                 for (slot, s) in slots.iter_mut().zip(logged.iter()) {
                     match (s.id(), &mut slot.id) {
                         (Some(text), Some(id)) => set_text(id, text),
@@ -167,7 +170,7 @@ pub fn extract_into<'p>(
             Ok((LearningMode::from_wire(ca.learning_mode()), context.bytes()))
         }
         other => Err((
-            Kind::ProblemTypeMismatch,
+            DiagnosticKind::ProblemTypeMismatch,
             format!("{} is not an interaction", other.table_name()),
         )),
     }
@@ -189,7 +192,7 @@ pub struct Step {
 pub fn extract_step(payload: &Payload<'_>) -> Result<Step, Rejection> {
     let Payload::MultiStep(ms) = payload else {
         return Err((
-            Kind::ProblemTypeMismatch,
+            DiagnosticKind::ProblemTypeMismatch,
             format!("{} is not a multistep step", payload.table_name()),
         ));
     };
@@ -207,7 +210,7 @@ pub fn extract_step(payload: &Payload<'_>) -> Result<Step, Rejection> {
         .ok_or_else(|| missing("probabilities", "MultiStepEvent"))?;
     if actions.is_empty() {
         return Err((
-            Kind::ZeroActions,
+            DiagnosticKind::ZeroActions,
             "MultiStepEvent has an empty `action_ids`".into(),
         ));
     }

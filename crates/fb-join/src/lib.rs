@@ -53,10 +53,10 @@ use std::io::{Read, Write};
 
 pub use config::{LearningMode, LoopConfig, Overrides};
 pub use dedup::{inline_actions, DedupCache};
-pub use diag::{Diagnostic, Diagnostics, Kind};
-pub use event::{Decision, Index, JoinedEvent, Outcome, Slot, Value};
+pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
+pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
 pub use fb_format::{Problem, RewardFunction};
-pub use joiner::{transform, Joiner};
+pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
 pub use parallel::Progress;
 pub use pipeline::{Fed, Maker, MessageCounts, Pipeline, Sink, Source};
@@ -93,6 +93,25 @@ fb_format::named!(
         Identity = "identity",
     ]
 );
+
+impl StepTransform {
+    /// Transforms rewards in step order, in place, summing from the last
+    /// step back in f32 as the reference does.
+    pub fn apply(self, rewards: &mut [f32]) {
+        if self == Self::Identity {
+            return;
+        }
+        let len = rewards.len();
+        let mut sum = 0f32;
+        for (n, r) in rewards.iter_mut().enumerate().rev() {
+            sum += *r;
+            *r = match self {
+                Self::SuffixMean => sum / (len - n) as f32,
+                _ => sum,
+            };
+        }
+    }
+}
 
 fb_format::named!(
     Compat,

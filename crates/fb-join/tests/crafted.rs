@@ -1,7 +1,7 @@
 //! Joiner rules on small logs written with fb-writer, for the cases the
 //! corpus does not hold.
 
-use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Kind, Options};
+use fb_join::{Compat, Decision, DiagnosticKind, JoinedEvent, JoinedEvents, Options};
 use fb_schema::{
     LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
 };
@@ -57,7 +57,13 @@ fn apprentice_per_problem_type() {
         probabilities: &[0.9, 0.1],
         id: None,
     }];
-    let cases: Vec<(&str, ProblemType, PayloadSpec<'_>, f32, Option<Kind>)> = vec![
+    let cases: Vec<(
+        &str,
+        ProblemType,
+        PayloadSpec<'_>,
+        f32,
+        Option<DiagnosticKind>,
+    )> = vec![
         (
             "cb, first action is the baseline",
             ProblemType::CB,
@@ -94,7 +100,7 @@ fn apprentice_per_problem_type() {
                 ..MultiSlotSpec::default()
             }),
             -3.0,
-            Some(Kind::ApprenticeUnsupported),
+            Some(DiagnosticKind::ApprenticeUnsupported),
         ),
         (
             "ca: not defined, default reward",
@@ -107,7 +113,7 @@ fn apprentice_per_problem_type() {
                 ..CaSpec::default()
             }),
             -3.0,
-            Some(Kind::ApprenticeUnsupported),
+            Some(DiagnosticKind::ApprenticeUnsupported),
         ),
     ];
     for (name, problem, payload, reward, diag) in cases {
@@ -160,7 +166,7 @@ fn ccb_apprentice_with_wrong_baseline_count_is_skipped() {
     for compat in [Compat::Sane, Compat::Reference] {
         let (events, diags) = join(&bytes, compat);
         assert!(events.is_empty());
-        assert_eq!(diags.count(Kind::BaselineMismatch), 1);
+        assert_eq!(diags.count(DiagnosticKind::BaselineMismatch), 1);
     }
 }
 
@@ -204,9 +210,9 @@ fn ccb_outcomes_go_to_slots_by_index_or_id() {
     let (events, diags) = join(&bytes, Compat::Reference);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].slot_rewards(), vec![4.0, 2.0]);
-    assert_eq!(diags.count(Kind::UnknownSlotId), 1);
-    assert_eq!(diags.count(Kind::SlotIndexOutOfRange), 1);
-    assert_eq!(diags.count(Kind::OutcomeWithoutIndex), 1);
+    assert_eq!(diags.count(DiagnosticKind::UnknownSlotId), 1);
+    assert_eq!(diags.count(DiagnosticKind::SlotIndexOutOfRange), 1);
+    assert_eq!(diags.count(DiagnosticKind::OutcomeWithoutIndex), 1);
     let Decision::MultiSlot { slots, .. } = &events[0].decision else {
         panic!()
     };
@@ -232,7 +238,7 @@ fn outcomes_before_their_interaction_are_dropped() {
     let (events, diags) = join(&bytes, Compat::Reference);
     assert_eq!(events[0].reward, 1.0);
     assert_eq!(events[0].outcomes.len(), 1);
-    assert_eq!(diags.count(Kind::OutcomeWithoutInteraction), 1);
+    assert_eq!(diags.count(DiagnosticKind::OutcomeWithoutInteraction), 1);
 }
 
 #[test]
@@ -553,7 +559,7 @@ fn only_leaves_other_loops_unjoined_and_undiagnosed() {
         .joiner()
         .diagnostics()
         .counts()
-        .contains_key(&Kind::OutcomeWithoutInteraction));
+        .contains_key(&DiagnosticKind::OutcomeWithoutInteraction));
 
     let opts = Options {
         only: vec![fb_join::Problem::Ccb],

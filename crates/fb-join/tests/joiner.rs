@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use fb_join::{
-    Compat, Decision, JoinedEvent, JoinedEvents, Kind, LearningMode, Options, Overrides, Problem,
+    Compat, Decision, DiagnosticKind, JoinedEvent, JoinedEvents, LearningMode, Options, Overrides,
+    Problem,
 };
 
 fn data(rel: &str) -> Vec<u8> {
@@ -35,42 +36,57 @@ fn reference() -> Options {
 #[test]
 fn diagnostics_per_corpus_file() {
     // (file, multistep, expected counts by kind)
-    let cases: &[(&str, &[(Kind, u64)])] = &[
+    let cases: &[(&str, &[(DiagnosticKind, u64)])] = &[
         ("valid_joined_logs/cb_simple.log", &[]),
-        ("valid_joined_logs/rcrrmr.fb", &[(Kind::NotReady, 1)]),
-        ("valid_joined_logs/rrcr.fb", &[(Kind::NotReady, 2)]),
+        (
+            "valid_joined_logs/rcrrmr.fb",
+            &[(DiagnosticKind::NotReady, 1)],
+        ),
+        (
+            "valid_joined_logs/rrcr.fb",
+            &[(DiagnosticKind::NotReady, 2)],
+        ),
         (
             "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
-            &[(Kind::UnknownSlotId, 72), (Kind::SlotIndexOutOfRange, 17)],
+            &[
+                (DiagnosticKind::UnknownSlotId, 72),
+                (DiagnosticKind::SlotIndexOutOfRange, 17),
+            ],
         ),
         (
             "invalid_joined_logs/bad_event_in_joined_event.log",
-            &[(Kind::BadEvent, 1), (Kind::EventsDropped, 2)],
+            &[
+                (DiagnosticKind::BadEvent, 1),
+                (DiagnosticKind::EventsDropped, 2),
+            ],
         ),
         (
             "invalid_joined_logs/corrupt_joined_payload.log",
-            &[(Kind::InvalidJoinedPayload, 1)],
+            &[(DiagnosticKind::InvalidJoinedPayload, 1)],
         ),
-        ("invalid_joined_logs/bad_version.log", &[(Kind::Framing, 1)]),
+        (
+            "invalid_joined_logs/bad_version.log",
+            &[(DiagnosticKind::Framing, 1)],
+        ),
         (
             "invalid_joined_logs/incomplete_checkpoint_info.log",
             &[
-                (Kind::OutcomeWithoutInteraction, 2),
-                (Kind::ProblemTypeMismatch, 2),
-                (Kind::NoInteraction, 2),
+                (DiagnosticKind::OutcomeWithoutInteraction, 2),
+                (DiagnosticKind::ProblemTypeMismatch, 2),
+                (DiagnosticKind::NoInteraction, 2),
             ],
         ),
         (
             "invalid_joined_logs/no_interaction_but_with_observation.log",
             &[
-                (Kind::OutcomeWithoutInteraction, 2),
-                (Kind::NoInteraction, 1),
+                (DiagnosticKind::OutcomeWithoutInteraction, 2),
+                (DiagnosticKind::NoInteraction, 1),
             ],
         ),
     ];
     for (file, expected) in cases {
         let (_, it) = join(file, reference());
-        let got: Vec<(Kind, u64)> = it
+        let got: Vec<(DiagnosticKind, u64)> = it
             .joiner()
             .diagnostics()
             .counts()
@@ -98,7 +114,7 @@ fn diagnostics_say_where() {
         .diagnostics()
         .kept()
         .iter()
-        .find(|d| d.kind == Kind::NoInteraction)
+        .find(|d| d.kind == DiagnosticKind::NoInteraction)
         .unwrap();
     assert!(d.event_id.is_some());
     assert!(d.to_string().contains("message"), "{d}");
@@ -161,7 +177,9 @@ fn a_learning_mode_override_that_mismatches_skips_everything() {
     let (events, it) = join("valid_joined_logs/cb_simple.log", opts);
     assert!(events.is_empty());
     assert_eq!(
-        it.joiner().diagnostics().count(Kind::LearningModeMismatch),
+        it.joiner()
+            .diagnostics()
+            .count(DiagnosticKind::LearningModeMismatch),
         1
     );
 }
@@ -255,7 +273,12 @@ fn client_time_replaces_the_enqueued_time_when_asked() {
             e.time
         );
     }
-    assert_eq!(it.joiner().diagnostics().count(Kind::ClientTimeMissing), 0);
+    assert_eq!(
+        it.joiner()
+            .diagnostics()
+            .count(DiagnosticKind::ClientTimeMissing),
+        0
+    );
     // A log without client times falls back, with a diagnostic per event.
     let client = Options {
         overrides: Overrides {
@@ -266,5 +289,10 @@ fn client_time_replaces_the_enqueued_time_when_asked() {
     };
     let (events, it) = join("valid_joined_logs/cb_simple.log", client);
     assert_eq!(events.len(), 1);
-    assert!(it.joiner().diagnostics().count(Kind::ClientTimeMissing) >= 1);
+    assert!(
+        it.joiner()
+            .diagnostics()
+            .count(DiagnosticKind::ClientTimeMissing)
+            >= 1
+    );
 }

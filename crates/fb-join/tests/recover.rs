@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use fb_format::recover::SkipReason;
 use fb_format::{Message, MessageKind, SliceReader};
-use fb_join::{convert, convert_recovering, Joiner, Kind, Options, RecoverySummary};
+use fb_join::{convert, convert_recovering, DiagnosticKind, Joiner, Options, RecoverySummary};
 use fb_tests::{data_dir, read, valid_logs, Rng};
 
 /// The options the golden tests use for `file`.
@@ -37,7 +37,7 @@ struct Intact {
     messages: Vec<(usize, usize, MessageKind)>,
     out: Vec<u8>,
     lines_after: Vec<usize>,
-    diagnostics: Vec<(Kind, u64)>,
+    diagnostics: Vec<(DiagnosticKind, u64)>,
 }
 
 impl Intact {
@@ -250,7 +250,7 @@ fn random_corruptions_are_reported_and_write_only_json() {
                 }
             }
 
-            let diagnostics: Vec<(Kind, u64)> = report
+            let diagnostics: Vec<(DiagnosticKind, u64)> = report
                 .summary
                 .diagnostics
                 .counts()

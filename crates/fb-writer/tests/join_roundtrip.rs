@@ -13,7 +13,9 @@
 
 mod model;
 
-use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Kind, Options, StepTransform};
+use fb_join::{
+    Compat, Decision, DiagnosticKind, JoinedEvent, JoinedEvents, Options, StepTransform,
+};
 use fb_schema::RewardFunctionType;
 use fb_writer::synth::{
     self, Decision as GenDecision, GenConfig, GenRecord, Limit, Problem, RewardDist,
@@ -200,6 +202,7 @@ fn check_dsjson(text: &[u8], want: &[Expected]) -> Result<(), TestCaseError> {
                     -w.reward.unwrap(),
                 )?;
             }
+            other => panic!("the generator wrote {other} decisions"),
         }
     }
     Ok(())
@@ -244,7 +247,7 @@ fn check(cfg: &GenConfig, transform: Transform) -> Result<(), TestCaseError> {
         let diags = joined.joiner().diagnostics();
         let unsupported = want.iter().filter(|w| w.apprentice_unsupported).count() as u64;
         prop_assert_eq!(
-            diags.count(Kind::ApprenticeUnsupported),
+            diags.count(DiagnosticKind::ApprenticeUnsupported),
             unsupported,
             "{:?}",
             diags.kept()

@@ -34,24 +34,29 @@
 //!   indexed by the step id, and half the time one episodic outcome without
 //!   index. All events carry the episode id as `meta.id`.
 
+mod config;
 mod context;
+mod record;
 mod rng;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::str::FromStr;
 
-use fb_schema::{LearningModeType, OutcomeEventArgs, RewardFunctionType, TimeStamp, UnionArg};
+use fb_schema::{OutcomeEventArgs, TimeStamp, UnionArg};
 
+pub use config::{GenConfig, Limit, RewardDist};
 /// The problem type of the decisions generated.
 pub use fb_format::Problem;
+pub use record::{
+    Decision, GenRecord, GenSummary, OutcomeIndex, OutcomeRecord, SlotRecord, StepRecord,
+};
 pub use rng::{mix64, ticks_from_civil, timestamp_from_ticks, Rng, TICKS_PER_SECOND};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::spec::{
-    CaSpec, CbSpec, CheckpointConfig, DedupSpec, Encoding, JoinedEventSpec, MetaSpec,
-    MultiSlotSpec, MultiStepSpec, PayloadSpec, SlotSpec,
+    CaSpec, CbSpec, DedupSpec, Encoding, JoinedEventSpec, MetaSpec, MultiSlotSpec, MultiStepSpec,
+    PayloadSpec, SlotSpec,
 };
 use crate::writer::LogWriter;
 
@@ -60,398 +65,6 @@ pub const APP_ID: &str = "fb-synth";
 
 /// Epsilon of the epsilon-greedy probabilities.
 const EPSILON: f32 = 0.2;
-
-/// When to stop generating.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// After this many decisions (episodes for multistep).
-    Events(u64),
-    /// After the first REGULAR message that brings the log to at least this
-    /// many bytes (the EOF message follows).
-    Bytes(u64),
-}
-
-/// How outcome values are drawn.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RewardDist {
-    /// Always this value.
-    Constant(f32),
-    /// Uniform in `[low, high)`.
-    Uniform {
-        /// Lower bound.
-        low: f32,
-        /// Upper bound.
-        high: f32,
-    },
-    /// 1.0 with probability `p`, else 0.0.
-    Bernoulli {
-        /// Probability of a 1.0.
-        p: f64,
-    },
-}
-
-impl RewardDist {
-    /// Draws one value.
-    pub fn sample(&self, rng: &mut Rng) -> f32 {
-        match *self {
-            Self::Constant(value) => value,
-            Self::Uniform { low, high } => low + (high - low) * rng.unit_f32(),
-            Self::Bernoulli { p } => {
-                if rng.chance(p) {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for RewardDist {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Constant(v) => write!(f, "constant:{v}"),
-            Self::Uniform { low, high } => write!(f, "uniform:{low}:{high}"),
-            Self::Bernoulli { p } => write!(f, "bernoulli:{p}"),
-        }
-    }
-}
-
-impl FromStr for RewardDist {
-    type Err = String;
-
-    /// `constant[:V]` (default 1), `uniform[:LOW:HIGH]` (default 0:1),
-    /// `bernoulli[:P]` (default 0.5).
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let mut parts = s.split(':');
-        let name = parts.next().unwrap_or_default().to_ascii_lowercase();
-        let params: Vec<&str> = parts.collect();
-        let num = |text: &str| {
-            text.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("`{text}` in reward distribution `{s}` is not a number"))
-        };
-        let dist = match (name.as_str(), params.as_slice()) {
-            ("constant", []) => Self::Constant(1.0),
-            ("constant", [v]) => Self::Constant(num(v)? as f32),
-            ("uniform", []) => Self::Uniform {
-                low: 0.0,
-                high: 1.0,
-            },
-            ("uniform", [low, high]) => Self::Uniform {
-                low: num(low)? as f32,
-                high: num(high)? as f32,
-            },
-            ("bernoulli", []) => Self::Bernoulli { p: 0.5 },
-            ("bernoulli", [p]) => Self::Bernoulli { p: num(p)? },
-            _ => {
-                return Err(format!(
-                    "unknown reward distribution `{s}`: expected constant[:V], \
-                     uniform[:LOW:HIGH] or bernoulli[:P]"
-                ))
-            }
-        };
-        Ok(dist)
-    }
-}
-
-/// Everything that shapes a synthetic log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenConfig {
-    /// Kind of decisions.
-    pub problem: Problem,
-    /// When to stop.
-    pub limit: Limit,
-    /// Actions per decision (CB, CCB, multistep), per slot (slates).
-    pub actions: usize,
-    /// Distinct actions the decisions draw from (per slot for slates),
-    /// each with its own text; 0 for four times `actions`, at least 16.
-    /// A pool far larger than the log's decisions makes actions that
-    /// hardly ever repeat.
-    pub action_pool: u64,
-    /// Slots per decision (CCB, slates).
-    pub slots: usize,
-    /// Steps per episode (multistep).
-    pub steps: usize,
-    /// Outcomes per decision (per step for multistep), activations apart.
-    pub outcomes: usize,
-    /// Outcome values.
-    pub reward: RewardDist,
-    /// Fraction of decisions (steps) with `deferred_action`.
-    pub deferred: f64,
-    /// Fraction of decisions (steps) that get an activation outcome
-    /// (`action_taken`), deferred or not.
-    pub activated: f64,
-    /// Apprentice learning mode (events and CHECKPOINT), else online.
-    pub apprentice: bool,
-    /// `pass_probability` of every event.
-    pub pass_probability: f32,
-    /// Actions as `{"__aid":N}` references into a `DedupInfo`.
-    pub dedup: bool,
-    /// zstd-compress every payload.
-    pub zstd: bool,
-    /// Decisions per REGULAR message (multistep: always 1 episode).
-    pub events_per_message: usize,
-    /// A CHECKPOINT before every this many REGULAR messages (0: only one,
-    /// at the start).
-    pub checkpoint_every: u64,
-    /// Reward function of the CHECKPOINTs.
-    pub reward_function: RewardFunctionType,
-    /// Default reward of the CHECKPOINTs.
-    pub default_reward: f32,
-    /// `use_client_time` of the CHECKPOINTs.
-    pub use_client_time: bool,
-    /// Seed of the PRNG: same config and seed, same bytes.
-    pub seed: u64,
-}
-
-impl Default for GenConfig {
-    fn default() -> Self {
-        Self {
-            problem: Problem::Cb,
-            limit: Limit::Events(1000),
-            actions: 4,
-            action_pool: 0,
-            slots: 2,
-            steps: 3,
-            outcomes: 1,
-            reward: RewardDist::Bernoulli { p: 0.5 },
-            deferred: 0.0,
-            activated: 0.0,
-            apprentice: false,
-            pass_probability: 1.0,
-            dedup: false,
-            zstd: false,
-            events_per_message: 1,
-            checkpoint_every: 0,
-            reward_function: RewardFunctionType::Earliest,
-            default_reward: 0.0,
-            use_client_time: false,
-            seed: 0,
-        }
-    }
-}
-
-impl GenConfig {
-    /// Checks that the settings can produce a log.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |msg: String| Err(Error::Config(msg));
-        let needs_actions = !matches!(self.problem, Problem::Ca);
-        if needs_actions && self.actions == 0 {
-            return bad(format!("{} needs at least one action", self.problem));
-        }
-        if matches!(self.problem, Problem::Ccb | Problem::Slates) && self.slots == 0 {
-            return bad(format!("{} needs at least one slot", self.problem));
-        }
-        if self.problem == Problem::Ccb && self.slots > self.actions {
-            return bad(format!(
-                "ccb gives every slot a different action: {} slots need at least {} actions, not {}",
-                self.slots, self.slots, self.actions
-            ));
-        }
-        if self.problem == Problem::Multistep && self.steps == 0 {
-            return bad("multistep needs at least one step per episode".into());
-        }
-        if self.events_per_message == 0 {
-            return bad("events per message must be at least 1".into());
-        }
-        for (name, value) in [("deferred", self.deferred), ("activated", self.activated)] {
-            if !(0.0..=1.0).contains(&value) {
-                return bad(format!("the {name} fraction {value} is not within 0..=1"));
-            }
-        }
-        if !(0.0..=1.0).contains(&self.pass_probability) {
-            return bad(format!(
-                "pass probability {} is not within 0..=1",
-                self.pass_probability
-            ));
-        }
-        match self.reward {
-            RewardDist::Bernoulli { p } if !(0.0..=1.0).contains(&p) => {
-                bad(format!("bernoulli probability {p} is not within 0..=1"))
-            }
-            RewardDist::Uniform { low, high }
-                if !(low.is_finite() && high.is_finite()) || low > high =>
-            {
-                bad(format!("uniform reward bounds {low}..{high}"))
-            }
-            RewardDist::Constant(v) if !v.is_finite() => bad(format!("constant reward {v}")),
-            _ => Ok(()),
-        }
-    }
-
-    /// The CHECKPOINT settings of the log.
-    pub fn checkpoint_config(&self) -> CheckpointConfig {
-        CheckpointConfig {
-            reward_function: self.reward_function,
-            default_reward: self.default_reward,
-            learning_mode: self.learning_mode(),
-            problem_type: self.problem.to_wire(),
-            use_client_time: self.use_client_time,
-        }
-    }
-
-    /// Learning mode of the events and CHECKPOINTs.
-    pub fn learning_mode(&self) -> LearningModeType {
-        if self.apprentice {
-            LearningModeType::Apprentice
-        } else {
-            LearningModeType::Online
-        }
-    }
-}
-
-/// What a generated log holds, counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct GenSummary {
-    /// Bytes written.
-    pub bytes: u64,
-    /// Messages written (all types).
-    pub messages: u64,
-    /// REGULAR messages.
-    pub regular_messages: u64,
-    /// CHECKPOINT messages.
-    pub checkpoints: u64,
-    /// Decisions (episodes for multistep).
-    pub decisions: u64,
-    /// `JoinedEvent`s (interactions, outcomes, dedup and episode events).
-    pub events: u64,
-}
-
-/// The index of an outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutcomeIndex {
-    /// No index.
-    None,
-    /// A slot number.
-    Numeric(i32),
-    /// A slot id or step id.
-    Literal(String),
-}
-
-/// One outcome as written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutcomeRecord {
-    /// The numeric value; `None` for an activation (no value written).
-    pub value: Option<f32>,
-    /// The index.
-    pub index: OutcomeIndex,
-    /// An activation.
-    pub action_taken: bool,
-    /// `JoinedEvent.timestamp` of the outcome.
-    pub enqueued: TimeStamp,
-    /// `Metadata.client_time_utc` of the outcome.
-    pub client_time: TimeStamp,
-}
-
-/// One slot of a CCB or slates decision.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SlotRecord {
-    /// The slot id, when it has one.
-    pub id: Option<String>,
-    /// Action ids, chosen first.
-    pub actions: Vec<u32>,
-    /// Probabilities, in the order of `actions`.
-    pub probabilities: Vec<f32>,
-}
-
-/// One step of a multistep episode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRecord {
-    /// The step id (`MultiStepEvent.event_id`).
-    pub id: String,
-    /// The step it follows.
-    pub previous_id: Option<String>,
-    /// Action ids, 1-based, chosen first.
-    pub actions: Vec<u64>,
-    /// Probabilities, in the order of `actions`.
-    pub probabilities: Vec<f32>,
-    /// The context JSON.
-    pub context: String,
-    /// `deferred_action`.
-    pub deferred: bool,
-    /// An activation outcome (indexed by the step id) was written.
-    pub activated: bool,
-    /// `JoinedEvent.timestamp` of the step.
-    pub enqueued: TimeStamp,
-    /// `Metadata.client_time_utc` of the step.
-    pub client_time: TimeStamp,
-}
-
-/// The decision-specific part of a [`GenRecord`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    /// A CB decision.
-    Cb {
-        /// Action ids, 1-based, chosen first (baseline: action 1).
-        actions: Vec<u64>,
-        /// Probabilities, in the order of `actions`.
-        probabilities: Vec<f32>,
-    },
-    /// A CCB decision.
-    Ccb {
-        /// The slots.
-        slots: Vec<SlotRecord>,
-        /// `baseline_actions`, one per slot.
-        baseline: Vec<i32>,
-    },
-    /// A slates decision.
-    Slates {
-        /// The slots.
-        slots: Vec<SlotRecord>,
-        /// `baseline_actions`, one per slot.
-        baseline: Vec<i32>,
-    },
-    /// A continuous-action decision.
-    Ca {
-        /// The action.
-        action: f32,
-        /// Its density.
-        pdf_value: f32,
-    },
-    /// A multistep episode.
-    MultiStep {
-        /// The steps, in file order.
-        steps: Vec<StepRecord>,
-    },
-}
-
-/// What was generated for one decision (one episode for multistep).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenRecord {
-    /// Index of the REGULAR message holding it.
-    pub message_index: u64,
-    /// Byte offset of that message.
-    pub message_offset: u64,
-    /// `meta.id` of every event of the decision (the episode id).
-    pub event_id: String,
-    /// Its kind.
-    pub problem: Problem,
-    /// `JoinedEvent.timestamp` of the interaction (of the episode event).
-    pub enqueued: TimeStamp,
-    /// `Metadata.client_time_utc` of the interaction.
-    pub client_time: TimeStamp,
-    /// `pass_probability` of every event.
-    pub pass_probability: f32,
-    /// `deferred_action` (multistep: see the steps).
-    pub deferred: bool,
-    /// An activation outcome was written (multistep: see the steps).
-    pub activated: bool,
-    /// `learning_mode` of the interaction and the CHECKPOINT.
-    pub learning_mode: LearningModeType,
-    /// `model_id` of the interaction.
-    pub model_id: String,
-    /// The context JSON (empty for multistep: see the steps).
-    pub context: String,
-    /// The dedup entries the context refers to, in order of first use
-    /// (empty without dedup).
-    pub dedup: Vec<(u64, String)>,
-    /// Actions, probabilities, slots or steps.
-    pub decision: Decision,
-    /// Outcomes and activations, in file order.
-    pub outcomes: Vec<OutcomeRecord>,
-}
 
 /// [`generate_with`] without a callback.
 pub fn generate<W: Write>(config: &GenConfig, out: W) -> Result<GenSummary> {
@@ -798,7 +411,9 @@ impl<'c> Generator<'c> {
                 }
                 Decision::Ca { action, pdf_value }
             }
-            Problem::Multistep => {
+            // Multistep; `validate` refuses the problem types this
+            // generator does not know.
+            _ => {
                 let steps = self.plan_steps(&event_id, &mut dedup, &mut outcomes);
                 Decision::MultiStep { steps }
             }

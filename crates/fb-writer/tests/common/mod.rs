@@ -176,6 +176,7 @@ pub fn decode(view: &EventView<'_>, decoder: &mut PayloadDecoder, typed: bool) -
                 episode_id: e.episode_id().map(str::to_string),
             },
             Payload::Unknown(t) => panic!("unknown payload type {t:?}"),
+            other => panic!("a payload this test does not know: {}", other.table_name()),
         }
     } else {
         Typed::Bytes(decoder.bytes(view).expect("payload bytes").to_vec())

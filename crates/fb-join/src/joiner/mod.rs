@@ -1,0 +1,673 @@
+//! The joiner: configuration, grouping by event id, and the processing of
+//! each group into joined events (SEMANTICS.md §1–§5, §7, §8).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+
+use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
+use fb_schema::{IndexValue, OutcomeParts, OutcomeValue as WireValue, PayloadType, TimeStamp};
+
+use crate::config::LoopConfig;
+use crate::dedup::{inline_actions, DedupCache};
+use crate::diag::{Diagnostic, DiagnosticKind, Diagnostics};
+use crate::event::{Buffers, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
+use crate::metrics::Metrics;
+use crate::reward::{compute, Signal};
+use crate::{time, Compat, Options, Problem, RewardFunction};
+
+mod group;
+mod multistep;
+
+/// Joins the messages of a log into [`JoinedEvent`]s.
+///
+/// Feed messages in order, either with [`Joiner::push_each`], which hands
+/// over each joined event as it is made, its context borrowed from the
+/// message; or with [`Joiner::push`], after which [`Joiner::pop`] gives the
+/// joined events with contexts of their own. State (configuration, dedup
+/// cache) carries over between messages, and between files when one joiner
+/// reads several.
+#[derive(Debug)]
+pub struct Joiner {
+    opts: Options,
+    config: LoopConfig,
+    dedup: DedupCache,
+    decoder: PayloadDecoder,
+    /// Checks contexts, remembering the actions already found valid.
+    json: crate::json::Validator,
+    diags: Diagnostics,
+    metrics: Metrics,
+    ready: VecDeque<JoinedEvent<'static>>,
+    /// Buffers of events handed back, filled again by the next events.
+    pool: Vec<Buffers>,
+    /// Buffers of contexts that had to be owned (decompressed, rewritten,
+    /// or queued for `pop`), for reuse.
+    contexts: Vec<Vec<u8>>,
+    /// Scratch of `regular`, kept between messages for its allocation
+    /// (see [`reuse`]).
+    views: Vec<(u32, EventView<'static>)>,
+    ids: Vec<&'static str>,
+    signals: Vec<Signal>,
+    /// Text buffers of outcome values and indices, for reuse.
+    spare: Vec<String>,
+}
+
+/// Events kept for reuse at most: more than one message's worth is rare.
+const POOL_LIMIT: usize = 1024;
+
+/// Empties `v` and returns its allocation as a vector of another type of
+/// the same size and alignment (in practice: the same views borrowing
+/// another message), so that scratch space survives between messages
+/// without tying the joiner to one message's lifetime. The standard
+/// library collects a `filter_map` over `into_iter` in place; if it ever
+/// did not, this would only allocate again.
+fn reuse<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// Where the message being processed is.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    offset: u64,
+    message: u64,
+}
+
+impl Joiner {
+    /// A joiner with `opts`.
+    pub fn new(opts: Options) -> Self {
+        Self {
+            config: LoopConfig::new(&opts.overrides),
+            decoder: PayloadDecoder::new(opts.max_payload),
+            json: crate::json::Validator::new(),
+            diags: Diagnostics::with_limit(opts.diagnostics_limit),
+            dedup: DedupCache::default(),
+            metrics: Metrics::default(),
+            ready: VecDeque::new(),
+            pool: Vec::new(),
+            contexts: Vec::new(),
+            views: Vec::new(),
+            ids: Vec::new(),
+            signals: Vec::new(),
+            spare: Vec::new(),
+            opts,
+        }
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &LoopConfig {
+        &self.config
+    }
+
+    /// Everything reported so far.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diags
+    }
+
+    /// Metrics over the events joined so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The ordered state a parallel worker needs: configuration and dedup
+    /// cache.
+    pub(crate) fn state(&self) -> (LoopConfig, DedupCache) {
+        (self.config, self.dedup.clone())
+    }
+
+    /// Replaces the ordered state (see [`Joiner::state`]).
+    pub(crate) fn set_state(&mut self, config: LoopConfig, dedup: DedupCache) {
+        self.config = config;
+        self.dedup = dedup;
+    }
+
+    /// Takes the diagnostics and metrics gathered so far, leaving empty
+    /// ones (a worker hands its share to the merging side).
+    pub(crate) fn take_report(&mut self) -> (Diagnostics, Metrics) {
+        let limit = self.opts.diagnostics_limit;
+        (
+            std::mem::replace(&mut self.diags, Diagnostics::with_limit(limit)),
+            std::mem::take(&mut self.metrics),
+        )
+    }
+
+    /// Adds the diagnostics workers gathered, and takes `metrics` as the
+    /// metrics so far: the joiner's own with the workers' merged into them
+    /// in order, as [`convert_parallel`](crate::convert_parallel) keeps
+    /// them.
+    pub(crate) fn absorb_in_order(&mut self, diags: &Diagnostics, metrics: Metrics) {
+        self.diags.merge(diags);
+        self.metrics = metrics;
+    }
+
+    /// Follows the ordered state of a message without joining it:
+    /// checkpoints, unknown messages, and — when dedup references are
+    /// inlined — the DedupInfo events of REGULAR messages. What it reports
+    /// about a REGULAR message is left to the worker that joins it.
+    pub(crate) fn track(&mut self, msg: &Message<'_>) {
+        if msg.kind != MessageKind::Regular {
+            self.push(msg);
+            return;
+        }
+        if !self.opts.inline_dedup || !self.config.is_ready() {
+            return;
+        }
+        let Ok(events) = msg.events() else { return };
+        let mut pending = Vec::new();
+        for event in events {
+            let Ok(view) = event else { break };
+            match view.payload_type() {
+                PayloadType::DedupInfo => pending.push(view),
+                // As in `regular`: the rest of the message is dropped.
+                PayloadType::Episode if !self.opts.multistep => break,
+                _ => {}
+            }
+        }
+        for view in pending {
+            if self.apply_dedup(&view).is_err() {
+                // The worker drops this message and reports why.
+                break;
+            }
+        }
+    }
+
+    /// The next joined event of the messages given to [`Joiner::push`],
+    /// in output order.
+    pub fn pop(&mut self) -> Option<JoinedEvent<'static>> {
+        self.ready.pop_front()
+    }
+
+    /// Hands a popped event back: its buffers are reused for the next
+    /// events, so that steady-state joining does not allocate.
+    pub fn recycle(&mut self, ev: JoinedEvent<'_>) {
+        let (buffers, context) = ev.apart();
+        if let Cow::Owned(buf) = context {
+            keep_spare(&mut self.contexts, buf);
+        }
+        if self.pool.len() < POOL_LIMIT {
+            self.pool.push(buffers);
+        }
+    }
+
+    fn blank<'m>(&mut self) -> JoinedEvent<'m> {
+        JoinedEvent::around(self.pool.pop().unwrap_or_default())
+    }
+
+    /// `ev` with a context of its own, in a reused buffer.
+    fn owned(&mut self, mut ev: JoinedEvent<'_>) -> JoinedEvent<'static> {
+        if let Cow::Borrowed(bytes) = ev.context {
+            copy_context(&mut ev.context, bytes, &mut self.contexts);
+        }
+        let context = std::mem::take(&mut ev.context).into_owned();
+        ev.with_context(Cow::Owned(context))
+    }
+
+    /// Records a framing error that ended a log.
+    pub fn record_framing_error(&mut self, err: &fb_format::Error) {
+        self.diags.push(Diagnostic {
+            kind: DiagnosticKind::Framing,
+            offset: err.offset(),
+            message: 0,
+            event_id: None,
+            detail: err.to_string(),
+        });
+    }
+
+    /// Processes one message; its joined events are then queued for
+    /// [`Joiner::pop`], each with a copy of its context.
+    pub fn push(&mut self, msg: &Message<'_>) {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.process(msg, &mut ready);
+        self.ready = ready;
+    }
+
+    /// Processes one message and hands each of its joined events to `each`
+    /// as soon as it is made, with its context borrowed from the message
+    /// where the payload is stored uncompressed: nothing is copied or
+    /// queued. Events still queued by [`Joiner::push`] go to `each` first.
+    ///
+    /// ```
+    /// # let log = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"),
+    /// #     "/../../tests/data/valid_joined_logs/cb_simple.log")).unwrap();
+    /// let mut joiner = fb_join::Joiner::new(fb_join::Options::default());
+    /// let mut reader = fb_format::SliceReader::new(&log);
+    /// let mut lines = 0;
+    /// while let Some(msg) = reader.next_message().unwrap() {
+    ///     joiner.push_each(&msg, |ev| {
+    ///         // Uncompressed: the context is the payload's own bytes.
+    ///         assert!(matches!(ev.context, std::borrow::Cow::Borrowed(_)));
+    ///         lines += 1;
+    ///     });
+    /// }
+    /// assert!(lines > 0);
+    /// ```
+    pub fn push_each(&mut self, msg: &Message<'_>, each: impl FnMut(&JoinedEvent<'_>)) {
+        let mut each = Each(each);
+        while let Some(mut ev) = self.ready.pop_front() {
+            each.take(self, &mut ev);
+            self.recycle(ev);
+        }
+        self.process(msg, &mut each);
+    }
+
+    fn process<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
+        match msg.kind {
+            MessageKind::Checkpoint => match msg.checkpoint() {
+                Ok(info) => self.config.apply_checkpoint(&info, &self.opts.overrides),
+                Err(err) => self.diags.push(Diagnostic {
+                    kind: DiagnosticKind::InvalidJoinedPayload,
+                    offset: msg.offset,
+                    message: msg.index,
+                    event_id: None,
+                    detail: format!("{err}; the configuration is unchanged"),
+                }),
+            },
+            MessageKind::Regular => self.regular(msg, sink),
+            MessageKind::Unknown(_) => {
+                if let Some(w) = msg.unknown_warning() {
+                    self.diags.push(Diagnostic {
+                        kind: DiagnosticKind::UnknownMessageType,
+                        offset: msg.offset,
+                        message: msg.index,
+                        event_id: None,
+                        detail: w.to_string(),
+                    });
+                }
+            }
+            MessageKind::FileMagic | MessageKind::Header | MessageKind::Eof => {}
+        }
+    }
+
+    fn diag(&mut self, at: At, kind: DiagnosticKind, event_id: Option<&str>, detail: String) {
+        self.diags.push(Diagnostic {
+            kind,
+            offset: at.offset,
+            message: at.message,
+            event_id: event_id.map(str::to_string),
+            detail,
+        });
+    }
+
+    fn regular<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
+        let at = At {
+            offset: msg.offset,
+            message: msg.index,
+        };
+        if !self.config.is_ready() {
+            self.metrics.events_read += msg.events().map_or(0, |e| e.total() as u64);
+            self.diag(
+                at,
+                DiagnosticKind::NotReady,
+                None,
+                "REGULAR message before any checkpoint set the problem type: skipped \
+                 (set the problem type to convert it)"
+                    .into(),
+            );
+            return;
+        }
+        let events = match msg.events() {
+            Ok(events) => events,
+            Err(err) => {
+                self.diag(
+                    at,
+                    DiagnosticKind::InvalidJoinedPayload,
+                    None,
+                    format!("{err}: message skipped"),
+                );
+                return;
+            }
+        };
+        let total = events.total();
+        self.metrics.events_read += total as u64;
+        let selected = self.selected();
+        // Each view with the index of its id's group, in file order.
+        let mut views: Vec<(u32, EventView<'_>)> = reuse(std::mem::take(&mut self.views));
+        let mut ids: Vec<&str> = reuse(std::mem::take(&mut self.ids));
+        // Built only for messages with many ids; a scan is faster below.
+        let mut by_id: HashMap<&str, u32> = HashMap::new();
+        for (position, event) in events.enumerate() {
+            let view = match event {
+                Ok(view) => view,
+                Err(err) => {
+                    self.diag(
+                        at,
+                        DiagnosticKind::BadEvent,
+                        None,
+                        format!("event {position}: {err}"),
+                    );
+                    self.diags
+                        .add(DiagnosticKind::EventsDropped, (total - position) as u64);
+                    break;
+                }
+            };
+            match view.payload_type() {
+                PayloadType::DedupInfo => {
+                    if let Err((kind, detail)) = self.apply_dedup(&view) {
+                        self.diag(
+                            at,
+                            kind,
+                            Some(view.id),
+                            format!("{detail}: message dropped"),
+                        );
+                        self.diags.add(DiagnosticKind::EventsDropped, total as u64);
+                        return;
+                    }
+                }
+                PayloadType::Episode if !self.opts.multistep => {
+                    self.diag(
+                        at,
+                        DiagnosticKind::EpisodeOutsideMultistep,
+                        Some(view.id),
+                        format!(
+                            "an Episode event outside multistep mode (join with multistep on); \
+                             the rest of the message ({} events) is dropped",
+                            total - position
+                        ),
+                    );
+                    self.diags
+                        .add(DiagnosticKind::EventsDropped, (total - position) as u64);
+                    break;
+                }
+                // An episode marker carries nothing the output needs.
+                PayloadType::Episode => {}
+                // A loop the caller does not want: read, counted, not joined.
+                _ if !selected => self.metrics.not_selected += 1,
+                // The reference joins a multistep message as one batch,
+                // whatever the episode ids in it.
+                _ if self.opts.multistep && self.opts.compat == Compat::Reference => {
+                    views.push((0, view));
+                }
+                _ => {
+                    let group = group_of(&mut ids, &mut by_id, view.id);
+                    views.push((group, view));
+                }
+            }
+        }
+        // Groups in order of first appearance, file order inside each
+        // (the sort is stable).
+        if !views.is_sorted_by_key(|(g, _)| *g) {
+            views.sort_by_key(|(g, _)| *g);
+        }
+        for group in views.chunk_by(|a, b| a.0 == b.0) {
+            let Some((_, first)) = group.first() else {
+                continue;
+            };
+            if self.opts.multistep {
+                self.multistep_group(at, first.id, group, sink);
+            } else {
+                self.group(at, first.id, group, sink);
+            }
+        }
+        self.views = reuse(views);
+        self.ids = reuse(ids);
+    }
+
+    /// Whether the events of the loop in force are wanted
+    /// ([`Options::only`]).
+    fn selected(&self) -> bool {
+        if self.opts.only.is_empty() {
+            return true;
+        }
+        let kind = if self.opts.multistep {
+            Some(Problem::Multistep)
+        } else {
+            self.config.problem_type
+        };
+        kind.is_some_and(|k| self.opts.only.contains(&k))
+    }
+
+    fn apply_dedup(&mut self, view: &EventView<'_>) -> Result<(), (DiagnosticKind, String)> {
+        let payload = self
+            .decoder
+            .payload(view)
+            .map_err(|e| (DiagnosticKind::InvalidPayload, e.to_string()))?;
+        let Payload::Dedup(info) = payload else {
+            return Err((
+                DiagnosticKind::InvalidPayload,
+                "DedupInfo payload expected".into(),
+            ));
+        };
+        let (ids, values) = (info.ids(), info.values());
+        let (id_count, value_count) = (ids.map_or(0, |v| v.len()), values.map_or(0, |v| v.len()));
+        if id_count != value_count {
+            return Err((
+                DiagnosticKind::DedupMismatch,
+                format!("DedupInfo has {id_count} ids but {value_count} values"),
+            ));
+        }
+        // The cache serves only to inline actions: without that it is not
+        // kept, and the info is only checked.
+        if self.opts.inline_dedup {
+            let ids = ids.into_iter().flat_map(|v| v.iter());
+            let values = values.into_iter().flat_map(|v| v.iter());
+            self.dedup.apply(ids.zip(values));
+        }
+        Ok(())
+    }
+
+    /// The event's time: its client time when configured and present.
+    fn time_of(&mut self, at: At, view: &EventView<'_>) -> TimeStamp {
+        if self.config.use_client_time {
+            if let Some(t) = view.client_time() {
+                return t;
+            }
+            self.diag(
+                at,
+                DiagnosticKind::ClientTimeMissing,
+                Some(view.id),
+                "client time requested but absent: the enqueued time is used".into(),
+            );
+        }
+        view.enqueued
+    }
+
+    fn outcome(&mut self, at: At, view: &EventView<'_>) -> Option<Outcome> {
+        let mut out = Outcome::blank();
+        self.outcome_into(at, view, &mut out).then_some(out)
+    }
+
+    /// Decodes an outcome into `out`, reusing its buffers; false (and a
+    /// diagnostic) when it cannot be decoded.
+    fn outcome_into(&mut self, at: At, view: &EventView<'_>, out: &mut Outcome) -> bool {
+        if self.spare.len() > POOL_LIMIT {
+            self.spare.truncate(POOL_LIMIT);
+        }
+        let decoded = match self.decoder.outcome(view) {
+            Ok(o) => {
+                fill_outcome(out, &o, &mut self.spare);
+                Ok(())
+            }
+            Err(err) => Err(err.to_string()),
+        };
+        match decoded {
+            Ok(()) => {
+                out.time = self.time_of(at, view);
+                out.event_id.clear();
+                out.event_id.push_str(view.id);
+                true
+            }
+            Err(detail) => {
+                self.diag(at, DiagnosticKind::InvalidPayload, Some(view.id), detail);
+                false
+            }
+        }
+    }
+
+    fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
+        self.reward_over(outcomes, true)
+    }
+
+    /// The reward over `outcomes`; with `timed` false their times are
+    /// ignored (all equal).
+    fn reward_over<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>, timed: bool) -> f32 {
+        let mut signals = std::mem::take(&mut self.signals);
+        signals.clear();
+        // Only `earliest` looks at times, and a time key costs a calendar
+        // computation per outcome.
+        let timed = timed && self.config.reward_function == RewardFunction::Earliest;
+        signals.extend(outcomes.map(|o| signal(o, timed)));
+        let reward = compute(
+            self.config.reward_function,
+            &signals,
+            self.config.default_reward,
+            self.opts.compat,
+        );
+        self.signals = signals;
+        reward
+    }
+
+    /// Makes `ctx` the context as written: dedup references inlined when
+    /// asked, and JSON validity checked unless reproducing the reference.
+    /// False (and a diagnostic) when the event must be skipped.
+    fn context(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
+        if self.opts.inline_dedup {
+            let mut out = self.contexts.pop().unwrap_or_default();
+            out.clear();
+            let inlined = inline_actions(ctx, &self.dedup, &mut out);
+            if let Cow::Owned(old) = std::mem::replace(ctx, Cow::Owned(out)) {
+                keep_spare(&mut self.contexts, old);
+            }
+            if let Err(missing) = inlined {
+                self.diag(
+                    at,
+                    DiagnosticKind::MissingDedupAction,
+                    Some(id),
+                    format!(
+                        "context refers to action {missing}, which no DedupInfo provided: skipped"
+                    ),
+                );
+                return false;
+            }
+        }
+        if self.opts.compat == Compat::Sane {
+            if let Err(err) = self.json.validate(ctx) {
+                self.diag(
+                    at,
+                    DiagnosticKind::InvalidContext,
+                    Some(id),
+                    format!("context is not valid JSON ({err}): skipped"),
+                );
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Where the joiner puts the events it makes.
+trait Sink {
+    /// Takes `ev`, a finished event; what it leaves there is recycled.
+    fn take(&mut self, joiner: &mut Joiner, ev: &mut JoinedEvent<'_>);
+}
+
+/// Queued for [`Joiner::pop`]: the event must own its context.
+impl Sink for VecDeque<JoinedEvent<'static>> {
+    fn take(&mut self, joiner: &mut Joiner, ev: &mut JoinedEvent<'_>) {
+        let blank = joiner.blank();
+        let ev = std::mem::replace(ev, blank);
+        self.push_back(joiner.owned(ev));
+    }
+}
+
+/// Handed to a closure.
+struct Each<F>(F);
+
+impl<F: FnMut(&JoinedEvent<'_>)> Sink for Each<F> {
+    #[inline(always)]
+    fn take(&mut self, _: &mut Joiner, ev: &mut JoinedEvent<'_>) {
+        (self.0)(ev);
+    }
+}
+
+/// Keeps `buf` in `spare` for reuse, if it has room worth keeping.
+fn keep_spare(spare: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
+    if spare.len() < POOL_LIMIT && buf.capacity() > 0 {
+        spare.push(buf);
+    }
+}
+
+/// Points `slot` at `ctx`, keeping a buffer it owned for reuse.
+fn borrow_context<'m>(slot: &mut Cow<'m, [u8]>, ctx: &'m [u8], spare: &mut Vec<Vec<u8>>) {
+    if let Cow::Owned(buf) = std::mem::replace(slot, Cow::Borrowed(ctx)) {
+        keep_spare(spare, buf);
+    }
+}
+
+/// Makes `slot` an owned copy of `ctx`, in its own buffer or a spare one.
+fn copy_context(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>) {
+    let mut buf = match std::mem::take(slot) {
+        Cow::Owned(buf) if buf.capacity() > 0 => buf,
+        _ => spare.pop().unwrap_or_default(),
+    };
+    buf.clear();
+    buf.extend_from_slice(ctx);
+    *slot = Cow::Owned(buf);
+}
+
+/// Messages with more ids than this are grouped through a hash map.
+const SCAN_LIMIT: usize = 16;
+
+/// The group index of `id`, a new group when it is new.
+fn group_of<'a>(ids: &mut Vec<&'a str>, by_id: &mut HashMap<&'a str, u32>, id: &'a str) -> u32 {
+    if ids.len() <= SCAN_LIMIT {
+        if let Some(k) = ids.iter().position(|known| *known == id) {
+            return k as u32;
+        }
+    } else {
+        if by_id.is_empty() {
+            by_id.extend(ids.iter().enumerate().map(|(k, known)| (*known, k as u32)));
+        }
+        if let Some(&k) = by_id.get(id) {
+            return k;
+        }
+        by_id.insert(id, ids.len() as u32);
+    }
+    ids.push(id);
+    (ids.len() - 1) as u32
+}
+
+fn signal(o: &Outcome, timed: bool) -> Signal {
+    Signal {
+        value: o.value.number(),
+        time: if timed { time::key(&o.time) } else { (0, 0) },
+        activation: o.action_taken,
+    }
+}
+
+/// Copies value, index and activation of `o` into `out`, reusing text
+/// buffers: the ones `out` has, else spares from `spare`, where a text
+/// replaced by a number leaves its buffer.
+fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>) {
+    let mut text = |old: Option<String>, s: &str| {
+        let mut buf = old.or_else(|| spare.pop()).unwrap_or_default();
+        buf.clear();
+        buf.push_str(s);
+        buf
+    };
+    let old = match std::mem::replace(&mut out.value, OutcomeValue::None) {
+        OutcomeValue::Literal(buf) => Some(buf),
+        _ => None,
+    };
+    let (value, old) = match o.value {
+        WireValue::Numeric(v) => (OutcomeValue::Numeric(v), old),
+        WireValue::Literal(s) => (OutcomeValue::Literal(text(old, s)), None),
+        WireValue::None | WireValue::Unknown(_) => (OutcomeValue::None, old),
+    };
+    out.value = value;
+    let old_index = match std::mem::replace(&mut out.index, OutcomeIndex::None) {
+        OutcomeIndex::Literal(buf) => Some(buf),
+        _ => None,
+    };
+    let (index, old_index) = match o.index {
+        IndexValue::Numeric(i) => (OutcomeIndex::Numeric(i), old_index),
+        IndexValue::Literal(s) => (OutcomeIndex::Literal(text(old_index, s)), None),
+        IndexValue::None | IndexValue::Unknown(_) => (OutcomeIndex::None, old_index),
+    };
+    out.index = index;
+    spare.extend(old.into_iter().chain(old_index));
+    out.action_taken = o.action_taken;
+}
