@@ -106,7 +106,7 @@ pub struct Diagnostic {
     pub kind: DiagnosticKind,
     /// Byte offset of the message.
     pub offset: u64,
-    /// OutcomeIndex of the message.
+    /// Index of the message.
     pub message: u64,
     /// The event id, when one is known.
     pub event_id: Option<String>,

@@ -143,7 +143,7 @@ pub struct JoinedEvent<'a> {
     pub original_reward: f32,
     /// Byte offset of the REGULAR message it came from.
     pub offset: u64,
-    /// OutcomeIndex of that message.
+    /// Index of that message.
     pub message: u64,
 }
 
