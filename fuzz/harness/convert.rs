@@ -20,11 +20,11 @@ pub fn convert_all(data: &[u8]) {
     let [flags, input @ ..] = data else {
         return;
     };
-    let options = |compat| Options {
-        compat,
-        multistep: flags & 1 != 0,
-        inline_dedup: flags & 2 != 0,
-        ..Options::default()
+    let options = |compat| {
+        Options::default()
+            .compat(compat)
+            .multistep(flags & 1 != 0)
+            .inline_dedup(flags & 2 != 0)
     };
     let mut plain = Vec::new();
     let summary =

@@ -142,19 +142,17 @@ where
 impl JoinArgs {
     /// Joiner options from the flags.
     pub fn options(&self) -> Options {
-        Options {
-            overrides: Overrides {
+        Options::default()
+            .overrides(Overrides {
                 reward_function: self.reward_function,
                 default_reward: self.default_reward,
                 learning_mode: self.learning_mode,
                 problem_type: self.problem_type,
                 use_client_time: self.use_client_time.then_some(true),
-            },
-            compat: self.compat,
-            multistep: self.multistep,
-            multistep_reward: self.multistep_reward,
-            ..Options::default()
-        }
+            })
+            .compat(self.compat)
+            .multistep(self.multistep)
+            .multistep_reward(self.multistep_reward)
     }
 }
 

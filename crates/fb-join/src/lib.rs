@@ -119,8 +119,10 @@ fb_format::named!(
     [Sane = "sane", Reference = "reference"]
 );
 
-/// How to join.
+/// How to join: `Options::default()`, then the settings that differ,
+/// `Options::default().compat(Compat::Reference).multistep(true)`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Caller-pinned configuration values.
     pub overrides: Overrides,
@@ -142,6 +144,33 @@ pub struct Options {
     /// [`Metrics::not_selected`]. Dedup events are applied whatever the
     /// type, as the cache they fill is shared.
     pub only: Vec<Problem>,
+}
+
+/// One setter per field, each taking and giving back the options.
+macro_rules! setters {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        impl Options {
+            $(
+                #[doc = concat!("With `", stringify!($field), "` set.")]
+                #[must_use]
+                pub fn $field(mut self, value: $ty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    overrides: Overrides,
+    compat: Compat,
+    multistep: bool,
+    multistep_reward: StepTransform,
+    inline_dedup: bool,
+    max_payload: usize,
+    diagnostics_limit: usize,
+    only: Vec<Problem>,
 }
 
 impl Default for Options {

@@ -39,13 +39,7 @@ fn checkpoint(problem: ProblemType, mode: LearningModeType) -> CheckpointConfig 
 }
 
 fn join(bytes: &[u8], compat: Compat) -> (Vec<JoinedEvent<'static>>, fb_join::Diagnostics) {
-    let mut it = JoinedEvents::new(
-        bytes,
-        Options {
-            compat,
-            ..Options::default()
-        },
-    );
+    let mut it = JoinedEvents::new(bytes, Options::default().compat(compat));
     let events: Vec<JoinedEvent> = it.by_ref().collect();
     (events, it.joiner().diagnostics().clone())
 }
@@ -259,10 +253,7 @@ fn pass_probability_gives_pdrop_and_label_probability() {
     fb_join::convert(
         &bytes[..],
         &mut out,
-        Options {
-            compat: Compat::Reference,
-            ..Options::default()
-        },
+        Options::default().compat(Compat::Reference),
     )
     .unwrap();
     let line = String::from_utf8(out).unwrap();
@@ -389,15 +380,7 @@ fn literal_outcome_values_per_problem_type() {
         );
         for compat in [Compat::Reference, Compat::Sane] {
             let mut out = Vec::new();
-            fb_join::convert(
-                &bytes[..],
-                &mut out,
-                Options {
-                    compat,
-                    ..Options::default()
-                },
-            )
-            .unwrap();
+            fb_join::convert(&bytes[..], &mut out, Options::default().compat(compat)).unwrap();
             let line = String::from_utf8(out).unwrap();
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             let o = match problem {
@@ -561,10 +544,7 @@ fn only_leaves_other_loops_unjoined_and_undiagnosed() {
         .counts()
         .contains_key(&DiagnosticKind::OutcomeWithoutInteraction));
 
-    let opts = Options {
-        only: vec![fb_join::Problem::Ccb],
-        ..Options::default()
-    };
+    let opts = Options::default().only(vec![fb_join::Problem::Ccb]);
     let mut only = JoinedEvents::new(&log[..], opts.clone());
     let events: Vec<JoinedEvent> = only.by_ref().collect();
     let want: Vec<&JoinedEvent> = all_events

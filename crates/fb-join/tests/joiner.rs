@@ -27,10 +27,7 @@ fn join(
 }
 
 fn reference() -> Options {
-    Options {
-        compat: Compat::Reference,
-        ..Options::default()
-    }
+    Options::default().compat(Compat::Reference)
 }
 
 #[test]
@@ -122,13 +119,10 @@ fn diagnostics_say_where() {
 
 #[test]
 fn the_problem_type_override_rescues_an_incomplete_checkpoint() {
-    let opts = Options {
-        overrides: Overrides {
-            problem_type: Some(Problem::Cb),
-            ..Overrides::default()
-        },
-        ..reference()
-    };
+    let opts = reference().overrides(Overrides {
+        problem_type: Some(Problem::Cb),
+        ..Overrides::default()
+    });
     let (events, _) = join("invalid_joined_logs/incomplete_checkpoint_info.log", opts);
     assert_eq!(events.len(), 2);
 }
@@ -167,13 +161,10 @@ fn ccb_apprentice_rewards_each_slot_by_its_baseline() {
 
 #[test]
 fn a_learning_mode_override_that_mismatches_skips_everything() {
-    let opts = Options {
-        overrides: Overrides {
-            learning_mode: Some(LearningMode::Apprentice),
-            ..Overrides::default()
-        },
-        ..reference()
-    };
+    let opts = reference().overrides(Overrides {
+        learning_mode: Some(LearningMode::Apprentice),
+        ..Overrides::default()
+    });
     let (events, it) = join("valid_joined_logs/cb_simple.log", opts);
     assert!(events.is_empty());
     assert_eq!(
@@ -199,10 +190,7 @@ fn skip_learn_events_have_zero_weight() {
 
 #[test]
 fn multistep_steps_come_depth_first_with_suffix_mean_rewards() {
-    let opts = Options {
-        multistep: true,
-        ..reference()
-    };
+    let opts = reference().multistep(true);
     let (events, _) = join("valid_joined_logs/multistep_2_episodes.fb", opts);
     let got: Vec<(&str, f32)> = events
         .iter()
@@ -254,13 +242,10 @@ fn client_time_replaces_the_enqueued_time_when_asked() {
     // rcrrmr.fb carries client times a few hundred microseconds before the
     // enqueued ones.
     let enqueued = Options::default();
-    let client = Options {
-        overrides: Overrides {
-            use_client_time: Some(true),
-            ..Overrides::default()
-        },
-        ..Options::default()
-    };
+    let client = Options::default().overrides(Overrides {
+        use_client_time: Some(true),
+        ..Overrides::default()
+    });
     let (a, _) = join("valid_joined_logs/rcrrmr.fb", enqueued);
     let (b, it) = join("valid_joined_logs/rcrrmr.fb", client);
     assert_eq!(a.len(), 3);
@@ -280,13 +265,10 @@ fn client_time_replaces_the_enqueued_time_when_asked() {
         0
     );
     // A log without client times falls back, with a diagnostic per event.
-    let client = Options {
-        overrides: Overrides {
-            use_client_time: Some(true),
-            ..Overrides::default()
-        },
-        ..Options::default()
-    };
+    let client = Options::default().overrides(Overrides {
+        use_client_time: Some(true),
+        ..Overrides::default()
+    });
     let (events, it) = join("valid_joined_logs/cb_simple.log", client);
     assert_eq!(events.len(), 1);
     assert!(

@@ -69,16 +69,14 @@ fn log(events: &[JoinedEventSpec<'_>]) -> Vec<u8> {
 }
 
 fn options(compat: Compat, f: RewardFunction, how: StepTransform) -> Options {
-    Options {
-        compat,
-        multistep: true,
-        multistep_reward: how,
-        overrides: Overrides {
+    Options::default()
+        .compat(compat)
+        .multistep(true)
+        .multistep_reward(how)
+        .overrides(Overrides {
             reward_function: Some(f),
             ..Overrides::default()
-        },
-        ..Options::default()
-    }
+        })
 }
 
 fn join(bytes: &[u8], opts: Options) -> Vec<JoinedEvent<'static>> {

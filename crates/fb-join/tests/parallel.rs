@@ -137,10 +137,7 @@ fn many_batches_give_the_serial_metrics_and_diagnostics() {
     let mut bytes = Vec::new();
     generate(&config, &mut bytes).unwrap();
     assert!(bytes.len() > 2 << 20, "only {} bytes", bytes.len());
-    let opts = Options {
-        inline_dedup: true,
-        ..Options::default()
-    };
+    let opts = Options::default().inline_dedup(true);
     assert_same("generated CCB", &[&bytes, &bytes], &opts);
 }
 

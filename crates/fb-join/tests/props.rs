@@ -40,16 +40,14 @@ fn configs() -> impl Strategy<Value = (GenConfig, Options)> {
                     seed,
                     ..GenConfig::default()
                 };
-                let opts = Options {
-                    compat: if reference {
+                let opts = Options::default()
+                    .compat(if reference {
                         Compat::Reference
                     } else {
                         Compat::Sane
-                    },
-                    multistep: problem == Problem::Multistep,
-                    inline_dedup: inline,
-                    ..Options::default()
-                };
+                    })
+                    .multistep(problem == Problem::Multistep)
+                    .inline_dedup(inline);
                 (cfg, opts)
             },
         )

@@ -13,10 +13,7 @@ use fb_tests::{data_dir, read, valid_logs, Rng};
 
 /// The options the golden tests use for `file`.
 fn options_for(file: &str) -> Options {
-    Options {
-        multistep: file.contains("multistep"),
-        ..Options::default()
-    }
+    Options::default().multistep(file.contains("multistep"))
 }
 
 fn recover(data: &[u8], opts: Options) -> (Vec<u8>, RecoverySummary) {

@@ -82,11 +82,7 @@ fn option_sets() -> Vec<(&'static str, Options)> {
     ] {
         sets.push((
             name,
-            Options {
-                compat,
-                inline_dedup,
-                ..Options::default()
-            },
+            Options::default().compat(compat).inline_dedup(inline_dedup),
         ));
     }
     sets
@@ -410,10 +406,7 @@ fn push_each_borrows_contexts_stored_as_they_are_written() {
         ..GenConfig::default()
     };
     let sane = Options::default();
-    let inline = Options {
-        inline_dedup: true,
-        ..Options::default()
-    };
+    let inline = Options::default().inline_dedup(true);
     let zstd = GenConfig {
         zstd: true,
         ..plain(Problem::Cb)

@@ -324,11 +324,7 @@ fn rewrite(name: &str, items: &[Item]) -> Vec<u8> {
 
 fn convert(log: &[u8], multistep: bool, compat: Compat) -> (Vec<u8>, String) {
     let mut out = Vec::new();
-    let opts = Options {
-        compat,
-        multistep,
-        ..Options::default()
-    };
+    let opts = Options::default().compat(compat).multistep(multistep);
     let summary = fb_join::convert(log, &mut out, opts).expect("writes to a Vec");
     // Offsets differ between the two files; what was reported must not.
     let facts = format!(

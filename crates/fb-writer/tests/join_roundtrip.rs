@@ -35,16 +35,14 @@ fn generate(cfg: &GenConfig) -> (Vec<u8>, Vec<GenRecord>) {
 }
 
 fn options(cfg: &GenConfig, compat: Compat, transform: Transform) -> Options {
-    Options {
-        compat,
-        multistep: cfg.problem == Problem::Multistep,
-        multistep_reward: match transform {
+    Options::default()
+        .compat(compat)
+        .multistep(cfg.problem == Problem::Multistep)
+        .multistep_reward(match transform {
             Transform::SuffixMean => StepTransform::SuffixMean,
             Transform::SuffixSum => StepTransform::SuffixSum,
             Transform::Identity => StepTransform::Identity,
-        },
-        ..Options::default()
-    }
+        })
 }
 
 /// Bit-exact equality of two f32s (so that 0.0 ≠ -0.0), with a message.
