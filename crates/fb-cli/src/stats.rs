@@ -430,7 +430,9 @@ fn table(r: &Value) -> String {
             let x = &e[key];
             row(
                 &format!("{label}: {what}"),
-                if x.is_null() {
+                if x.is_null() && key == "baseline_snips" {
+                    "- (no decision took the baseline's action)".into()
+                } else if x.is_null() {
                     "- (no decision to estimate from)".into()
                 } else {
                     format!(
