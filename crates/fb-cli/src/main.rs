@@ -3,6 +3,7 @@
 mod convert;
 mod error;
 mod estimate;
+mod export;
 mod gen;
 mod input;
 mod inspect;
@@ -58,6 +59,13 @@ enum Command {
         tests/data/valid_joined_logs/multistep_2_episodes.fb -o out.dsjson"
     )]
     Convert(convert::Args),
+    /// Export joined events to Parquet or Arrow IPC (one row per joined
+    /// event; schema in docs/arrow-schema.md).
+    #[command(
+        after_help = "Examples:\n  fb export tests/data/valid_joined_logs -o events.parquet\n  \
+        fb export --format arrow --only ccb tests/data/valid_joined_logs -o ccb.arrow"
+    )]
+    Export(export::Args),
     /// Write a synthetic joined log, deterministic from a seed.
     #[command(
         after_help = "Example:\n  fb gen --problem-type ccb --size 50MiB --zstd --dedup --seed 1 -o /tmp/ccb.fb"
@@ -94,6 +102,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args, &cli.global),
+        Command::Export(args) => export::run(&args, &cli.global),
         Command::Gen(args) => gen::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),

@@ -7,7 +7,7 @@
 //! leaves the old file (or nothing) in place, never a truncated one.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, StdoutLock, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -30,7 +30,9 @@ pub enum Compress {
 }
 
 enum Sink {
-    Stdout(BufWriter<StdoutLock<'static>>),
+    // Not the lock: an output must be Send (the Parquet writer asks it),
+    // and chunks are large enough that locking per write costs nothing.
+    Stdout(BufWriter<Stdout>),
     Plain(BufWriter<File>),
     Gz(flate2::write::GzEncoder<BufWriter<File>>),
     Zst(zstd::stream::write::Encoder<'static, BufWriter<File>>),
@@ -49,10 +51,7 @@ impl Output {
     /// Standard output.
     pub fn stdout() -> Self {
         Self {
-            sink: Some(Sink::Stdout(BufWriter::with_capacity(
-                BUFFER,
-                io::stdout().lock(),
-            ))),
+            sink: Some(Sink::Stdout(BufWriter::with_capacity(BUFFER, io::stdout()))),
             target: "standard output".into(),
             rename: None,
         }

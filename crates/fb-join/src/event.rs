@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 
 use fb_format::Problem;
+
+use crate::config::LearningMode;
 use fb_schema::TimeStamp;
 
 /// An outcome's value.
@@ -121,6 +123,13 @@ pub struct JoinedEvent<'a> {
     pub event_id: String,
     /// Its time (enqueued, or client time when configured).
     pub time: TimeStamp,
+    /// The client's time of the decision, when the log has one (whatever
+    /// the configuration uses).
+    pub client_time: Option<TimeStamp>,
+    /// The learning mode of the loop the decision was made in.
+    pub learning_mode: LearningMode,
+    /// Multistep: the episode the step belongs to (the metadata id).
+    pub episode_id: Option<String>,
     /// Model id, `"N/A"` when absent.
     pub model_id: String,
     /// The context JSON as logged (dedup references inlined on request):
@@ -196,6 +205,9 @@ impl<'a> JoinedEvent<'a> {
             kind: Problem::Cb,
             event_id,
             time: TimeStamp::default(),
+            client_time: None,
+            learning_mode: LearningMode::Online,
+            episode_id: None,
             model_id,
             context: Cow::Borrowed(&[]),
             pass_probability: 1.0,
@@ -242,10 +254,13 @@ impl<'a> JoinedEvent<'a> {
 
     /// The event with `context` in place of its own. (Rebuilt, because the
     /// lifetime changes with it.)
-    pub(crate) fn with_context<'b>(self, context: Cow<'b, [u8]>) -> JoinedEvent<'b> {
+    pub(crate) fn with_context<'b>(mut self, context: Cow<'b, [u8]>) -> JoinedEvent<'b> {
+        let episode_id = self.episode_id.take();
         let Self {
             kind,
             time,
+            client_time,
+            learning_mode,
             pass_probability,
             deferred,
             skip_learn,
@@ -259,6 +274,9 @@ impl<'a> JoinedEvent<'a> {
         JoinedEvent {
             kind,
             time,
+            client_time,
+            learning_mode,
+            episode_id,
             context,
             pass_probability,
             deferred,

@@ -100,6 +100,8 @@ impl Joiner {
             return;
         }
         ev.time = self.time_of(at, view);
+        ev.client_time = view.client_time();
+        ev.learning_mode = self.config.learning_mode;
         ev.pass_probability = view.pass_probability();
         ev.event_id.clear();
         ev.event_id.push_str(id);

@@ -26,6 +26,8 @@ impl Joiner {
     ) {
         let reference = self.opts.compat == Compat::Reference;
         let mut steps: Vec<(Step, TimeStamp, f32)> = Vec::new();
+        // Beside each step: its client time and its episode (metadata id).
+        let mut whence: Vec<(Option<TimeStamp>, String)> = Vec::new();
         let mut position: HashMap<String, usize> = HashMap::new();
         // Steps whose id came again: under the reference they keep their
         // place and reward (the transform sees them) but give no line.
@@ -65,6 +67,7 @@ impl Joiner {
                             let time = self.time_of(at, view);
                             position.insert(step.id.clone(), steps.len());
                             steps.push((step, time, view.pass_probability()));
+                            whence.push((view.client_time(), view.id.to_string()));
                         }
                         Err((kind, detail)) => {
                             self.diag(at, kind, Some(id), format!("{detail}: step skipped"))
@@ -155,6 +158,9 @@ impl Joiner {
                 kind: Problem::Multistep,
                 event_id: step.id.clone(),
                 time: *time,
+                client_time: whence.get(k).and_then(|w| w.0),
+                learning_mode: self.config.learning_mode,
+                episode_id: whence.get(k).map(|w| w.1.clone()),
                 model_id: step.model_id.clone(),
                 context,
                 pass_probability: *pass,

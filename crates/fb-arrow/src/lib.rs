@@ -1,0 +1,246 @@
+//! Joined events of Vowpal Wabbit joined logs as Arrow record batches, in
+//! one documented [`schema`], and their export to Arrow IPC and Parquet.
+//!
+//! [`ArrowSink`] is a [`fb_join::Sink`]: a pipeline fills its batches of
+//! rows where events are joined (on every worker thread), and the sink
+//! hands finished `RecordBatch`es in log order to a [`BatchWriter`]: an
+//! Arrow IPC file or stream, or a Parquet file (zstd, bounded row groups,
+//! statistics, dictionaries for the repeated text columns).
+//!
+//! The schema is one for every problem type: columns that do not apply to
+//! an event are null (`actions` for a CCB decision, `slots` for a CB one).
+//! One schema lets a month of mixed logs be one table in every engine;
+//! `problem_type` says which columns to read. Its version is in the
+//! metadata (`fb.schema_version`); `docs/arrow-schema.md` describes every
+//! column.
+//!
+//! ```
+//! use fb_arrow::{ArrowSink, IpcFile};
+//! use fb_join::{Options, Pipeline, Source};
+//!
+//! let log = std::fs::read(concat!(
+//!     env!("CARGO_MANIFEST_DIR"),
+//!     "/../../tests/data/valid_joined_logs/cb_simple.log"
+//! ))
+//! .unwrap();
+//! let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), 65_536);
+//! let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
+//! pipeline.feed(Source::Slice(&log), (0, 0), &|| false, &mut |_| {}).unwrap();
+//! let (_, sink) = pipeline.finish();
+//! let bytes = sink.finish().unwrap();
+//! let batches = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+//! assert_eq!(batches.map(|b| b.unwrap().num_rows()).sum::<usize>(), 1);
+//! ```
+#![deny(missing_docs)]
+
+mod rows;
+mod schema;
+
+use std::io::Write;
+
+use arrow_array::RecordBatch;
+use fb_join::JoinedEvent;
+
+pub use rows::{micros, Rows};
+pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Arrow refused a batch or the IPC writer failed.
+    #[error("writing Arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// The Parquet writer failed.
+    #[error("writing Parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+}
+
+/// Where finished batches go.
+pub trait BatchWriter {
+    /// What finishing gives back (the output).
+    type Output;
+
+    /// Writes one batch.
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error>;
+
+    /// Writes what closes the file (footer, end of stream) and gives the
+    /// output back.
+    fn finish(self) -> Result<Self::Output, Error>;
+}
+
+/// An Arrow IPC file (random access; `.arrow`).
+pub struct IpcFile<W: Write>(arrow_ipc::writer::FileWriter<W>);
+
+impl<W: Write> IpcFile<W> {
+    /// Starts a file on `out`.
+    pub fn new(out: W) -> Result<Self, Error> {
+        Ok(Self(arrow_ipc::writer::FileWriter::try_new(
+            out,
+            &schema(),
+        )?))
+    }
+}
+
+impl<W: Write> BatchWriter for IpcFile<W> {
+    type Output = W;
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        Ok(self.0.write(batch)?)
+    }
+
+    fn finish(mut self) -> Result<W, Error> {
+        self.0.finish()?;
+        Ok(self.0.into_inner()?)
+    }
+}
+
+/// An Arrow IPC stream (for pipes).
+pub struct IpcStream<W: Write>(arrow_ipc::writer::StreamWriter<W>);
+
+impl<W: Write> IpcStream<W> {
+    /// Starts a stream on `out`.
+    pub fn new(out: W) -> Result<Self, Error> {
+        Ok(Self(arrow_ipc::writer::StreamWriter::try_new(
+            out,
+            &schema(),
+        )?))
+    }
+}
+
+impl<W: Write> BatchWriter for IpcStream<W> {
+    type Output = W;
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        Ok(self.0.write(batch)?)
+    }
+
+    fn finish(mut self) -> Result<W, Error> {
+        self.0.finish()?;
+        Ok(self.0.into_inner()?)
+    }
+}
+
+/// A Parquet file: zstd, row groups of at most `row_group` rows,
+/// statistics per page, dictionaries where columns repeat.
+pub struct ParquetFile<W: Write + Send>(parquet::arrow::ArrowWriter<W>);
+
+impl<W: Write + Send> ParquetFile<W> {
+    /// Starts a file on `out`.
+    pub fn new(out: W, row_group: usize) -> Result<Self, Error> {
+        use parquet::basic::{Compression, ZstdLevel};
+        use parquet::file::properties::{EnabledStatistics, WriterProperties};
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+            .set_max_row_group_row_count(Some(row_group.max(1)))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_dictionary_enabled(true)
+            // Contexts are long and rarely repeat whole.
+            .set_column_dictionary_enabled("context".into(), false)
+            .build();
+        Ok(Self(parquet::arrow::ArrowWriter::try_new(
+            out,
+            schema(),
+            Some(props),
+        )?))
+    }
+}
+
+impl<W: Write + Send> BatchWriter for ParquetFile<W> {
+    type Output = W;
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        Ok(self.0.write(batch)?)
+    }
+
+    fn finish(self) -> Result<W, Error> {
+        Ok(self.0.into_inner()?)
+    }
+}
+
+/// The Arrow [`fb_join::Sink`]: rows made on every thread, batches of at
+/// most `batch_rows` handed to the writer in log order.
+pub struct ArrowSink<B> {
+    writer: B,
+    batch_rows: usize,
+    rows: u64,
+}
+
+impl<B: BatchWriter> ArrowSink<B> {
+    /// Batches of at most `batch_rows` rows to `writer`.
+    pub fn new(writer: B, batch_rows: usize) -> Self {
+        Self {
+            writer,
+            batch_rows: batch_rows.max(1),
+            rows: 0,
+        }
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Closes the output (footer, end of stream) and gives it back.
+    pub fn finish(self) -> Result<B::Output, Error> {
+        self.writer.finish()
+    }
+}
+
+/// Fills [`Rows`] for an [`ArrowSink`], one per thread.
+pub struct RowMaker {
+    batch_rows: usize,
+}
+
+impl fb_join::Maker for RowMaker {
+    type Batch = Rows;
+
+    fn batch(&mut self) -> Rows {
+        Rows::default()
+    }
+
+    fn add(&mut self, batch: &mut Rows, ev: &JoinedEvent<'_>) {
+        batch.add(ev);
+    }
+
+    fn full(&self, batch: &Rows) -> bool {
+        batch.full(self.batch_rows)
+    }
+
+    fn clear(&mut self, _: &mut Rows) {
+        // `finish` in `take` leaves the builders empty.
+    }
+}
+
+impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
+    type Batch = Rows;
+    type Maker = RowMaker;
+
+    fn maker(&self) -> RowMaker {
+        RowMaker {
+            batch_rows: self.batch_rows,
+        }
+    }
+
+    fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let n = rows.len() as u64;
+        // An I/O error keeps its kind (a closed pipe stays one).
+        let write = |e: Error| {
+            let kind = match &e {
+                Error::Arrow(arrow_schema::ArrowError::IoError(_, io)) => io.kind(),
+                _ => std::io::ErrorKind::Other,
+            };
+            fb_join::Error::Write {
+                written: 0,
+                source: std::io::Error::new(kind, e),
+            }
+        };
+        let batch = rows.finish().map_err(|e| write(e.into()))?;
+        self.writer.write(&batch).map_err(write)?;
+        self.rows += n;
+        Ok(())
+    }
+}

@@ -1,0 +1,346 @@
+//! Joined events appended row by row into column builders, finished into
+//! a `RecordBatch` of [`schema`](crate::schema()).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, ListBuilder,
+    StringBuilder, TimestampMicrosecondBuilder,
+};
+use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
+use arrow_schema::{ArrowError, DataType, Field};
+use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
+use fb_schema::TimeStamp;
+
+use crate::schema::{outcome_fields, schema, slot_fields};
+
+/// Microseconds since 1970 (UTC) of a log's time; a subsecond that is not
+/// 100 ns ticks (above 9,999,999) counts as 0, as the joiner does.
+pub fn micros(t: &TimeStamp) -> i64 {
+    let (secs, sub) = fb_join::time::key(t);
+    let sub = if sub > fb_join::time::MAX_SUBSECOND {
+        0
+    } else {
+        sub
+    };
+    secs.saturating_mul(1_000_000)
+        .saturating_add(i64::from(sub / 10))
+}
+
+fn learning_mode(m: LearningMode) -> &'static str {
+    match m {
+        LearningMode::Online => "online",
+        LearningMode::Apprentice => "apprentice",
+        LearningMode::LoggingOnly => "loggingonly",
+        LearningMode::Other(_) => "other",
+    }
+}
+
+fn utc() -> TimestampMicrosecondBuilder {
+    TimestampMicrosecondBuilder::new().with_timezone("UTC")
+}
+
+/// Outcomes of the rows so far: each column of the struct, and where each
+/// row's list starts.
+struct Outcomes {
+    value: Float32Builder,
+    literal: StringBuilder,
+    index: Int32Builder,
+    index_id: StringBuilder,
+    event_id: StringBuilder,
+    action_taken: BooleanBuilder,
+    time: TimestampMicrosecondBuilder,
+    offsets: Vec<i32>,
+}
+
+/// Slots of the rows so far, likewise; rows that are not CCB or Slates
+/// have none (null).
+struct Slots {
+    id: StringBuilder,
+    actions: ListBuilder<Int64Builder>,
+    probabilities: ListBuilder<Float32Builder>,
+    reward: Float32Builder,
+    original_reward: Float32Builder,
+    offsets: Vec<i32>,
+    valid: NullBufferBuilder,
+}
+
+/// Rows of joined events being built.
+pub struct Rows {
+    event_id: StringBuilder,
+    timestamp: TimestampMicrosecondBuilder,
+    client_time: TimestampMicrosecondBuilder,
+    // Plain text, not Arrow dictionaries: an IPC file takes one dictionary
+    // per column for the whole file, and every worker's batch builds its
+    // own. Parquet still encodes them with dictionary pages.
+    problem_type: StringBuilder,
+    learning_mode: StringBuilder,
+    model_id: StringBuilder,
+    deferred: BooleanBuilder,
+    skip_learn: BooleanBuilder,
+    pass_probability: Float32Builder,
+    reward: Float32Builder,
+    original_reward: Float32Builder,
+    actions: ListBuilder<Int64Builder>,
+    probabilities: ListBuilder<Float32Builder>,
+    chosen_action: Int64Builder,
+    outcomes: Outcomes,
+    slots: Slots,
+    baseline_actions: ListBuilder<Int32Builder>,
+    ca_action: Float32Builder,
+    pdf_value: Float32Builder,
+    episode_id: StringBuilder,
+    context: StringBuilder,
+    rows: usize,
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Self {
+            event_id: StringBuilder::new(),
+            timestamp: utc(),
+            client_time: utc(),
+            problem_type: StringBuilder::new(),
+            learning_mode: StringBuilder::new(),
+            model_id: StringBuilder::new(),
+            deferred: BooleanBuilder::new(),
+            skip_learn: BooleanBuilder::new(),
+            pass_probability: Float32Builder::new(),
+            reward: Float32Builder::new(),
+            original_reward: Float32Builder::new(),
+            actions: ListBuilder::new(Int64Builder::new()),
+            probabilities: ListBuilder::new(Float32Builder::new()),
+            chosen_action: Int64Builder::new(),
+            outcomes: Outcomes {
+                value: Float32Builder::new(),
+                literal: StringBuilder::new(),
+                index: Int32Builder::new(),
+                index_id: StringBuilder::new(),
+                event_id: StringBuilder::new(),
+                action_taken: BooleanBuilder::new(),
+                time: utc(),
+                offsets: vec![0],
+            },
+            slots: Slots {
+                id: StringBuilder::new(),
+                actions: ListBuilder::new(Int64Builder::new()),
+                probabilities: ListBuilder::new(Float32Builder::new()),
+                reward: Float32Builder::new(),
+                original_reward: Float32Builder::new(),
+                offsets: vec![0],
+                valid: NullBufferBuilder::new(0),
+            },
+            baseline_actions: ListBuilder::new(Int32Builder::new()),
+            ca_action: Float32Builder::new(),
+            pdf_value: Float32Builder::new(),
+            episode_id: StringBuilder::new(),
+            context: StringBuilder::new(),
+            rows: 0,
+        }
+    }
+}
+
+/// An offset of a list column; lists longer than `i32` can count end the
+/// batch early in [`Rows::full`], so this never saturates in practice.
+fn offset(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+impl Rows {
+    /// Rows added since the last [`Rows::finish`].
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row was added since the last [`Rows::finish`].
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Appends one joined event as a row.
+    pub fn add(&mut self, ev: &JoinedEvent<'_>) {
+        self.rows += 1;
+        self.event_id.append_value(&ev.event_id);
+        self.timestamp.append_value(micros(&ev.time));
+        self.client_time
+            .append_option(ev.client_time.as_ref().map(micros));
+        self.problem_type.append_value(ev.kind.name());
+        self.learning_mode
+            .append_value(learning_mode(ev.learning_mode));
+        self.model_id.append_value(&ev.model_id);
+        self.deferred.append_value(ev.deferred);
+        self.skip_learn.append_value(ev.skip_learn);
+        self.pass_probability.append_value(ev.pass_probability);
+        self.reward.append_value(ev.reward);
+        self.original_reward.append_value(ev.original_reward);
+        self.decision(&ev.decision);
+        let o = &mut self.outcomes;
+        for out in &ev.outcomes {
+            match &out.value {
+                OutcomeValue::Numeric(v) => {
+                    o.value.append_value(*v);
+                    o.literal.append_null();
+                }
+                OutcomeValue::Literal(s) => {
+                    o.value.append_null();
+                    o.literal.append_value(s);
+                }
+                OutcomeValue::None => {
+                    o.value.append_null();
+                    o.literal.append_null();
+                }
+            }
+            match &out.index {
+                OutcomeIndex::Numeric(i) => {
+                    o.index.append_value(*i);
+                    o.index_id.append_null();
+                }
+                OutcomeIndex::Literal(s) => {
+                    o.index.append_null();
+                    o.index_id.append_value(s);
+                }
+                OutcomeIndex::None => {
+                    o.index.append_null();
+                    o.index_id.append_null();
+                }
+            }
+            o.event_id.append_value(&out.event_id);
+            o.action_taken.append_value(out.action_taken);
+            o.time.append_value(micros(&out.time));
+        }
+        o.offsets.push(offset(o.event_id.len()));
+        self.episode_id.append_option(ev.episode_id.as_deref());
+        self.context
+            .append_value(String::from_utf8_lossy(&ev.context));
+    }
+
+    fn decision(&mut self, decision: &Decision) {
+        let s = &mut self.slots;
+        match decision {
+            Decision::Cb {
+                actions,
+                probabilities,
+            } => {
+                for a in actions {
+                    self.actions.values().append_option(i64::try_from(*a).ok());
+                }
+                self.actions.append(true);
+                self.probabilities.values().append_slice(probabilities);
+                self.probabilities.append(true);
+                self.chosen_action
+                    .append_option(actions.first().and_then(|a| i64::try_from(*a).ok()));
+                s.valid.append_null();
+                self.baseline_actions.append(false);
+                self.ca_action.append_null();
+                self.pdf_value.append_null();
+            }
+            Decision::MultiSlot { slots, baseline } => {
+                self.actions.append(false);
+                self.probabilities.append(false);
+                self.chosen_action.append_null();
+                for slot in slots {
+                    s.id.append_option(slot.id.as_deref());
+                    for a in &slot.actions {
+                        s.actions.values().append_value(i64::from(*a));
+                    }
+                    s.actions.append(true);
+                    s.probabilities.values().append_slice(&slot.probabilities);
+                    s.probabilities.append(true);
+                    s.reward.append_value(slot.reward);
+                    s.original_reward.append_value(slot.original_reward);
+                }
+                s.valid.append_non_null();
+                self.baseline_actions.values().append_slice(baseline);
+                self.baseline_actions.append(true);
+                self.ca_action.append_null();
+                self.pdf_value.append_null();
+            }
+            Decision::Ca { action, pdf_value } => {
+                self.actions.append(false);
+                self.probabilities.append(false);
+                self.chosen_action.append_null();
+                s.valid.append_null();
+                self.baseline_actions.append(false);
+                self.ca_action.append_value(*action);
+                self.pdf_value.append_value(*pdf_value);
+            }
+        }
+        s.offsets.push(offset(s.id.len()));
+    }
+
+    /// Whether the rows make a batch of `limit` rows, or their lists
+    /// approach what 32-bit offsets can address.
+    pub fn full(&self, limit: usize) -> bool {
+        self.rows >= limit
+            || self.outcomes.event_id.len() >= (i32::MAX / 2) as usize
+            || self.slots.id.len() >= (i32::MAX / 2) as usize
+    }
+
+    /// The rows as a batch; the builders are empty again after.
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let o = &mut self.outcomes;
+        let outcomes = StructArray::try_new(
+            outcome_fields(),
+            vec![
+                Arc::new(o.value.finish()) as ArrayRef,
+                Arc::new(o.literal.finish()),
+                Arc::new(o.index.finish()),
+                Arc::new(o.index_id.finish()),
+                Arc::new(o.event_id.finish()),
+                Arc::new(o.action_taken.finish()),
+                Arc::new(o.time.finish()),
+            ],
+            None,
+        )?;
+        let outcomes = ListArray::try_new(
+            Arc::new(Field::new("item", DataType::Struct(outcome_fields()), true)),
+            OffsetBuffer::new(std::mem::replace(&mut o.offsets, vec![0]).into()),
+            Arc::new(outcomes),
+            None,
+        )?;
+        let s = &mut self.slots;
+        let slots = StructArray::try_new(
+            slot_fields(),
+            vec![
+                Arc::new(s.id.finish()) as ArrayRef,
+                Arc::new(s.actions.finish()),
+                Arc::new(s.probabilities.finish()),
+                Arc::new(s.reward.finish()),
+                Arc::new(s.original_reward.finish()),
+            ],
+            None,
+        )?;
+        let slots = ListArray::try_new(
+            Arc::new(Field::new("item", DataType::Struct(slot_fields()), true)),
+            OffsetBuffer::new(std::mem::replace(&mut s.offsets, vec![0]).into()),
+            Arc::new(slots),
+            s.valid.finish(),
+        )?;
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.event_id.finish()),
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.client_time.finish()),
+            Arc::new(self.problem_type.finish()),
+            Arc::new(self.learning_mode.finish()),
+            Arc::new(self.model_id.finish()),
+            Arc::new(self.deferred.finish()),
+            Arc::new(self.skip_learn.finish()),
+            Arc::new(self.pass_probability.finish()),
+            Arc::new(self.reward.finish()),
+            Arc::new(self.original_reward.finish()),
+            Arc::new(self.actions.finish()),
+            Arc::new(self.probabilities.finish()),
+            Arc::new(self.chosen_action.finish()),
+            Arc::new(outcomes),
+            Arc::new(slots),
+            Arc::new(self.baseline_actions.finish()),
+            Arc::new(self.ca_action.finish()),
+            Arc::new(self.pdf_value.finish()),
+            Arc::new(self.episode_id.finish()),
+            Arc::new(self.context.finish()),
+        ];
+        self.rows = 0;
+        RecordBatch::try_new(schema(), columns)
+    }
+}

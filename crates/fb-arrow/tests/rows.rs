@@ -1,0 +1,286 @@
+//! Every corpus log exported to Arrow (IPC and Parquet) and read back:
+//! the rows equal the joined events field by field, on one and two
+//! threads, in both compatibility modes.
+
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow_array::{Array, RecordBatch};
+use fb_arrow::{micros, ArrowSink, IpcFile, ParquetFile};
+use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Options, OutcomeIndex, OutcomeValue};
+use fb_join::{Pipeline, Source};
+
+fn corpus() -> Vec<(String, Vec<u8>, bool)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let mut out = Vec::new();
+    for dir in [
+        "valid_joined_logs",
+        "invalid_joined_logs",
+        "skip_learn/cb",
+        "skip_learn/ccb",
+        "skip_learn/ca",
+        "skip_learn/slates",
+        "literal_outcomes",
+    ] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                continue;
+            }
+            let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+            let multistep = name.contains("multistep");
+            out.push((name, std::fs::read(&path).unwrap(), multistep));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn export_ipc(log: &[u8], opts: &Options, threads: usize) -> Vec<RecordBatch> {
+    let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), 7);
+    let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
+    let _ = pipeline
+        .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+        .unwrap();
+    let (_, sink) = pipeline.finish();
+    let bytes = sink.finish().unwrap();
+    let reader = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+    assert_versioned(reader.schema().metadata());
+    reader.map(|b| b.unwrap()).collect()
+}
+
+fn export_parquet(log: &[u8], opts: &Options) -> Vec<RecordBatch> {
+    let sink = ArrowSink::new(ParquetFile::new(Vec::new(), 5).unwrap(), 3);
+    let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, 2);
+    let _ = pipeline
+        .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+        .unwrap();
+    let (_, sink) = pipeline.finish();
+    let bytes = bytes::Bytes::from(sink.finish().unwrap());
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
+    assert_versioned(builder.schema().metadata());
+    builder.build().unwrap().map(|b| b.unwrap()).collect()
+}
+
+/// The file says which version of the schema it holds.
+fn assert_versioned(metadata: &std::collections::HashMap<String, String>) {
+    assert_eq!(
+        metadata.get(fb_arrow::VERSION_KEY).map(String::as_str),
+        Some(fb_arrow::SCHEMA_VERSION)
+    );
+}
+
+fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(rows, events.len(), "{name}: rows");
+    let mut events = events.iter();
+    for b in batches {
+        let col = |n: &str| b.column_by_name(n).unwrap_or_else(|| panic!("{n}"));
+        let ids = col("event_id").as_string::<i32>();
+        let ts = col("timestamp").as_primitive::<TimestampMicrosecondType>();
+        let client = col("client_time").as_primitive::<TimestampMicrosecondType>();
+        let reward = col("reward").as_primitive::<Float32Type>();
+        let original = col("original_reward").as_primitive::<Float32Type>();
+        let pass = col("pass_probability").as_primitive::<Float32Type>();
+        let skip = col("skip_learn").as_boolean();
+        let actions = col("actions").as_list::<i32>();
+        let probs = col("probabilities").as_list::<i32>();
+        let chosen = col("chosen_action").as_primitive::<Int64Type>();
+        let outcomes = col("outcomes").as_list::<i32>();
+        let slots = col("slots").as_list::<i32>();
+        let context = col("context").as_string::<i32>();
+        let kind = col("problem_type").as_string::<i32>();
+        for r in 0..b.num_rows() {
+            let ev = events.next().unwrap();
+            let at = format!("{name} row {r} ({})", ev.event_id);
+            assert_eq!(ids.value(r), ev.event_id, "{at}");
+            assert_eq!(ts.value(r), micros(&ev.time), "{at}");
+            assert_eq!(client.is_null(r), ev.client_time.is_none(), "{at}");
+            assert_eq!(reward.value(r).to_bits(), ev.reward.to_bits(), "{at}");
+            assert_eq!(
+                original.value(r).to_bits(),
+                ev.original_reward.to_bits(),
+                "{at}"
+            );
+            assert_eq!(pass.value(r), ev.pass_probability, "{at}");
+            assert_eq!(skip.value(r), ev.skip_learn, "{at}");
+            assert_eq!(kind.value(r), ev.kind.name(), "{at}");
+            assert_eq!(context.value(r).as_bytes(), &ev.context[..], "{at}");
+            match &ev.decision {
+                Decision::Cb {
+                    actions: a,
+                    probabilities: p,
+                } => {
+                    let got: Vec<i64> = actions
+                        .value(r)
+                        .as_primitive::<Int64Type>()
+                        .values()
+                        .to_vec();
+                    assert_eq!(got, a.iter().map(|&x| x as i64).collect::<Vec<_>>(), "{at}");
+                    let got: Vec<f32> = probs
+                        .value(r)
+                        .as_primitive::<Float32Type>()
+                        .values()
+                        .to_vec();
+                    assert_eq!(&got, p, "{at}");
+                    assert_eq!(chosen.value(r), a[0] as i64, "{at}");
+                    assert!(slots.is_null(r), "{at}");
+                }
+                Decision::MultiSlot { slots: s, .. } => {
+                    assert!(actions.is_null(r) && chosen.is_null(r), "{at}");
+                    let got = slots.value(r);
+                    let got = got.as_struct();
+                    assert_eq!(got.len(), s.len(), "{at}");
+                    let rewards = got
+                        .column_by_name("reward")
+                        .unwrap()
+                        .as_primitive::<Float32Type>();
+                    for (k, slot) in s.iter().enumerate() {
+                        assert_eq!(
+                            rewards.value(k).to_bits(),
+                            slot.reward.to_bits(),
+                            "{at} slot {k}"
+                        );
+                        let acts = got
+                            .column_by_name("actions")
+                            .unwrap()
+                            .as_list::<i32>()
+                            .value(k);
+                        let acts: Vec<i64> = acts.as_primitive::<Int64Type>().values().to_vec();
+                        assert_eq!(
+                            acts,
+                            slot.actions
+                                .iter()
+                                .map(|&x| i64::from(x))
+                                .collect::<Vec<_>>(),
+                            "{at} slot {k}"
+                        );
+                    }
+                }
+                Decision::Ca { action, pdf_value } => {
+                    let a = col("ca_action").as_primitive::<Float32Type>();
+                    let p = col("pdf_value").as_primitive::<Float32Type>();
+                    assert_eq!((a.value(r), p.value(r)), (*action, *pdf_value), "{at}");
+                }
+            }
+            let got = outcomes.value(r);
+            let got = got.as_struct();
+            assert_eq!(got.len(), ev.outcomes.len(), "{at}: outcomes");
+            let value = got
+                .column_by_name("value")
+                .unwrap()
+                .as_primitive::<Float32Type>();
+            let literal = got.column_by_name("literal").unwrap().as_string::<i32>();
+            let index = got
+                .column_by_name("index")
+                .unwrap()
+                .as_primitive::<Int32Type>();
+            let index_id = got.column_by_name("index_id").unwrap().as_string::<i32>();
+            let taken = got.column_by_name("action_taken").unwrap().as_boolean();
+            for (k, o) in ev.outcomes.iter().enumerate() {
+                match &o.value {
+                    OutcomeValue::Numeric(v) => assert_eq!(value.value(k), *v, "{at} outcome {k}"),
+                    OutcomeValue::Literal(s) => assert_eq!(literal.value(k), s, "{at} outcome {k}"),
+                    OutcomeValue::None => assert!(value.is_null(k) && literal.is_null(k), "{at}"),
+                }
+                match &o.index {
+                    OutcomeIndex::Numeric(i) => assert_eq!(index.value(k), *i, "{at} outcome {k}"),
+                    OutcomeIndex::Literal(s) => {
+                        assert_eq!(index_id.value(k), s, "{at} outcome {k}")
+                    }
+                    OutcomeIndex::None => assert!(index.is_null(k) && index_id.is_null(k), "{at}"),
+                }
+                assert_eq!(taken.value(k), o.action_taken, "{at} outcome {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_corpus_log_exports_its_joined_events_field_by_field() {
+    let mut checked = 0;
+    for (name, log, multistep) in corpus() {
+        for compat in [Compat::Sane, Compat::Reference] {
+            let opts = Options::default().compat(compat).multistep(multistep);
+            let events: Vec<JoinedEvent> = JoinedEvents::new(&log[..], opts.clone()).collect();
+            for threads in [1, 2] {
+                check(
+                    &format!("{name} {compat:?} ipc t{threads}"),
+                    &export_ipc(&log, &opts, threads),
+                    &events,
+                );
+            }
+            check(
+                &format!("{name} {compat:?} parquet"),
+                &export_parquet(&log, &opts),
+                &events,
+            );
+            checked += events.len();
+        }
+    }
+    assert!(checked > 800, "{checked} rows checked");
+}
+
+/// Feeds every log in turn.
+fn feed_logs<S: fb_join::Sink, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
+    p: &mut Pipeline<S, K>,
+    logs: &[Vec<u8>],
+) {
+    for log in logs {
+        let _ = p
+            .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+            .unwrap();
+    }
+}
+
+/// Many logs through one pipeline into one IPC file and one Parquet file,
+/// in small batches made on two threads: each reads back whole, with the
+/// rows of the logs read as one stream.
+#[test]
+fn many_logs_make_one_file() {
+    let logs: Vec<Vec<u8>> = corpus()
+        .into_iter()
+        .filter(|(_, _, multistep)| !multistep)
+        .map(|(_, log, _)| log)
+        .collect();
+    let opts = Options::default();
+    // The rows a one-stream conversion gives.
+    let mut joiner = fb_join::Joiner::new(opts.clone());
+    let mut lines = 0;
+    for log in &logs {
+        lines += fb_join::convert_into(&mut joiner, &log[..], &mut std::io::sink())
+            .unwrap()
+            .lines;
+    }
+    let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), 5);
+    let mut p = Pipeline::new(opts.clone(), |_: &_| true, sink, 2);
+    feed_logs(&mut p, &logs);
+    let ipc = p.finish().1.finish().unwrap();
+    let ipc: Vec<RecordBatch> =
+        arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(ipc), None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+    let sink = ArrowSink::new(ParquetFile::new(Vec::new(), 64).unwrap(), 5);
+    let mut p = Pipeline::new(opts.clone(), |_: &_| true, sink, 2);
+    feed_logs(&mut p, &logs);
+    let pq = bytes::Bytes::from(p.finish().1.finish().unwrap());
+    let pq: Vec<RecordBatch> =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(pq)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+    for (format, batches) in [("arrow", ipc), ("parquet", pq)] {
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert!(
+            batches.len() > 10 || format == "parquet",
+            "{format}: {} batches",
+            batches.len()
+        );
+        assert_eq!(rows as u64, lines, "{format}");
+    }
+}

@@ -1,0 +1,138 @@
+//! `fb export`: joined logs to Parquet or Arrow IPC, in the schema of
+//! `docs/arrow-schema.md`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use fb_arrow::{ArrowSink, BatchWriter, IpcFile, IpcStream, ParquetFile};
+use fb_join::{JoinedEvent, Pipeline};
+
+use crate::convert::{default_threads, parse_threads};
+use crate::error::Error;
+use crate::joinargs::{feed_all, report_diagnostics, FilterArgs, JoinArgs};
+use crate::output::{Compress, Output};
+use crate::Global;
+
+/// Arguments of `fb export`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Logs to export (files, directories of logs, `-` for stdin), read
+    /// in order as one stream.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+
+    /// The file to write; `-` writes an Arrow IPC stream to standard
+    /// output.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Parquet (zstd, statistics, dictionaries) or an Arrow IPC file.
+    #[arg(long, value_name = "FORMAT", default_value = "parquet", value_parser = ["parquet", "arrow"])]
+    pub format: String,
+
+    /// Rows per record batch (and per Parquet row group at most).
+    #[arg(long, value_name = "N", default_value_t = 65_536)]
+    pub batch_rows: usize,
+
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub join: JoinArgs,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    /// Keep going past damage, as `fb convert --recover` does.
+    #[arg(long)]
+    pub recover: bool,
+
+    /// Worker threads (1 to 256); the rows are the same, in the same order,
+    /// whatever the number. Default: the available cores.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+}
+
+/// Exports; exit 0 clean, 1 when an input was damaged or not a log, 2 for
+/// usage or I/O errors.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    args.filter.check()?;
+    let started = Instant::now();
+    let inputs = crate::input::resolve(&args.inputs)?;
+    let to_stdout = args.output.as_os_str() == "-";
+    if !to_stdout && !args.force && args.output.exists() {
+        return Err(Error::Msg(format!(
+            "{} exists: pass --force to replace it",
+            args.output.display()
+        )));
+    }
+    let mut out = Output::create(Some(&args.output), &inputs, Compress::Never)?;
+    let target = out.target().to_string();
+    let batch = args.batch_rows.max(1);
+    let failed = |e: fb_arrow::Error| Error::Msg(format!("{target}: {e}"));
+    let rows = if to_stdout {
+        export(
+            args,
+            global,
+            &inputs,
+            IpcStream::new(&mut out).map_err(failed)?,
+            &target,
+        )?
+    } else if args.format == "arrow" {
+        export(
+            args,
+            global,
+            &inputs,
+            IpcFile::new(&mut out).map_err(failed)?,
+            &target,
+        )?
+    } else {
+        let parquet = ParquetFile::new(&mut out, batch.max(1 << 20)).map_err(failed)?;
+        export(args, global, &inputs, parquet, &target)?
+    };
+    out.finish()?;
+    let (rows, report) = rows;
+    if !global.quiet {
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "fb: {}, {rows} rows written to {target} in {secs:.2} s ({:.0} MB/s of input)",
+            crate::plural(inputs.len() as u64, "input"),
+            report.bytes as f64 / 1e6 / secs.max(1e-6),
+        );
+    }
+    Ok(report.exit_code())
+}
+
+/// Runs the pipeline into `writer` and closes it.
+fn export<B: BatchWriter>(
+    args: &Args,
+    global: &Global,
+    inputs: &[crate::input::Input],
+    writer: B,
+    target: &str,
+) -> Result<(u64, crate::joinargs::RunReport), Error> {
+    let mut opts = args.join.options();
+    opts.only = args.filter.only.clone();
+    let threads = match args.recover {
+        true => 1,
+        false => args.threads.unwrap_or_else(default_threads),
+    };
+    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev) && !crate::mapped::tripped();
+    let sink = ArrowSink::new(writer, args.batch_rows);
+    let mut pipeline = Pipeline::new(opts, keep, sink, threads);
+    let fail = |e: fb_join::Error| match e {
+        fb_join::Error::Write { source, .. } => Error::write(target, source),
+        other => Error::Msg(other.to_string()),
+    };
+    let report = feed_all(inputs, &mut pipeline, args.recover, global.quiet, &fail)?;
+    let (joiner, sink) = pipeline.finish();
+    let rows = sink.rows();
+    sink.finish()
+        .map_err(|e| Error::Msg(format!("{target}: {e}")))?;
+    if !global.quiet {
+        report_diagnostics(joiner.diagnostics(), global.verbose > 0, &report);
+    }
+    Ok((rows, report))
+}
