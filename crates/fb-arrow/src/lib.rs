@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod partition;
 mod rows;
 mod schema;
 
@@ -41,6 +42,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 use fb_join::JoinedEvent;
 
+pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
 
@@ -54,6 +56,15 @@ pub enum Error {
     /// The Parquet writer failed.
     #[error("writing Parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// A partition's file or directory could not be made.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Where finished batches go.

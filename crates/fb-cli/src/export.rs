@@ -31,6 +31,12 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", default_value = "parquet", value_parser = ["parquet", "arrow"])]
     pub format: String,
 
+    /// Write a Hive-style tree of Parquet files under OUT, a directory:
+    /// `OUT/date=2026-11-23/part-00000.parquet` (`hour`:
+    /// `date=…/hour=13/…`), by each event's timestamp (UTC).
+    #[arg(long, value_name = "BY", default_value = "none", value_parser = ["none", "date", "hour"])]
+    pub partition_by: String,
+
     /// Rows per record batch (and per Parquet row group at most).
     #[arg(long, value_name = "N", default_value_t = 65_536)]
     pub batch_rows: usize,
@@ -68,6 +74,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             args.output.display()
         )));
     }
+    if args.partition_by != "none" {
+        return partitioned(args, global, &inputs, started);
+    }
     let mut out = Output::create(Some(&args.output), &inputs, Compress::Never)?;
     let target = out.target().to_string();
     let batch = args.batch_rows.max(1);
@@ -100,6 +109,71 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             "fb: {}, {rows} rows written to {target} in {secs:.2} s ({:.0} MB/s of input)",
             crate::plural(inputs.len() as u64, "input"),
             report.bytes as f64 / 1e6 / secs.max(1e-6),
+        );
+    }
+    Ok(report.exit_code())
+}
+
+/// `--partition-by`: a tree of Parquet files written in a temporary
+/// directory beside OUT and renamed into place when complete.
+fn partitioned(
+    args: &Args,
+    global: &Global,
+    inputs: &[crate::input::Input],
+    started: Instant,
+) -> Result<ExitCode, Error> {
+    if args.output.as_os_str() == "-" || args.format != "parquet" {
+        return Err(Error::Msg(
+            "--partition-by writes a directory of Parquet files: give -o DIR and no --format arrow"
+                .into(),
+        ));
+    }
+    let by = match args.partition_by.as_str() {
+        "hour" => fb_arrow::Partitioning::Hour,
+        _ => fb_arrow::Partitioning::Date,
+    };
+    let name = args
+        .output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
+    let parent = match args.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = parent.join(format!(".{name}.fb-{}.tmp", std::process::id()));
+    let target = args.output.display().to_string();
+    std::fs::create_dir(&temp)
+        .map_err(|e| Error::Msg(format!("cannot create {}: {e}", temp.display())))?;
+    // Gone again unless renamed into place.
+    struct Cleanup<'a>(&'a std::path::Path, bool);
+    impl Drop for Cleanup<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                let _ = std::fs::remove_dir_all(self.0);
+            }
+        }
+    }
+    let mut cleanup = Cleanup(&temp, false);
+    let writer = fb_arrow::Partitioned::new(&temp, by, args.batch_rows.max(1 << 20));
+    let (rows, report) = export(args, global, inputs, writer, &target)?;
+    let old = parent.join(format!(".{name}.fb-{}.old", std::process::id()));
+    let replacing = args.output.exists();
+    if replacing {
+        std::fs::rename(&args.output, &old)
+            .map_err(|e| Error::Msg(format!("cannot move the old {target} aside: {e}")))?;
+    }
+    std::fs::rename(&temp, &args.output)
+        .map_err(|e| Error::Msg(format!("cannot put {target} in place: {e}")))?;
+    cleanup.1 = true;
+    if replacing {
+        let _ = std::fs::remove_dir_all(&old).or_else(|_| std::fs::remove_file(&old));
+    }
+    if !global.quiet {
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "fb: {}, {rows} rows written under {target} in {secs:.2} s",
+            crate::plural(inputs.len() as u64, "input"),
         );
     }
     Ok(report.exit_code())

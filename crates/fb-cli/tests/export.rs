@@ -96,3 +96,77 @@ fn export_keeps_an_existing_file_unless_forced() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("is also an input"), "{}", out.stderr);
 }
+
+#[test]
+fn a_partitioned_export_is_a_hive_tree_of_every_row() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::TimestampMicrosecondType;
+    let dir = scratch_dir("export-partitioned");
+    let logs = data("valid_joined_logs");
+    let want = lines_of(p(&logs));
+    for by in ["date", "hour"] {
+        let out_dir = dir.join(by);
+        let out = fb(&[
+            "export",
+            "-q",
+            "--partition-by",
+            by,
+            p(&logs),
+            "-o",
+            p(&out_dir),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let mut total = 0;
+        let mut parts = 0;
+        for day in std::fs::read_dir(&out_dir).unwrap() {
+            let day = day.unwrap().path();
+            let date = day.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(date.starts_with("date="), "{date}");
+            let leaves: Vec<std::path::PathBuf> = if by == "hour" {
+                std::fs::read_dir(&day)
+                    .unwrap()
+                    .map(|h| h.unwrap().path())
+                    .collect()
+            } else {
+                vec![day.clone()]
+            };
+            for leaf in leaves {
+                let bytes =
+                    bytes::Bytes::from(std::fs::read(leaf.join("part-00000.parquet")).unwrap());
+                let reader =
+                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                        .unwrap()
+                        .build()
+                        .unwrap();
+                parts += 1;
+                for batch in reader {
+                    let batch = batch.unwrap();
+                    total += batch.num_rows();
+                    let ts = batch
+                        .column_by_name("timestamp")
+                        .unwrap()
+                        .as_primitive::<TimestampMicrosecondType>();
+                    for &t in ts.values() {
+                        // Every row's day is its directory's.
+                        let days = t.div_euclid(86_400_000_000);
+                        let first = data_day(&date[5..]);
+                        assert_eq!(days, first, "{by}: {leaf:?}");
+                    }
+                }
+            }
+        }
+        assert!(parts > 1, "{by}: {parts} partitions");
+        assert_eq!(total, want, "{by}");
+    }
+}
+
+/// Days since 1970 of `YYYY-MM-DD`.
+fn data_day(date: &str) -> i64 {
+    let mut it = date.split('-').map(|x| x.parse::<i64>().unwrap());
+    let (y, m, d) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+}

@@ -1,0 +1,137 @@
+"""Real readers of `fb export`: pyarrow, DuckDB, Polars and pandas.
+
+Usage: python check_export.py FB_BINARY DATA_DIR SCRATCH_DIR
+
+For every corpus log and a generated log of each problem type: export to
+Parquet and to an Arrow IPC file, read both with pyarrow, and check them
+against `fb convert`'s DSJSON of the same log: the same number of rows,
+the same event ids in the same order, the same rewards (cost = -reward)
+and label probabilities. Then Polars and pandas read the Parquet file, and
+DuckDB runs a GROUP BY over a date-partitioned export and checks it
+against `fb stats --json`. Prints 'N passed, N failed'.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import duckdb
+import pandas
+import polars
+import pyarrow.ipc
+import pyarrow.parquet
+
+
+def run(*args):
+    return subprocess.run(list(args), check=True, capture_output=True).stdout
+
+
+def dsjson(fb, log, flags):
+    lines = run(fb, "convert", "-q", "--threads", "1", *flags, log).decode().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def check_log(fb, log, flags, scratch):
+    """One log: its rows in both formats equal its DSJSON lines."""
+    want = dsjson(fb, log, flags)
+    parquet = os.path.join(scratch, "one.parquet")
+    arrow = os.path.join(scratch, "one.arrow")
+    run(fb, "export", "-q", "--force", *flags, log, "-o", parquet)
+    run(fb, "export", "-q", "--force", "--format", "arrow", *flags, log, "-o", arrow)
+    tables = {
+        "parquet": pyarrow.parquet.read_table(parquet),
+        "arrow": pyarrow.ipc.open_file(arrow).read_all(),
+    }
+    for name, table in tables.items():
+        assert table.schema.metadata[b"fb.schema_version"] == b"1", name
+        rows = table.to_pylist()
+        assert len(rows) == len(want), f"{name}: {len(rows)} rows, {len(want)} lines"
+        for row, line in zip(rows, want):
+            kind = row["problem_type"]
+            if kind in ("cb", "multistep"):
+                assert row["event_id"] == line["EventId"], (name, row["event_id"])
+                assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
+                label_p = row["probabilities"][0] * row["pass_probability"]
+                assert close(label_p, line["_label_probability"]), (name, row["event_id"])
+            elif kind == "ccb":
+                slots = line["_outcomes"]
+                assert len(row["slots"]) == len(slots), (name, row["event_id"])
+                for slot, got in zip(slots, row["slots"]):
+                    assert close(-got["reward"], slot["_label_cost"]), (name, row["event_id"])
+                    assert got["actions"] == slot["_a"], (name, row["event_id"])
+            elif kind == "slates":
+                assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
+            elif kind == "ca":
+                assert close(-row["reward"], line["_label_ca"]["cost"]), (name, row["event_id"])
+                assert close(row["pdf_value"], line["_label_ca"]["pdf_value"]), name
+    # Polars and pandas take the same file.
+    assert polars.read_parquet(parquet).height == len(want)
+    assert len(pandas.read_parquet(parquet)) == len(want)
+    return len(want)
+
+
+def check_partitioned(fb, logs_dir, scratch):
+    """DuckDB over a date-partitioned export equals `fb stats --json`."""
+    out = os.path.join(scratch, "by-date")
+    run(fb, "export", "-q", "--force", "--partition-by", "date", logs_dir, "-o", out)
+    stats = json.loads(run(fb, "stats", "--json", logs_dir))
+    rows = duckdb.sql(
+        f"SELECT date, count(*) AS n, avg(reward) AS mean, sum(reward) AS total "
+        f"FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true) GROUP BY date"
+    ).fetchall()
+    assert len(rows) > 1, rows
+    assert sum(r[1] for r in rows) == stats["joined"], (rows, stats["joined"])
+    # stats' cost sum is -Σ reward over every decision (CCB: every slot);
+    # check the non-CCB part, whose reward is one per row.
+    by_type = stats["by_problem_type"]
+    non_ccb = sum(v["reward_sum"] for k, v in by_type.items() if k != "ccb")
+    got = duckdb.sql(
+        f"SELECT sum(reward) FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true) "
+        f"WHERE problem_type <> 'ccb'"
+    ).fetchone()[0]
+    assert close(got, non_ccb), (got, non_ccb)
+
+
+def main():
+    fb, data, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(scratch, exist_ok=True)
+    cases = []
+    for sub in ("valid_joined_logs", "skip_learn/cb", "skip_learn/ccb", "skip_learn/ca", "literal_outcomes"):
+        for name in sorted(os.listdir(os.path.join(data, sub))):
+            if name.endswith(".json"):
+                continue
+            flags = ["--multistep"] if "multistep" in name else []
+            cases.append((f"{sub}/{name}", os.path.join(data, sub, name), flags))
+    for kind in ("cb", "ccb", "slates", "ca", "multistep"):
+        log = os.path.join(scratch, f"gen-{kind}.fb")
+        run(fb, "gen", "-q", "--problem-type", kind, "--size", "5MiB", "--seed", "3", "-o", log)
+        flags = ["--multistep"] if kind == "multistep" else []
+        cases.append((f"generated {kind}", log, flags))
+    passed = failed = 0
+    for name, log, flags in cases:
+        try:
+            n = check_log(fb, log, flags, scratch)
+            print(f"ok   {name}: {n} rows")
+            passed += 1
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            print(f"FAIL {name}: {e!r}")
+            failed += 1
+    try:
+        check_partitioned(fb, os.path.join(data, "valid_joined_logs"), scratch)
+        print("ok   DuckDB over a date-partitioned export")
+        passed += 1
+    except Exception as e:  # noqa: BLE001
+        print(f"FAIL DuckDB over a date-partitioned export: {e!r}")
+        failed += 1
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
