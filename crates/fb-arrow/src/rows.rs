@@ -211,8 +211,14 @@ impl Rows {
         }
         o.offsets.push(offset(o.event_id.len()));
         self.episode_id.append_option(ev.episode_id.as_deref());
-        self.context
-            .append_value(String::from_utf8_lossy(&ev.context));
+        // Contexts are UTF-8 JSON (checked by the joiner in the default
+        // mode); the lossy path, much slower, only for those that are not.
+        match std::str::from_utf8(&ev.context) {
+            Ok(text) => self.context.append_value(text),
+            Err(_) => self
+                .context
+                .append_value(String::from_utf8_lossy(&ev.context)),
+        }
     }
 
     fn decision(&mut self, decision: &Decision) {

@@ -68,7 +68,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let started = Instant::now();
     let inputs = crate::input::resolve(&args.inputs)?;
     let to_stdout = args.output.as_os_str() == "-";
-    if !to_stdout && !args.force && args.output.exists() {
+    // A device (`/dev/null`) or a pipe is written to, not replaced.
+    let replaces = std::fs::metadata(&args.output).is_ok_and(|m| m.is_file() || m.is_dir());
+    if !to_stdout && !args.force && replaces {
         return Err(Error::Msg(format!(
             "{} exists: pass --force to replace it",
             args.output.display()
