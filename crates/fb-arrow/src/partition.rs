@@ -48,7 +48,7 @@ impl Partitioned {
         let secs = micros.div_euclid(1_000_000);
         let days = secs.div_euclid(86_400);
         let hour = secs.rem_euclid(86_400) / 3600;
-        let (y, m, d) = civil(days);
+        let (y, m, d) = fb_schema::calendar::civil_from_days(days);
         match self.by {
             Partitioning::Date => format!("date={y:04}-{m:02}-{d:02}"),
             Partitioning::Hour => format!("date={y:04}-{m:02}-{d:02}/hour={hour:02}"),
@@ -73,21 +73,6 @@ impl Partitioned {
             source: std::io::Error::other("partition writer missing"),
         })
     }
-}
-
-/// (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's
-/// civil_from_days).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 impl BatchWriter for Partitioned {
@@ -130,24 +115,5 @@ impl BatchWriter for Partitioned {
             })?;
         }
         Ok(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::civil;
-
-    #[test]
-    fn days_become_dates() {
-        for (days, want) in [
-            (0, (1970, 1, 1)),
-            (59, (1970, 3, 1)),
-            (18_765, (2021, 5, 18)),
-            (20_415, (2025, 11, 23)),
-            (-1, (1969, 12, 31)),
-            (11_016, (2000, 2, 29)),
-        ] {
-            assert_eq!(civil(days), want, "{days}");
-        }
     }
 }

@@ -87,9 +87,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         true => 1,
         false => args.threads.unwrap_or_else(default_threads),
     };
-    // Events made from the replacement bytes of a file truncated under its
-    // map are not the log's (see `mapped`).
-    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev) && !crate::mapped::tripped();
+    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
     let sink = LinesSink::new(&mut out, compat);
     let mut pipeline = Pipeline::new(opts, keep, sink, threads);
     let fail = |e: fb_join::Error| match e {

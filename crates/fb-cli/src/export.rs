@@ -195,7 +195,7 @@ fn export<B: BatchWriter>(
         true => 1,
         false => args.threads.unwrap_or_else(default_threads),
     };
-    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev) && !crate::mapped::tripped();
+    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
     let sink = ArrowSink::new(writer, args.batch_rows);
     let mut pipeline = Pipeline::new(opts, keep, sink, threads);
     let fail = |e: fb_join::Error| match e {

@@ -87,7 +87,13 @@ impl FilterArgs {
     }
 
     /// Whether `ev` passes every filter.
+    ///
+    /// Events made from the replacement bytes of a file truncated under
+    /// its map are not the log's (see `mapped`): never kept.
     pub fn keep(&self, ev: &JoinedEvent) -> bool {
+        if mapped::tripped() {
+            return false;
+        }
         if self.skip_learn == "exclude" && ev.skip_learn {
             return false;
         }

@@ -544,7 +544,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::input::resolve(&args.inputs)?;
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
-    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev) && !crate::mapped::tripped();
+    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
     // One thread: the sums add up in log order, as always.
     let mut pipeline = fb_join::Pipeline::new(opts, keep, TallySink::default(), 1);
     let fail = |e: fb_join::Error| Error::Msg(e.to_string());

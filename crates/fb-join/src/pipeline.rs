@@ -238,6 +238,7 @@ where
     ) -> Result<Fed, Error> {
         let limit = u32::try_from(self.joiner.options().max_payload).unwrap_or(u32::MAX);
         let framer = Framer::with_max_payload(limit).starting_at(start.0, start.1);
+        // Recovery resynchronizes on one thread, whatever the count.
         if let Source::Recover(data) = source {
             let mut reader = Recovering {
                 inner: RecoveringReader::with_max_payload(data, limit),

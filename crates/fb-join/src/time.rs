@@ -12,21 +12,13 @@ pub const MAX_SUBSECOND: u32 = 9_999_999;
 /// Seconds since 1970-01-01 (proleptic Gregorian, no leap seconds) and the
 /// subsecond field; a total order for comparing times.
 pub fn key(t: &TimeStamp) -> (i64, u32) {
-    let (y, m, d) = (
+    // Clamped fields, so that any bytes give some number rather than a
+    // panic.
+    let days = fb_schema::calendar::days_from_civil(
         i64::from(t.year()),
-        i64::from(t.month()),
-        i64::from(t.day()),
+        u32::from(t.month()).clamp(1, 12),
+        u32::from(t.day()).clamp(1, 31),
     );
-    // Days from civil (Howard Hinnant's algorithm), on clamped fields so any
-    // bytes give some number rather than a panic.
-    let m = m.clamp(1, 12);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d.clamp(1, 31) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400
         + i64::from(t.hour()) * 3600
         + i64::from(t.minute()) * 60

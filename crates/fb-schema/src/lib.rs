@@ -35,6 +35,8 @@
     )
 )]
 
+pub mod calendar;
+
 // flatc's accessors unwrap `Some(default)` lookups, which cannot fail.
 #[allow(
     clippy::unwrap_used,

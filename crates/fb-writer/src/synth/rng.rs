@@ -1,5 +1,6 @@
 //! A small deterministic PRNG (splitmix64) and time helpers.
 
+use fb_schema::calendar::{civil_from_days, days_from_civil};
 use fb_schema::TimeStamp;
 
 /// splitmix64: 64 bits of state, fast, and the same sequence everywhere.
@@ -66,11 +67,11 @@ pub fn timestamp_from_ticks(ticks: u64) -> TimeStamp {
     let subsecond = (ticks % TICKS_PER_SECOND) as u32;
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = civil_from_days(i64::try_from(days).unwrap_or(i64::MAX / 2));
     TimeStamp::new(
         u16::try_from(year).unwrap_or(u16::MAX),
-        month,
-        day,
+        month as u8,
+        day as u8,
         (rem / 3600) as u8,
         (rem % 3600 / 60) as u8,
         (rem % 60) as u8,
@@ -78,36 +79,13 @@ pub fn timestamp_from_ticks(ticks: u64) -> TimeStamp {
     )
 }
 
-/// Ticks since 1970-01-01 of a UTC date and time (Howard Hinnant's
-/// `days_from_civil`, for years from 1970).
+/// Ticks since 1970-01-01 of a UTC date and time (from 1970 on: earlier
+/// dates give 0).
 pub fn ticks_from_civil(year: u16, month: u8, day: u8, hour: u8, minute: u8, second: u8) -> u64 {
-    let (y, m) = if month <= 2 {
-        (u64::from(year) - 1, u64::from(month) + 9)
-    } else {
-        (u64::from(year), u64::from(month) - 3)
-    };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + u64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = (era * 146_097 + doe).saturating_sub(719_468);
+    let days = days_from_civil(i64::from(year), u32::from(month), u32::from(day));
+    let days = u64::try_from(days).unwrap_or(0);
     let secs = days * 86_400 + u64::from(hour) * 3600 + u64::from(minute) * 60 + u64::from(second);
     secs * TICKS_PER_SECOND
-}
-
-/// (year, month, day) of a day count since 1970-01-01 (Hinnant's
-/// `civil_from_days`, non-negative days only).
-fn civil_from_days(days: u64) -> (u64, u8, u8) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
