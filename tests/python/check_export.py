@@ -2,7 +2,7 @@
 
 Usage: python check_export.py FB_BINARY DATA_DIR SCRATCH_DIR
 
-For every corpus log and a generated log of each problem type: export to
+For every corpus log and a generated 50 MB log of each problem type: export to
 Parquet and to an Arrow IPC file, read both with pyarrow, and check them
 against `fb convert`'s DSJSON of the same log: the same number of rows,
 the same event ids in the same order, the same rewards (cost = -reward)
@@ -11,6 +11,7 @@ DuckDB runs a GROUP BY over a date-partitioned export and checks it
 against `fb stats --json`. Prints 'N passed, N failed'.
 """
 
+import datetime
 import json
 import math
 import os
@@ -37,6 +38,33 @@ def close(a, b):
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
+def compare(name, table, want):
+    """The rows of `table` against the DSJSON lines `want` of the same log:
+    the same count, event ids in order, rewards (cost = -reward) and label
+    probabilities."""
+    assert table.schema.metadata[b"fb.schema_version"] == b"1", name
+    rows = table.to_pylist()
+    assert len(rows) == len(want), f"{name}: {len(rows)} rows, {len(want)} lines"
+    for row, line in zip(rows, want):
+        kind = row["problem_type"]
+        if kind in ("cb", "multistep"):
+            assert row["event_id"] == line["EventId"], (name, row["event_id"])
+            assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
+            label_p = row["probabilities"][0] * row["pass_probability"]
+            assert close(label_p, line["_label_probability"]), (name, row["event_id"])
+        elif kind == "ccb":
+            slots = line["_outcomes"]
+            assert len(row["slots"]) == len(slots), (name, row["event_id"])
+            for slot, got in zip(slots, row["slots"]):
+                assert close(-got["reward"], slot["_label_cost"]), (name, row["event_id"])
+                assert got["actions"] == slot["_a"], (name, row["event_id"])
+        elif kind == "slates":
+            assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
+        elif kind == "ca":
+            assert close(-row["reward"], line["_label_ca"]["cost"]), (name, row["event_id"])
+            assert close(row["pdf_value"], line["_label_ca"]["pdf_value"]), name
+
+
 def check_log(fb, log, flags, scratch):
     """One log: its rows in both formats equal its DSJSON lines."""
     want = dsjson(fb, log, flags)
@@ -49,27 +77,7 @@ def check_log(fb, log, flags, scratch):
         "arrow": pyarrow.ipc.open_file(arrow).read_all(),
     }
     for name, table in tables.items():
-        assert table.schema.metadata[b"fb.schema_version"] == b"1", name
-        rows = table.to_pylist()
-        assert len(rows) == len(want), f"{name}: {len(rows)} rows, {len(want)} lines"
-        for row, line in zip(rows, want):
-            kind = row["problem_type"]
-            if kind in ("cb", "multistep"):
-                assert row["event_id"] == line["EventId"], (name, row["event_id"])
-                assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
-                label_p = row["probabilities"][0] * row["pass_probability"]
-                assert close(label_p, line["_label_probability"]), (name, row["event_id"])
-            elif kind == "ccb":
-                slots = line["_outcomes"]
-                assert len(row["slots"]) == len(slots), (name, row["event_id"])
-                for slot, got in zip(slots, row["slots"]):
-                    assert close(-got["reward"], slot["_label_cost"]), (name, row["event_id"])
-                    assert got["actions"] == slot["_a"], (name, row["event_id"])
-            elif kind == "slates":
-                assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
-            elif kind == "ca":
-                assert close(-row["reward"], line["_label_ca"]["cost"]), (name, row["event_id"])
-                assert close(row["pdf_value"], line["_label_ca"]["pdf_value"]), name
+        compare(name, table, want)
     # Polars and pandas take the same file.
     assert polars.read_parquet(parquet).height == len(want)
     assert len(pandas.read_parquet(parquet)) == len(want)
@@ -87,6 +95,24 @@ def check_partitioned(fb, logs_dir, scratch):
     ).fetchall()
     assert len(rows) > 1, rows
     assert sum(r[1] for r in rows) == stats["joined"], (rows, stats["joined"])
+    # Each date against `fb stats` of that date alone: the count, and the
+    # mean reward of the non-CCB decisions (stats sums CCB rewards over
+    # every slot, a row holds one reward per decision).
+    for day, n, _mean, _total in rows:
+        nxt = (day + datetime.timedelta(days=1)).isoformat()
+        one = json.loads(
+            run(fb, "stats", "--json", "-q", "--since", day.isoformat(), "--until", nxt, logs_dir)
+        )
+        assert one["kept"] == n, (day, n, one["kept"])
+        by_type = one["by_problem_type"]
+        events = sum(v["events"] for k, v in by_type.items() if k != "ccb")
+        if events:
+            want = sum(v["reward_sum"] for k, v in by_type.items() if k != "ccb") / events
+            got = duckdb.sql(
+                f"SELECT avg(reward) FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true) "
+                f"WHERE problem_type <> 'ccb' AND date = DATE '{day.isoformat()}'"
+            ).fetchone()[0]
+            assert close(got, want), (day, got, want)
     # stats' cost sum is -Σ reward over every decision (CCB: every slot);
     # check the non-CCB part, whose reward is one per row.
     by_type = stats["by_problem_type"]
@@ -110,7 +136,7 @@ def main():
             cases.append((f"{sub}/{name}", os.path.join(data, sub, name), flags))
     for kind in ("cb", "ccb", "slates", "ca", "multistep"):
         log = os.path.join(scratch, f"gen-{kind}.fb")
-        run(fb, "gen", "-q", "--problem-type", kind, "--size", "5MiB", "--seed", "3", "-o", log)
+        run(fb, "gen", "-q", "--problem-type", kind, "--size", "50MB", "--seed", "3", "-o", log)
         flags = ["--multistep"] if kind == "multistep" else []
         cases.append((f"generated {kind}", log, flags))
     passed = failed = 0

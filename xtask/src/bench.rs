@@ -183,6 +183,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 .chain([p.clone(), "-o".into(), "/dev/null".into()])
                 .collect()
         };
+        let export = |extra: &[&str]| -> Vec<String> {
+            ["export", "-q"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .chain([p.clone(), "-o".into(), "/dev/null".into()])
+                .collect()
+        };
         let commands: Vec<(&str, PathBuf, Vec<String>)> = vec![
             ("cat (ceiling)", PathBuf::from("/bin/cat"), vec![p.clone()]),
             (
@@ -210,6 +218,18 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 fb.clone(),
                 vec!["stats".into(), "-q".into(), p.clone()],
             ),
+            // To /dev/null as convert is: what is measured is the export,
+            // not the page cache taking a file.
+            (
+                "fb export --format arrow --threads 1",
+                fb.clone(),
+                export(&["--format", "arrow", "--threads", "1"]),
+            ),
+            (
+                "fb export --threads 1 (Parquet)",
+                fb.clone(),
+                export(&["--threads", "1"]),
+            ),
         ];
         // Rounds of one run of each command, so that a noisy moment of a
         // shared host weighs on all of them alike and their ratios hold.
@@ -223,7 +243,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             samples.sort_by(|a, b| a.secs.total_cmp(&b.secs));
             let median = &samples[samples.len() / 2];
             let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
-            let eps = if label.starts_with("fb convert") || label == "fb stats" {
+            let eps = if label.starts_with("fb convert")
+                || label.starts_with("fb export")
+                || label == "fb stats"
+            {
                 format!("{:.0}", events as f64 / median.secs)
             } else {
                 "-".into()
@@ -283,6 +306,31 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 runs.push(s);
             }
         }
+        // Memory of a Parquet export is bounded by its row groups, not by
+        // the input: one run, for its peak RSS.
+        let argv: Vec<String> = ["export", "-q", "--threads", "1"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([path.display().to_string(), "-o".into(), "/dev/null".into()])
+            .collect();
+        let s = measure(&fb, &argv)?;
+        eprintln!("bench: 10 GiB export --threads 1: {:.3} s", s.secs);
+        let _ = writeln!(
+            table,
+            "| cb 10 GiB | `fb export --threads 1 (Parquet)` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
+            s.secs,
+            s.secs,
+            s.secs,
+            bytes as f64 / 1e6 / s.secs,
+            s.max_rss_kb as f64 / 1024.0
+        );
+        seen.push((
+            "cb 10 GiB".to_string(),
+            "fb export --threads 1 (Parquet)".to_string(),
+            s.secs,
+            bytes as f64 / 1e6 / s.secs,
+            s.max_rss_kb as f64 / 1024.0,
+        ));
         for (threads, mut runs) in thread_counts.iter().zip(samples) {
             runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
             let (Some(min), Some(median), Some(max)) =
@@ -360,6 +408,28 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             t2.4
         );
     }
+    let mut exports = String::from("| log | Arrow IPC export / convert, 1 thread (target 70%) | Parquet export / convert, 1 thread (target 40%) | peak RSS MiB, Arrow and Parquet (target < 256) |\n|---|---:|---:|---|\n");
+    for log in LOGS {
+        let (Some(t1), Some(arrow), Some(parquet)) = (
+            find(log.name, "fb convert --threads 1"),
+            find(log.name, "fb export --format arrow --threads 1"),
+            find(log.name, "fb export --threads 1 (Parquet)"),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            exports,
+            "| {} | {:.0}% | {:.0}% | {:.1}, {:.1} |",
+            log.name,
+            100.0 * t1.2 / arrow.2,
+            100.0 * t1.2 / parquet.2,
+            arrow.4,
+            parquet.4
+        );
+    }
+    if let Some(parquet) = find("cb 10 GiB", "fb export --threads 1 (Parquet)") {
+        let _ = writeln!(exports, "| cb 10 GiB | - | - | -, {:.1} |", parquet.4);
+    }
     let out = root.join("bench/RESULTS.md");
     let text = format!(
         "# Benchmark results\n\nWritten by `cargo xtask bench` (see `xtask/src/bench.rs`). Input MB/s is \
@@ -370,7 +440,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
          page faults). Each round runs every command of a log \
          once, so that a noisy moment of the shared host weighs on all of them alike. \
          `--compat reference` writes the reference's bytes, and so does not check that every \
-         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n## Results\n\n{table}"
+         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n### Export\n\n{exports}\n## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());

@@ -22,32 +22,63 @@ pub enum Partitioning {
     Hour,
 }
 
-/// A directory of Parquet files, one per partition, written in place
-/// under `root` (the caller makes it a temporary directory and renames
-/// it when complete).
+/// A directory of Parquet files, one or more per partition, written in
+/// place under `root` (the caller makes it a temporary directory and
+/// renames it when complete).
+///
+/// At most [`Partitioned::OPEN`] files are open at once, each with a
+/// share of [`ROW_GROUP_BYTES`](crate::ROW_GROUP_BYTES), so memory stays
+/// bounded however many partitions a log spans. Logs come in time order,
+/// so a partition is rarely needed again once left; when it is, after its
+/// file was closed, its rows go to the next part (`part-00001.parquet`).
 pub struct Partitioned {
     root: PathBuf,
     by: Partitioning,
     row_group: usize,
-    files: BTreeMap<String, ParquetFile<BufWriter<File>>>,
+    open: BTreeMap<i64, Open>,
+    /// Files made per partition so far (the next part's number).
+    parts: BTreeMap<i64, u32>,
+    clock: u64,
+}
+
+struct Open {
+    writer: ParquetFile<BufWriter<File>>,
+    path: PathBuf,
+    used: u64,
 }
 
 impl Partitioned {
+    /// Files open at once.
+    pub const OPEN: usize = 4;
+
     /// Partitions under `root`, which must exist.
     pub fn new(root: &Path, by: Partitioning, row_group: usize) -> Self {
         Self {
             root: root.to_path_buf(),
             by,
             row_group,
-            files: BTreeMap::new(),
+            open: BTreeMap::new(),
+            parts: BTreeMap::new(),
+            clock: 0,
         }
     }
 
-    /// The directory of a timestamp (µs since 1970, UTC).
-    fn key(&self, micros: i64) -> String {
+    /// The partition of a timestamp (µs since 1970, UTC): days or hours
+    /// since 1970.
+    fn bucket(&self, micros: i64) -> i64 {
         let secs = micros.div_euclid(1_000_000);
-        let days = secs.div_euclid(86_400);
-        let hour = secs.rem_euclid(86_400) / 3600;
+        match self.by {
+            Partitioning::Date => secs.div_euclid(86_400),
+            Partitioning::Hour => secs.div_euclid(3_600),
+        }
+    }
+
+    /// The directory of a partition.
+    fn dir(&self, bucket: i64) -> String {
+        let (days, hour) = match self.by {
+            Partitioning::Date => (bucket, 0),
+            Partitioning::Hour => (bucket.div_euclid(24), bucket.rem_euclid(24)),
+        };
         let (y, m, d) = fb_schema::calendar::civil_from_days(days);
         match self.by {
             Partitioning::Date => format!("date={y:04}-{m:02}-{d:02}"),
@@ -55,24 +86,65 @@ impl Partitioned {
         }
     }
 
-    fn file(&mut self, key: &str) -> Result<&mut ParquetFile<BufWriter<File>>, Error> {
-        if !self.files.contains_key(key) {
-            let dir = self.root.join(key);
+    fn file(&mut self, bucket: i64) -> Result<&mut ParquetFile<BufWriter<File>>, Error> {
+        self.clock += 1;
+        if !self.open.contains_key(&bucket) {
+            if self.open.len() >= Self::OPEN {
+                let oldest = self
+                    .open
+                    .iter()
+                    .min_by_key(|(_, f)| f.used)
+                    .map(|(k, _)| *k);
+                if let Some(key) = oldest.and_then(|k| self.open.remove(&k)) {
+                    close(key)?;
+                }
+            }
+            let dir = self.root.join(self.dir(bucket));
             let io = |path: &Path| {
                 let path = path.to_path_buf();
                 move |source| Error::Io { path, source }
             };
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-            let path = dir.join("part-00000.parquet");
+            let part = self.parts.entry(bucket).or_insert(0);
+            let path = dir.join(format!("part-{part:05}.parquet"));
+            *part += 1;
             let file = File::create(&path).map_err(io(&path))?;
-            let writer = ParquetFile::new(BufWriter::new(file), self.row_group)?;
-            self.files.insert(key.to_string(), writer);
+            let writer = ParquetFile::with_limits(
+                BufWriter::new(file),
+                self.row_group,
+                crate::ROW_GROUP_BYTES / Self::OPEN,
+            )?;
+            self.open.insert(
+                bucket,
+                Open {
+                    writer,
+                    path,
+                    used: 0,
+                },
+            );
         }
-        self.files.get_mut(key).ok_or_else(|| Error::Io {
-            path: self.root.join(key),
+        let clock = self.clock;
+        let open = self.open.get_mut(&bucket).ok_or_else(|| Error::Io {
+            path: self.root.clone(),
             source: std::io::Error::other("partition writer missing"),
-        })
+        })?;
+        open.used = clock;
+        Ok(&mut open.writer)
     }
+
+    /// Files written so far, closed or open.
+    pub fn files(&self) -> usize {
+        self.parts.values().map(|n| *n as usize).sum()
+    }
+}
+
+/// Writes a file's footer and flushes it.
+fn close(file: Open) -> Result<(), Error> {
+    let mut out = file.writer.finish()?;
+    std::io::Write::flush(&mut out).map_err(|source| Error::Io {
+        path: file.path,
+        source,
+    })
 }
 
 impl BatchWriter for Partitioned {
@@ -86,33 +158,27 @@ impl BatchWriter for Partitioned {
                 path: self.root.clone(),
                 source: std::io::Error::other("a batch without its timestamp column"),
             })?;
-        let keys: Vec<String> = ts.values().iter().map(|&t| self.key(t)).collect();
-        let mut distinct: Vec<&String> = keys.iter().collect();
-        distinct.sort();
+        let buckets: Vec<i64> = ts.values().iter().map(|&t| self.bucket(t)).collect();
+        let mut distinct = buckets.clone();
+        distinct.sort_unstable();
         distinct.dedup();
-        if distinct.len() == 1 {
-            let key = distinct[0].clone();
-            return self.file(&key)?.write(batch);
+        if let [only] = distinct[..] {
+            return self.file(only)?.write(batch);
         }
         // Rows keep their order inside each partition.
-        for key in distinct {
-            let mask: BooleanArray = keys.iter().map(|k| Some(k == key)).collect();
+        for bucket in distinct {
+            let mask: BooleanArray = buckets.iter().map(|&b| Some(b == bucket)).collect();
             let part = arrow_select::filter::filter_record_batch(batch, &mask)?;
-            let key = key.clone();
-            self.file(&key)?.write(&part)?;
+            self.file(bucket)?.write(&part)?;
         }
         Ok(())
     }
 
-    /// Closes every file; the number of partitions.
+    /// Closes every file; the number of files written.
     fn finish(self) -> Result<usize, Error> {
-        let n = self.files.len();
-        for (key, file) in self.files {
-            let mut out = file.finish()?;
-            std::io::Write::flush(&mut out).map_err(|source| Error::Io {
-                path: self.root.join(key),
-                source,
-            })?;
+        let n = self.files();
+        for (_, file) in self.open {
+            close(file)?;
         }
         Ok(n)
     }

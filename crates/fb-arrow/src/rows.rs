@@ -7,7 +7,7 @@ use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, ListBuilder,
     StringBuilder, TimestampMicrosecondBuilder,
 };
-use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
@@ -139,6 +139,14 @@ impl Default for Rows {
             rows: 0,
         }
     }
+}
+
+/// Finishes a text column and leaves the builder with the room it took,
+/// so that the next batch does not grow it again from nothing (each
+/// doubling copies, and a fresh large buffer is fresh pages to fault in).
+fn finish_text(b: &mut StringBuilder) -> StringArray {
+    let room = StringBuilder::with_capacity(b.len(), b.values_slice().len());
+    std::mem::replace(b, room).finish()
 }
 
 /// An offset of a list column; lists longer than `i32` can count end the
@@ -293,7 +301,7 @@ impl Rows {
                 Arc::new(o.literal.finish()),
                 Arc::new(o.index.finish()),
                 Arc::new(o.index_id.finish()),
-                Arc::new(o.event_id.finish()),
+                Arc::new(finish_text(&mut o.event_id)),
                 Arc::new(o.action_taken.finish()),
                 Arc::new(o.time.finish()),
             ],
@@ -324,7 +332,7 @@ impl Rows {
             s.valid.finish(),
         )?;
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(self.event_id.finish()),
+            Arc::new(finish_text(&mut self.event_id)),
             Arc::new(self.timestamp.finish()),
             Arc::new(self.client_time.finish()),
             Arc::new(self.problem_type.finish()),
@@ -344,7 +352,7 @@ impl Rows {
             Arc::new(self.ca_action.finish()),
             Arc::new(self.pdf_value.finish()),
             Arc::new(self.episode_id.finish()),
-            Arc::new(self.context.finish()),
+            Arc::new(finish_text(&mut self.context)),
         ];
         self.rows = 0;
         RecordBatch::try_new(schema(), columns)

@@ -25,9 +25,11 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 
+    /// How to join.
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
 

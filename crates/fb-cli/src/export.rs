@@ -37,17 +37,26 @@ pub struct Args {
     #[arg(long, value_name = "BY", default_value = "none", value_parser = ["none", "date", "hour"])]
     pub partition_by: String,
 
-    /// Rows per record batch (and per Parquet row group at most).
-    #[arg(long, value_name = "N", default_value_t = 65_536)]
+    /// Rows per record batch. Small batches stay in the processor's
+    /// caches and the allocator reuses their memory; Parquet row groups
+    /// gather many of them.
+    #[arg(long, value_name = "N", default_value_t = 8_192)]
     pub batch_rows: usize,
+
+    /// Rows per Parquet row group at most; a row group also ends at 64 MiB
+    /// (encoded), which bounds the memory of an export.
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    pub row_group_rows: usize,
 
     /// Replace the output file if it exists.
     #[arg(long)]
     pub force: bool,
 
+    /// How to join.
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
 
@@ -81,7 +90,6 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     }
     let mut out = Output::create(Some(&args.output), &inputs, Compress::Never)?;
     let target = out.target().to_string();
-    let batch = args.batch_rows.max(1);
     let failed = |e: fb_arrow::Error| Error::Msg(format!("{target}: {e}"));
     let rows = if to_stdout {
         export(
@@ -100,7 +108,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             &target,
         )?
     } else {
-        let parquet = ParquetFile::new(&mut out, batch.max(1 << 20)).map_err(failed)?;
+        let parquet = ParquetFile::new(&mut out, args.row_group_rows.max(1)).map_err(failed)?;
         export(args, global, &inputs, parquet, &target)?
     };
     out.finish()?;
@@ -157,7 +165,7 @@ fn partitioned(
         }
     }
     let mut cleanup = Cleanup(&temp, false);
-    let writer = fb_arrow::Partitioned::new(&temp, by, args.batch_rows.max(1 << 20));
+    let writer = fb_arrow::Partitioned::new(&temp, by, args.row_group_rows.max(1));
     let (rows, report) = export(args, global, inputs, writer, &target)?;
     let old = parent.join(format!(".{name}.fb-{}.old", std::process::id()));
     let replacing = args.output.exists();

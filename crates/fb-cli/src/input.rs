@@ -13,6 +13,9 @@ pub enum Input {
     Stdin,
     /// A file.
     File(PathBuf),
+    /// A source its owner opened and reads (bytes or a file object handed
+    /// to the Python package), by the name messages give it.
+    Other(String),
 }
 
 impl Input {
@@ -21,13 +24,16 @@ impl Input {
         match self {
             Self::Stdin => "<stdin>".into(),
             Self::File(p) => p.display().to_string(),
+            Self::Other(name) => name.clone(),
         }
     }
 
     /// Its size in bytes, when known.
+    // A size that may be unknown (a pipe): no `is_empty` to go with it.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> Option<u64> {
         match self {
-            Self::Stdin => None,
+            Self::Stdin | Self::Other(_) => None,
             Self::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         }
     }
@@ -73,7 +79,7 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
 pub fn map(input: &Input) -> Option<crate::mapped::Mapped> {
     match input {
         Input::File(path) => crate::mapped::Mapped::open(path),
-        Input::Stdin => None,
+        Input::Stdin | Input::Other(_) => None,
     }
 }
 
@@ -146,6 +152,7 @@ pub fn open(input: &Input) -> Result<Opened, String> {
     let mut reader: Box<dyn Read + Send> = match input {
         Input::Stdin => Box::new(io::stdin()),
         Input::File(path) => Box::new(open_file(path)?),
+        Input::Other(name) => return Err(format!("{name}: read by its owner, not opened here")),
     };
     let mut head = Vec::with_capacity(4);
     (&mut reader)

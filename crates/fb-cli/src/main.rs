@@ -1,19 +1,6 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
-mod convert;
-mod error;
-mod estimate;
-mod export;
-mod gen;
-mod input;
-mod inspect;
-mod joinargs;
-mod mapped;
-mod output;
-mod progress;
-mod repair;
-mod stats;
-mod validate;
+use fb_cli::{convert, export, gen, inspect, repair, stats, validate, Global};
 
 use std::process::ExitCode;
 
@@ -36,18 +23,6 @@ struct Cli {
 
     #[command(flatten)]
     global: Global,
-}
-
-/// Flags every command takes.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct Global {
-    /// Print nothing on standard error but errors.
-    #[arg(short, long, global = true, display_order = 1000)]
-    pub quiet: bool,
-
-    /// Say more: every diagnostic instead of the first few of each kind.
-    #[arg(short, long, global = true, display_order = 1001, action = clap::ArgAction::Count)]
-    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,14 +93,5 @@ fn main() -> ExitCode {
             eprintln!("fb: error: {err}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// `1 input`, `2 inputs`.
-pub fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }

@@ -24,9 +24,11 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// How to join.
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
 }
@@ -54,7 +56,7 @@ fn weight(ev: &JoinedEvent) -> Option<f64> {
 
 /// Running estimates per problem type, and per slot for CCB and Slates.
 #[derive(Default)]
-struct Estimators {
+pub struct Estimators {
     cb: Estimator,
     multistep: Estimator,
     ccb_slots: Vec<Estimator>,
@@ -221,7 +223,7 @@ fn time(t: &Option<(String, fb_schema::TimeStamp)>) -> Value {
 
 /// Builds the JSON report (the table is printed from it too). `kept` are
 /// the metrics of the events the filters kept; `read` the joiner's own.
-fn report_json(
+pub fn report_json(
     inputs: usize,
     run: &RunReport,
     joiner: &Joiner,
@@ -490,13 +492,15 @@ fn table(r: &Value) -> String {
 
 /// What stats keep of the kept events: their metrics and the estimators.
 #[derive(Default)]
-struct Tally {
-    kept: Metrics,
-    estimators: Estimators,
+pub struct Tally {
+    /// Metrics of the kept events.
+    pub kept: Metrics,
+    /// Counterfactual estimators over them.
+    pub estimators: Estimators,
 }
 
 /// Fills [`Tally`] batches.
-struct TallyMaker;
+pub struct TallyMaker;
 
 impl fb_join::Maker for TallyMaker {
     type Batch = Tally;
@@ -521,7 +525,7 @@ impl fb_join::Maker for TallyMaker {
 
 /// The stats sink: the sum of every batch.
 #[derive(Default)]
-struct TallySink(Tally);
+pub struct TallySink(pub Tally);
 
 impl fb_join::Sink for TallySink {
     type Batch = Tally;

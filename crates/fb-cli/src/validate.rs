@@ -30,6 +30,7 @@ pub struct Args {
     #[arg(long)]
     pub strict: bool,
 
+    /// How to join.
     #[command(flatten)]
     pub join: JoinArgs,
 }

@@ -118,6 +118,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// Index of the message the error is in (the one that would have come
+    /// next for a cut input); none for an I/O error.
+    pub fn index(&self) -> Option<u64> {
+        match self {
+            Self::UnsupportedVersion { index, .. }
+            | Self::Truncated { index, .. }
+            | Self::PayloadTooLarge { index, .. }
+            | Self::InvalidFlatbuffer { index, .. }
+            | Self::MissingField { index, .. }
+            | Self::Decompress { index, .. } => Some(*index),
+            Self::Io { .. } => None,
+        }
+    }
+
     /// Byte offset the error refers to.
     pub fn offset(&self) -> u64 {
         match self {

@@ -1,0 +1,314 @@
+"""Vowpal Wabbit joined binary logs (schema v2), read by the same Rust code
+as the ``fb`` command.
+
+- :func:`read` gives the joined events as Arrow record batches, through the
+  Arrow PyCapsule interface: ``pyarrow.table(r)``, ``polars.DataFrame(r)``
+  and ``duckdb.sql("select ... from r")`` take them without a copy.
+- :func:`convert` writes DSJSON, as ``fb convert`` does.
+- :func:`stats` returns what ``fb stats --json`` prints.
+- :func:`inspect` lists the messages of a log.
+- :mod:`vwlogs.spark` is a Spark data source (``format("vwlogs")``).
+
+The columns are documented in ``docs/arrow-schema.md`` (version
+:data:`SCHEMA_VERSION`). Damaged input raises :class:`LogError`, which says
+where (``.path``, ``.offset``, ``.message_index``); ``recover=True`` reads on
+past damage, as ``fb convert --recover`` does.
+
+Example::
+
+    import vwlogs, pyarrow as pa
+    table = pa.table(vwlogs.read("logs/2026-11-23/", problem_type="cb"))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from datetime import datetime, timezone
+from typing import Any, Dict, Iterator, Optional
+
+from . import _native
+
+__all__ = [
+    "LogError",
+    "SkippedEventsWarning",
+    "Reader",
+    "SCHEMA_VERSION",
+    "convert",
+    "inspect",
+    "read",
+    "schema",
+    "stats",
+]
+
+LogError = _native.LogError
+
+
+class SkippedEventsWarning(UserWarning):
+    """Events were skipped (damaged payloads, outcomes without their
+    decision, ...): ``Reader.summary["skipped_by_reason"]`` counts them,
+    as ``fb stats`` does."""
+
+
+def _warn_skipped(summary: Dict[str, Any]) -> None:
+    skipped = summary.get("skipped_by_reason") or {}
+    if skipped:
+        text = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items()))
+        warnings.warn(f"vwlogs: events skipped: {text}", SkippedEventsWarning, stacklevel=3)
+SCHEMA_VERSION: str = _native.SCHEMA_VERSION
+
+
+def _time(value: Any) -> Optional[str]:
+    """A ``since``/``until`` value as the text ``fb`` takes: a string as it
+    is, a ``datetime`` in ISO form (naive ones are UTC), a ``date`` too."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.isoformat()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise ValueError(f"since/until: expected a string, datetime or date, not {type(value).__name__}")
+
+
+def _options(
+    problem_type: Optional[str] = None,
+    reward_function: Optional[str] = None,
+    default_reward: Optional[float] = None,
+    learning_mode: Optional[str] = None,
+    use_client_time: bool = False,
+    multistep: bool = False,
+    multistep_reward: str = "suffix_mean",
+    compat: str = "sane",
+    since: Any = None,
+    until: Any = None,
+    skip_learn: str = "include",
+    only: Any = None,
+    recover: bool = False,
+    batch_rows: int = 65536,
+    threads: int = 1,
+) -> Dict[str, Any]:
+    if isinstance(only, str):
+        only = [p for p in only.split(",") if p]
+    return {
+        "problem_type": problem_type,
+        "reward_function": reward_function,
+        "default_reward": default_reward,
+        "learning_mode": learning_mode,
+        "use_client_time": bool(use_client_time),
+        "multistep": bool(multistep),
+        "multistep_reward": multistep_reward,
+        "compat": compat,
+        "since": _time(since),
+        "until": _time(until),
+        "skip_learn": skip_learn,
+        "only": list(only) if only is not None else None,
+        "recover": bool(recover),
+        "batch_rows": batch_rows,
+        "threads": threads,
+    }
+
+
+def _source(source: Any) -> Any:
+    """Paths with a scheme (``s3://``, ``abfss://``, ``memory://``) are
+    opened with fsspec; everything else goes to Rust as it is."""
+    if isinstance(source, (list, tuple)):
+        return [_source(s) for s in source]
+    if isinstance(source, str) and "://" in source and not source.startswith("file://"):
+        try:
+            import fsspec
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ValueError(f"{source}: a path with a scheme needs fsspec (pip install fsspec)") from e
+        return fsspec.open(source, "rb").open()
+    if isinstance(source, str) and source.startswith("file://"):
+        return source[len("file://") :]
+    if isinstance(source, os.PathLike):
+        return os.fspath(source)
+    return source
+
+
+class Reader:
+    """The joined events of one :func:`read` call, as a stream of Arrow
+    record batches (schema: :func:`schema`).
+
+    It implements ``__arrow_c_stream__``: pyarrow, Polars and DuckDB read it
+    without a copy. The stream can be consumed once; iterate it, or call
+    :meth:`read_all` or :meth:`to_pandas`. After it is read, :attr:`summary`
+    says what was read (rows, messages, damaged inputs).
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._native.__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_schema__(self) -> Any:
+        return self._native.__arrow_c_schema__()
+
+    @property
+    def schema(self) -> Any:
+        """The Arrow schema (a ``pyarrow.Schema``)."""
+        import pyarrow as pa
+
+        return pa.schema(self._native)
+
+    def _reader(self) -> Any:
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_stream(self._native)
+
+    def _raise(self, cause: Optional[BaseException]) -> None:
+        err = _native.reader_error(self._native)
+        if err is not None:
+            raise err from cause
+        if cause is not None:
+            raise cause
+        _warn_skipped(self.summary)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Yields ``pyarrow.RecordBatch`` objects; raises :class:`LogError`
+        at damage, after the rows read before it."""
+        reader = self._reader()
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except Exception as e:  # the stream's error: ours, typed
+                self._raise(e)
+            yield batch
+        self._raise(None)
+
+    def read_all(self) -> Any:
+        """All rows as one ``pyarrow.Table``."""
+        try:
+            table = self._reader().read_all()
+        except Exception as e:
+            self._raise(e)
+        self._raise(None)
+        return table
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """All rows as a ``pandas.DataFrame`` (needs pandas and pyarrow)."""
+        return self.read_all().to_pandas(**kwargs)
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """What was read so far: ``rows``, and once the stream ended
+        ``logs``, ``bytes``, ``messages`` per type and ``damaged_inputs``
+        (with ``recover=True``, the skipped byte ranges)."""
+        return _native.reader_summary(self._native)
+
+    def __repr__(self) -> str:
+        state = "consumed" if self._native.consumed else "unread"
+        return f"<vwlogs.Reader {state}>"
+
+
+def read(
+    source: Any,
+    *,
+    problem_type: Optional[str] = None,
+    reward_function: Optional[str] = None,
+    default_reward: Optional[float] = None,
+    learning_mode: Optional[str] = None,
+    use_client_time: bool = False,
+    multistep: bool = False,
+    multistep_reward: str = "suffix_mean",
+    compat: str = "sane",
+    since: Any = None,
+    until: Any = None,
+    skip_learn: str = "include",
+    only: Any = None,
+    recover: bool = False,
+    batch_rows: int = 65536,
+    threads: int = 1,
+) -> Reader:
+    """Reads joined logs as Arrow record batches: one row per joined event,
+    with the rewards ``fb convert`` computes.
+
+    :param source: a path, a folder (its files, sorted, not recursive), a
+        list of them (read as one log, in order), ``bytes``, a binary file
+        object (``open(p, "rb")``, fsspec files), or a URL with a scheme
+        (``s3://...``, ``memory://...``; needs fsspec).
+    :param problem_type: ``cb``, ``ccb``, ``slates``, ``ca``, ... for every
+        checkpoint (as ``--problem-type``).
+    :param reward_function: ``earliest``, ``average``, ``median``, ``sum``,
+        ``min`` or ``max``, for every checkpoint.
+    :param default_reward: reward of a decision without outcomes.
+    :param learning_mode: ``online``, ``apprentice`` or ``loggingonly``.
+    :param use_client_time: use client timestamps instead of enqueued ones.
+    :param multistep: join multistep episodes (``multistep_reward`` says
+        how per-step rewards are transformed).
+    :param compat: ``sane`` (default) or ``reference`` (the reference's
+        quirks, exactly).
+    :param since, until: only events at or after / before this time (a
+        string such as ``2021-05-18T13:28:29Z``, a ``datetime`` or a
+        ``date``; naive ones are UTC).
+    :param skip_learn: ``include`` or ``exclude`` deferred events that were
+        never activated.
+    :param only: problem types to keep (list, or comma-separated string).
+    :param recover: read on past damage; each input is then read whole
+        into memory.
+    :param batch_rows: rows per record batch: a batch ends at the first
+        message boundary at or after this many rows, and at the end of
+        each input.
+    :param threads: joining threads (the rows are the same, in the same
+        order, for any number).
+    :raises LogError: at damage (after yielding the rows before it), unless
+        ``recover``.
+    :raises ValueError: for a bad option. :raises OSError: when an input
+        cannot be read.
+    """
+    opts = _options(
+        problem_type, reward_function, default_reward, learning_mode, use_client_time,
+        multistep, multistep_reward, compat, since, until, skip_learn, only, recover,
+        batch_rows, threads,
+    )
+    return Reader(_native.read(_source(source), opts))
+
+
+def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:
+    """Writes DSJSON to the path ``out`` (``.gz``/``.zst`` compress), as
+    ``fb convert`` does: the file appears complete or not at all, and an
+    output that is one of the inputs is refused. Takes :func:`read`'s
+    options. Returns ``lines`` written and what was read.
+
+    :raises LogError: when an input is damaged; the file still holds every
+        event read before the damage, as ``fb convert`` writes it.
+    """
+    summary = _native.convert(_source(source), os.fspath(out), _options(**options))
+    _warn_skipped(summary)
+    return summary
+
+
+def stats(source: Any, **options: Any) -> Dict[str, Any]:
+    """The report ``fb stats --json`` prints, as a dict: counts, rewards,
+    skipped events by reason, and counterfactual estimates. Takes
+    :func:`read`'s options."""
+    return json.loads(_native.stats(_source(source), _options(**options)))
+
+
+def inspect(source: Any) -> Iterator[Dict[str, Any]]:
+    """Yields one dict per message of one log: ``index``, ``offset``,
+    ``type``, ``size`` (payload bytes) and, for REGULAR messages, ``events``
+    and ``event_ids`` (an id repeated in a row once), and ``problems`` when
+    the payload is damaged.
+
+    :raises LogError: where the framing breaks.
+    """
+    return iter(_native.inspect(_source(source)))
+
+
+class _Schema:
+    def __arrow_c_schema__(self) -> Any:
+        return _native.schema_capsule()
+
+
+def schema() -> Any:
+    """The Arrow schema of :func:`read`'s rows (``pyarrow.Schema``)."""
+    import pyarrow as pa
+
+    return pa.schema(_Schema())

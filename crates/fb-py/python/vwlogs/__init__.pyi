@@ -1,0 +1,56 @@
+"""Type stubs of vwlogs (see the module docstring and docs/python.md)."""
+
+from datetime import date, datetime
+from os import PathLike
+from typing import Any, BinaryIO, Dict, Iterator, List, Literal, Optional, Sequence, Union
+
+import pyarrow
+
+Source = Union[str, "PathLike[str]", bytes, BinaryIO, Sequence[Union[str, "PathLike[str]", bytes, BinaryIO]]]
+Time = Union[str, datetime, date, None]
+
+SCHEMA_VERSION: str
+
+class LogError(Exception):
+    """A log is damaged or is not a joined log."""
+
+    path: str
+    offset: int
+    message_index: Optional[int]
+
+class SkippedEventsWarning(UserWarning): ...
+
+class Reader:
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+    def __arrow_c_schema__(self) -> Any: ...
+    @property
+    def schema(self) -> pyarrow.Schema: ...
+    def __iter__(self) -> Iterator[pyarrow.RecordBatch]: ...
+    def read_all(self) -> pyarrow.Table: ...
+    def to_pandas(self, **kwargs: Any) -> Any: ...
+    @property
+    def summary(self) -> Dict[str, Any]: ...
+
+def read(
+    source: Source,
+    *,
+    problem_type: Optional[Literal["cb", "ccb", "slates", "ca", "multistep"]] = None,
+    reward_function: Optional[Literal["earliest", "average", "median", "sum", "min", "max"]] = None,
+    default_reward: Optional[float] = None,
+    learning_mode: Optional[Literal["online", "apprentice", "loggingonly"]] = None,
+    use_client_time: bool = False,
+    multistep: bool = False,
+    multistep_reward: str = "suffix_mean",
+    compat: Literal["sane", "reference"] = "sane",
+    since: Time = None,
+    until: Time = None,
+    skip_learn: Literal["include", "exclude"] = "include",
+    only: Union[str, List[str], None] = None,
+    recover: bool = False,
+    batch_rows: int = 65536,
+    threads: int = 1,
+) -> Reader: ...
+def convert(source: Source, out: Union[str, "PathLike[str]"], **options: Any) -> Dict[str, Any]: ...
+def stats(source: Source, **options: Any) -> Dict[str, Any]: ...
+def inspect(source: Source) -> Iterator[Dict[str, Any]]: ...
+def schema() -> pyarrow.Schema: ...

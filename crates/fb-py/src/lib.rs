@@ -1,0 +1,247 @@
+//! `vwlogs._native`: the Rust side of the `vwlogs` Python package. A
+//! thin layer: sources and options in, the same pipeline as `fb` runs,
+//! Arrow batches (C stream interface), DSJSON files, statistics and
+//! message listings out. The interpreter's lock is released while Rust
+//! works; errors become Python exceptions (`LogError` for damaged input,
+//! `ValueError` for bad options, `OSError` for I/O).
+//!
+//! The Python layer (`python/vwlogs`) holds the public functions, their
+//! docstrings and stubs; this module is not called directly.
+#![deny(missing_docs)]
+
+mod drive;
+mod messages;
+mod options;
+mod source;
+mod stream;
+
+use arrow_schema::ffi::FFI_ArrowSchema;
+use fb_cli::output::{Compress, Output};
+use fb_join::{JoinedEvent, Pipeline};
+use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict};
+
+use crate::drive::{Damage, Stop};
+
+pyo3::create_exception!(
+    _native,
+    LogError,
+    PyException,
+    "A log is damaged or is not a joined log: `.path`, `.offset` (byte) and \
+     `.message_index` say where."
+);
+
+/// The exception for a damaged input, with where it is.
+fn log_error(py: Python<'_>, d: &Damage) -> PyErr {
+    let err = LogError::new_err(d.message.clone());
+    let value = err.value(py);
+    // Setting attributes on a fresh exception object cannot fail short of
+    // memory exhaustion; the message says the same anyway.
+    let _ = value.setattr("path", d.path.clone());
+    let _ = value.setattr("offset", d.offset);
+    let _ = value.setattr("message_index", d.message_index);
+    err
+}
+
+/// The Python exception for why a run stopped.
+fn stop_error(py: Python<'_>, stop: &Stop) -> PyErr {
+    match stop {
+        Stop::Damaged(d) => log_error(py, d),
+        Stop::Io(m) => PyOSError::new_err(m.clone()),
+        Stop::Sink(e) => PyOSError::new_err(e.to_string()),
+    }
+}
+
+/// The Arrow C schema of joined events (PyCapsule "arrow_schema").
+fn schema_capsule(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    let schema = FFI_ArrowSchema::try_from(fb_arrow::schema().as_ref())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyCapsule::new_with_value(py, schema, c"arrow_schema")
+}
+
+/// The schema capsule, for `pyarrow.schema(...)`.
+#[pyfunction]
+#[pyo3(name = "schema_capsule")]
+fn schema_capsule_py(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    schema_capsule(py)
+}
+
+/// Starts reading; see `vwlogs.read`.
+#[pyfunction]
+fn read(source: &Bound<'_, PyAny>, options: &Bound<'_, PyDict>) -> PyResult<stream::NativeReader> {
+    let opts = options::parse(options)?;
+    let sources = source::sources(source)?;
+    Ok(stream::NativeReader::new(sources, opts))
+}
+
+/// How the stream of `reader` ended: `None` while unread or clean, else
+/// the exception to raise.
+#[pyfunction]
+fn reader_error(py: Python<'_>, reader: &stream::NativeReader) -> Option<PyErr> {
+    reader.outcome().stop.as_ref().map(|s| stop_error(py, s))
+}
+
+/// What `reader` read: rows, messages per type, bytes, damaged inputs
+/// (with `recover`, the skipped ranges).
+#[pyfunction]
+fn reader_summary<'py>(
+    py: Python<'py>,
+    reader: &stream::NativeReader,
+) -> PyResult<Bound<'py, PyDict>> {
+    let outcome = reader.outcome();
+    let d = PyDict::new(py);
+    d.set_item("rows", outcome.rows)?;
+    if let Some(r) = &outcome.report {
+        summary_into(&d, r)?;
+        d.set_item(
+            "skipped_by_reason",
+            outcome
+                .skipped
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )?;
+    }
+    Ok(d)
+}
+
+fn summary_into(d: &Bound<'_, PyDict>, r: &fb_cli::joinargs::RunReport) -> PyResult<()> {
+    d.set_item("logs", r.logs)?;
+    d.set_item("bytes", r.bytes)?;
+    let kinds = PyDict::new(d.py());
+    for (k, v) in r.kinds.by_name() {
+        kinds.set_item(k, v)?;
+    }
+    d.set_item("messages", kinds)?;
+    d.set_item("damaged_inputs", r.damaged.clone())?;
+    Ok(())
+}
+
+/// Events a joiner skipped, by reason (the names of `fb stats`'s
+/// `skipped_by_reason`).
+fn skipped(joiner: &fb_join::Joiner) -> Vec<(String, u64)> {
+    joiner
+        .diagnostics()
+        .counts()
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect()
+}
+
+/// Writes DSJSON; see `vwlogs.convert`.
+#[pyfunction]
+fn convert<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    out: std::path::PathBuf,
+    options: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = options::parse(options)?;
+    let sources = source::sources(source)?;
+    let inputs: Vec<_> = sources.iter().map(source::Src::input).collect();
+    let mut output = Output::create(Some(&out), &inputs, Compress::ByExtension)
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let compat = opts.join.compat;
+    let (written, report, stop, finished, skipped_events) = py.detach(|| {
+        let filter = opts.filter.clone();
+        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        let sink = fb_join::dsjson::LinesSink::new(&mut output, compat);
+        let threads = if opts.recover { 1 } else { opts.threads };
+        let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
+        let mut report = fb_cli::joinargs::RunReport::default();
+        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
+        let written = pipeline.kept();
+        let (joiner, _) = pipeline.finish();
+        // What was read before damage is kept, as `fb convert` does.
+        let finished = output.finish();
+        (written, report, stop, finished, skipped(&joiner))
+    });
+    if let Some(stop @ Stop::Sink(_)) = &stop {
+        return Err(stop_error(py, stop));
+    }
+    finished.map_err(|e| PyOSError::new_err(e.to_string()))?;
+    if let Some(stop) = &stop {
+        return Err(stop_error(py, stop));
+    }
+    let d = PyDict::new(py);
+    d.set_item("lines", written)?;
+    summary_into(&d, &report)?;
+    d.set_item(
+        "skipped_by_reason",
+        skipped_events
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    )?;
+    Ok(d)
+}
+
+/// The `fb stats --json` report, as JSON text; see `vwlogs.stats`.
+#[pyfunction]
+fn stats(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<String> {
+    let opts = options::parse(options)?;
+    let sources = source::sources(source)?;
+    let (text, stop, logs) = py.detach(|| {
+        let filter = opts.filter.clone();
+        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        // One thread: the sums add up in log order, as `fb stats` does.
+        let sink = fb_cli::stats::TallySink::default();
+        let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
+        let mut report = fb_cli::joinargs::RunReport::default();
+        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
+        let filtered = pipeline.filtered();
+        let (joiner, fb_cli::stats::TallySink(tally)) = pipeline.finish();
+        let json = fb_cli::stats::report_json(
+            sources.len(),
+            &report,
+            &joiner,
+            &tally.kept,
+            filtered,
+            &tally.estimators,
+        );
+        (json.to_string(), stop, report.logs)
+    });
+    if let Some(stop) = &stop {
+        return Err(stop_error(py, stop));
+    }
+    if logs == 0 {
+        return Err(LogError::new_err(
+            "no input is a joined log (all are empty): no statistics to give",
+        ));
+    }
+    Ok(text)
+}
+
+/// The messages of one log; see `vwlogs.inspect`.
+#[pyfunction]
+fn inspect(source: &Bound<'_, PyAny>) -> PyResult<messages::Messages> {
+    let mut sources = source::sources(source)?;
+    if sources.len() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "inspect: one log at a time ({} given)",
+            sources.len()
+        )));
+    }
+    messages::Messages::open(sources.remove(0))
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("LogError", m.py().get_type::<LogError>())?;
+    m.add("SCHEMA_VERSION", fb_arrow::SCHEMA_VERSION)?;
+    m.add_class::<stream::NativeReader>()?;
+    m.add_class::<messages::Messages>()?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(reader_error, m)?)?;
+    m.add_function(wrap_pyfunction!(reader_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(stats, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_capsule_py, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,361 @@
+"""The `vwlogs` Python package against the `fb` command and real readers.
+
+Run by `.ci/run`: `FB=path/to/fb pytest tests/python/test_vwlogs.py`.
+Every check compares `vwlogs` with what `fb` computes for the same log
+(its Arrow export, its DSJSON, its stats), so a difference in either fails.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+import vwlogs
+
+sys.path.insert(0, os.path.dirname(__file__))
+import check_export  # noqa: E402  (the DSJSON comparison, shared)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data")
+FB = os.environ.get("FB", os.path.join(ROOT, "target", "debug", "fb"))
+
+
+def fb(*args):
+    return subprocess.run([FB, *args], check=True, capture_output=True).stdout
+
+
+def corpus():
+    cases = []
+    for sub in ("valid_joined_logs", "invalid_joined_logs", "skip_learn/cb", "skip_learn/ccb",
+                "skip_learn/ca", "skip_learn/slates", "literal_outcomes"):
+        for name in sorted(os.listdir(os.path.join(DATA, sub))):
+            if not name.endswith(".json"):
+                cases.append(pytest.param(os.path.join(DATA, sub, name), id=f"{sub}/{name}"))
+    return cases
+
+
+def flags_of(log):
+    return ["--multistep"] if "multistep" in os.path.basename(log) else []
+
+
+def fb_export(log, flags, tmp_path):
+    """`fb export --format arrow` of `log`, or None when fb found it damaged."""
+    out = tmp_path / "export.arrow"
+    code = subprocess.run([FB, "export", "-q", "--force", "--format", "arrow", *flags, log,
+                           "-o", str(out)], capture_output=True).returncode
+    return pyarrow.ipc.open_file(str(out)).read_all(), code
+
+
+@pytest.mark.parametrize("log", corpus())
+def test_read_equals_the_export_and_the_dsjson(log, tmp_path):
+    flags = flags_of(log)
+    want, code = fb_export(log, flags, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vwlogs.SkippedEventsWarning)
+        if code == 0:
+            got = vwlogs.read(log, multistep=bool(flags)).read_all()
+        else:
+            # fb exported what came before the damage and exited 1: read()
+            # yields the same rows, then raises.
+            got = []
+            with pytest.raises(vwlogs.LogError):
+                for batch in vwlogs.read(log, multistep=bool(flags)):
+                    got.append(batch)
+            got = pa.Table.from_batches(got, schema=vwlogs.schema())
+    assert got.schema == want.schema
+    assert got.schema.metadata == want.schema.metadata
+    assert got.equals(want), log
+    if code == 0:
+        check_export.compare(log, got, check_export.dsjson(FB, log, flags))
+
+
+def test_every_consumer_takes_the_reader():
+    logs = os.path.join(DATA, "valid_joined_logs")
+    stats = json.loads(fb("stats", "--json", "-q", logs))
+    n = stats["kept"]
+    assert n > 100
+    import duckdb
+    import pandas
+    import polars as pl
+
+    assert pa.table(vwlogs.read(logs)).num_rows == n
+    df = pl.DataFrame(vwlogs.read(logs))
+    assert df.height == n
+    assert len(vwlogs.read(logs).to_pandas()) == n
+    assert isinstance(vwlogs.read(logs).to_pandas(), pandas.DataFrame)
+    r = vwlogs.read(logs)
+    rows = duckdb.sql(
+        "SELECT problem_type, count(*) AS n, sum(reward) AS s FROM r GROUP BY problem_type"
+    ).fetchall()
+    by_type = stats["by_problem_type"]
+    assert {k: c for k, c, _ in rows} == {k: v["events"] for k, v in by_type.items()}
+    for kind, _, total in rows:
+        if kind != "ccb":  # stats sums CCB rewards over every slot
+            assert check_export.close(total, by_type[kind]["reward_sum"]), kind
+    # Iteration gives the same rows in batches that end at a message
+    # boundary once batch_rows is reached.
+    batches = list(vwlogs.read(logs, batch_rows=50))
+    assert len(batches) > 2
+    assert pa.Table.from_batches(batches).equals(pa.table(vwlogs.read(logs)))
+
+
+def test_a_reader_is_read_once():
+    r = vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"))
+    assert pa.table(r).num_rows == 1
+    with pytest.raises(RuntimeError, match="already read"):
+        pa.table(r)
+
+
+def test_bytes_files_and_fsspec_give_the_same_rows():
+    import fsspec
+
+    path = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
+    want = pa.table(vwlogs.read(path))
+    assert want.num_rows > 10
+    with open(path, "rb") as f:
+        data = f.read()
+    assert pa.table(vwlogs.read(data)).equals(want)
+    with open(path, "rb") as f:
+        assert pa.table(vwlogs.read(f)).equals(want)
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/logs/one.fb", data)
+    assert pa.table(vwlogs.read("memory://logs/one.fb")).equals(want)
+    with fs.open("/logs/one.fb", "rb") as f:
+        assert pa.table(vwlogs.read(f)).equals(want)
+    # A list is one log, in order, as fb reads several inputs.
+    two = pa.table(vwlogs.read([path, data]))
+    assert two.num_rows == 2 * want.num_rows
+
+
+def regular_offsets(path):
+    return [(m["offset"], m["index"]) for m in vwlogs.inspect(path) if m["type"] == "REGULAR"]
+
+
+def test_a_cut_log_raises_where_it_is_cut_and_recover_reads_on(tmp_path):
+    src = str(tmp_path / "whole.fb")
+    fb("gen", "-q", "--problem-type", "cb", "--events", "40", "--seed", "7", "-o", src)
+    regulars = regular_offsets(src)
+    assert len(regulars) >= 3
+    offset, index = regulars[-2]
+    cut = tmp_path / "cut.fb"
+    with open(src, "rb") as f:
+        cut.write_bytes(f.read()[: offset + 12])
+    got = []
+    with pytest.raises(vwlogs.LogError) as err:
+        for batch in vwlogs.read(str(cut)):
+            got.append(batch)
+    assert err.value.path == str(cut)
+    assert err.value.offset == offset
+    assert err.value.message_index == index
+    assert f"byte {offset}" in str(err.value)
+    # The rows before the cut came first: those fb exports of the cut log.
+    want, code = fb_export(str(cut), [], tmp_path)
+    assert code == 1
+    assert pa.Table.from_batches(got, schema=vwlogs.schema()).equals(want)
+    # pyarrow straight on the stream sees the same error text.
+    with pytest.raises(Exception, match=f"byte {offset}"):
+        pa.table(vwlogs.read(str(cut)))
+    # recover=True salvages the rows before the cut, and says what it skipped.
+    r = vwlogs.read(str(cut), recover=True)
+    salvaged = r.read_all()
+    assert salvaged.num_rows == want.num_rows
+    assert any("skipped bytes" in d for d in r.summary["damaged_inputs"])
+
+
+def test_a_file_that_is_not_a_log_raises_at_byte_zero():
+    path = os.path.join(DATA, "invalid_joined_logs", "bad_magic.log")
+    with pytest.raises(vwlogs.LogError) as err:
+        vwlogs.read(path).read_all()
+    assert (err.value.offset, err.value.message_index) == (0, 0)
+    assert "fb repair" in str(err.value)
+
+
+def test_skipped_events_are_counted_and_warned():
+    path = os.path.join(DATA, "invalid_joined_logs", "corrupt_joined_payload.log")
+    r = vwlogs.read(path)
+    with pytest.warns(vwlogs.SkippedEventsWarning, match="invalid_joined_payload"):
+        r.read_all()
+    stats = json.loads(fb("stats", "--json", "-q", path))
+    assert r.summary["skipped_by_reason"] == stats["skipped_by_reason"]
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        pytest.param({"problem_type": "cbb"}, "problem_type", id="problem type"),
+        pytest.param({"reward_function": "mean"}, "reward_function", id="reward function"),
+        pytest.param({"learning_mode": "offline"}, "learning_mode", id="learning mode"),
+        pytest.param({"compat": "strict"}, "compat", id="compat"),
+        pytest.param({"since": "yesterday"}, "since", id="since not a time"),
+        pytest.param({"since": "2021-01-02", "until": "2021-01-01"}, "since", id="empty window"),
+        pytest.param({"skip_learn": "maybe"}, "skip_learn", id="skip learn"),
+        pytest.param({"only": ["cb", "xyz"]}, "only", id="only"),
+        pytest.param({"batch_rows": 0}, "batch_rows", id="zero batch"),
+        pytest.param({"threads": 0}, "threads", id="zero threads"),
+        pytest.param({"threads": 100000}, "threads", id="too many threads"),
+        pytest.param({"multistep_reward": "x"}, "multistep_reward", id="multistep reward"),
+    ],
+)
+def test_bad_options_raise_value_error(options, match):
+    with pytest.raises(ValueError, match=match):
+        vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"), **options)
+
+
+def test_missing_and_unreadable_sources_raise_os_error():
+    with pytest.raises(OSError):
+        vwlogs.read(os.path.join(DATA, "no-such-log.fb"))
+    with pytest.raises(TypeError):
+        vwlogs.read(42)
+
+
+def test_options_change_rows_as_fb_flags_do(tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "average_reward_100_interactions.fb")
+    for kwargs, flags in [
+        ({"reward_function": "max"}, ["--reward-function", "max"]),
+        ({"default_reward": -3.5}, ["--default-reward", "-3.5"]),
+        ({"since": "2021-01-01T00:00:30Z"}, ["--since", "2021-01-01T00:00:30Z"]),
+        ({"compat": "reference"}, ["--compat", "reference"]),
+        ({"only": "ccb"}, ["--only", "ccb"]),
+    ]:
+        want, code = fb_export(log, flags, tmp_path)
+        assert code == 0
+        assert pa.table(vwlogs.read(log, **kwargs)).equals(want), kwargs
+
+
+def test_threads_give_the_same_rows(tmp_path):
+    log = tmp_path / "ccb.fb"
+    fb("gen", "-q", "--problem-type", "ccb", "--size", "2MiB", "--seed", "5", "-o", str(log))
+    one = pa.table(vwlogs.read(str(log), threads=1))
+    assert one.num_rows > 100
+    assert pa.table(vwlogs.read(str(log), threads=2)).equals(one)
+
+
+def test_convert_writes_what_fb_convert_writes(tmp_path):
+    logs = os.path.join(DATA, "valid_joined_logs")
+    out = tmp_path / "out.dsjson"
+    summary = vwlogs.convert(logs, out)
+    want = fb("convert", "-q", "--threads", "1", logs)
+    assert out.read_bytes() == want
+    assert summary["lines"] == len(want.splitlines())
+    # An output that is one of the inputs is refused, the input unchanged.
+    copy = tmp_path / "cb.log"
+    shutil.copy(os.path.join(logs, "cb_simple.log"), copy)
+    before = copy.read_bytes()
+    with pytest.raises(OSError, match="input"):
+        vwlogs.convert(str(copy), copy)
+    assert copy.read_bytes() == before
+
+
+def test_stats_is_fb_stats_json():
+    logs = os.path.join(DATA, "valid_joined_logs")
+    assert vwlogs.stats(logs) == json.loads(fb("stats", "--json", "-q", logs))
+    log = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
+    assert vwlogs.stats(log, reward_function="min") == json.loads(
+        fb("stats", "--json", "-q", "--reward-function", "min", log)
+    )
+
+
+def test_inspect_lists_every_message():
+    log = os.path.join(DATA, "valid_joined_logs", "cb_joined_with_pdrop_05.fb")
+    messages = list(vwlogs.inspect(log))
+    counts = {}
+    for m in messages:
+        counts[m["type"]] = counts.get(m["type"], 0) + 1
+    assert counts == json.loads(fb("stats", "--json", "-q", log))["messages"]
+    assert [m["index"] for m in messages] == list(range(len(messages)))
+    offsets = [m["offset"] for m in messages]
+    assert offsets == sorted(offsets) and offsets[0] == 0
+    ids = [i for m in messages for i in m.get("event_ids", [])]
+    table = pa.table(vwlogs.read(log))
+    assert set(table.column("event_id").to_pylist()) <= set(ids)
+
+
+def test_schema_is_the_documented_one():
+    schema = vwlogs.schema()
+    assert schema.metadata[b"fb.schema_version"] == vwlogs.SCHEMA_VERSION.encode()
+    doc = open(os.path.join(ROOT, "docs", "arrow-schema.md")).read()
+    for field in schema:
+        assert f"`{field.name}`" in doc, field.name
+
+
+# --- Spark ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pyspark = pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("vwlogs-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    from vwlogs.spark import JoinedLogs
+
+    session.dataSource.register(JoinedLogs)
+    assert pyspark.__version__.startswith("4.")
+    yield session
+    session.stop()
+
+
+def spark_folder(tmp_path_factory, multistep):
+    folder = tmp_path_factory.mktemp("multistep" if multistep else "logs")
+    src = os.path.join(DATA, "valid_joined_logs")
+    for name in sorted(os.listdir(src)):
+        if name.endswith(".json") or ("multistep" in name) != multistep:
+            continue
+        shutil.copy(os.path.join(src, name), folder / name)
+    kinds = ["multistep"] if multistep else ["cb", "ccb", "slates", "ca"]
+    sub = folder / "generated"
+    sub.mkdir()
+    for seed, kind in enumerate(kinds):
+        fb("gen", "-q", "--problem-type", kind, "--size", "1MiB", "--seed", str(seed),
+           "-o", str(sub / f"{kind}.fb"))
+    return folder
+
+
+@pytest.mark.parametrize("multistep", [False, True], ids=["logs", "multistep"])
+def test_spark_reads_a_folder_as_fb_stats_counts_it(spark, tmp_path_factory, multistep):
+    folder = spark_folder(tmp_path_factory, multistep)
+    files = [os.path.join(r, f) for r, _, fs in os.walk(folder) for f in fs]
+    reader = spark.read.format("vwlogs")
+    if multistep:
+        reader = reader.option("multistep", "true")
+    df = reader.load(str(folder))
+    # One task per file.
+    assert df.rdd.getNumPartitions() == len(files) > 1
+    from pyspark.sql import functions as F
+
+    row = df.agg(
+        F.count("*").alias("n"),
+        F.countDistinct("event_id").alias("ids"),
+        F.sum(F.when(F.col("problem_type") != "ccb", F.col("reward"))).alias("reward"),
+    ).collect()[0]
+    flags = ["--multistep"] if multistep else []
+    # Each file is a log of its own to Spark (as to `fb stats FILE`): a
+    # file without a checkpoint does not take the one before it.
+    kept, reward, ids = 0, 0.0, set()
+    for f in sorted(files):
+        stats = json.loads(fb("stats", "--json", "-q", *flags, f))
+        kept += stats["kept"]
+        reward += sum(v["reward_sum"] for k, v in stats["by_problem_type"].items() if k != "ccb")
+        ids |= set(pa.table(vwlogs.read(f, multistep=multistep)).column("event_id").to_pylist())
+    assert kept > 100
+    assert row["n"] == kept
+    assert check_export.close(row["reward"], reward), (row["reward"], reward)
+    assert row["ids"] == len(ids)
+
+
+def test_spark_options_are_checked_on_the_driver(spark):
+    with pytest.raises(Exception, match="unknown option"):
+        spark.read.format("vwlogs").option("problemTipe", "cb").load(DATA).count()
