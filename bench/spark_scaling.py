@@ -26,24 +26,36 @@ def best(f, runs=2):
     return min(times), n
 
 
+def line(name, secs, rows, base=None):
+    share = f"  {base / secs:.0%} of fb export" if base else ""
+    print(f"{name:<48} {secs:7.3f} s  {rows or '-':>9} rows{share}")
+
+
 def export():
     subprocess.run([fb, "export", "-q", "--threads", "1", "--format", "arrow", log, "-o", "/dev/null"], check=True)
     return None
 
 
-print("fb export --format arrow", *best(export))
-print("vwlogs.read(path).read_all()", *best(lambda: vwlogs.read(log).read_all().num_rows))
-print("vwlogs.read(path, batch_rows=8192) iterated", *best(lambda: sum(b.num_rows for b in vwlogs.read(log, batch_rows=8192))))
+base, _ = best(export)
+line("fb export --threads 1 --format arrow", base, None)
+line("vwlogs.read(path).read_all()", *best(lambda: vwlogs.read(log).read_all().num_rows), base)
+line("vwlogs.read(path, batch_rows=8192).read_all()",
+     *best(lambda: vwlogs.read(log, batch_rows=8192).read_all().num_rows), base)
+line("vwlogs.read(path) iterated", *best(lambda: sum(b.num_rows for b in vwlogs.read(log))), base)
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 from pyspark.sql import SparkSession  # noqa: E402
 from vwlogs.spark import JoinedLogs  # noqa: E402
 
+spark_times = {}
 for cores in (1, 2):
     spark = (SparkSession.builder.master(f"local[{cores}]").appName("vwlogs-bench")
              .config("spark.ui.enabled", "false").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(JoinedLogs)
     df = spark.read.format("vwlogs").load(folder)
-    print(f"spark local[{cores}] sum(reward)", *best(lambda: df.agg({"reward": "sum", "*": "count"}).collect()[0][1]))
+    secs, rows = best(lambda: df.agg({"reward": "sum", "*": "count"}).collect()[0][1])
+    spark_times[cores] = secs
+    line(f"spark local[{cores}]: count, sum(reward), {len(os.listdir(folder))} files", secs, rows)
     spark.stop()
+print(f"local[2] / local[1]: {spark_times[1] / spark_times[2]:.2f}x")

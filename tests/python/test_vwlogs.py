@@ -359,3 +359,27 @@ def test_spark_reads_a_folder_as_fb_stats_counts_it(spark, tmp_path_factory, mul
 def test_spark_options_are_checked_on_the_driver(spark):
     with pytest.raises(Exception, match="unknown option"):
         spark.read.format("vwlogs").option("problemTipe", "cb").load(DATA).count()
+
+
+@pytest.mark.parametrize("partition", ["none", "date"])
+def test_spark_reads_fb_export_parquet(spark, tmp_path, partition):
+    logs = os.path.join(DATA, "valid_joined_logs")
+    out = tmp_path / "events"
+    fb("export", "-q", "--partition-by", partition, logs, "-o", str(out) + (".parquet" if partition == "none" else ""))
+    path = str(out) + (".parquet" if partition == "none" else "")
+    df = spark.read.parquet(path)
+    from pyspark.sql import functions as F
+
+    row = df.agg(
+        F.count("*").alias("n"),
+        F.sum(F.when(F.col("problem_type") != "ccb", F.col("reward"))).alias("reward"),
+        F.sum(F.size("outcomes")).alias("outcomes"),
+    ).collect()[0]
+    stats = json.loads(fb("stats", "--json", "-q", logs))
+    assert row["n"] == stats["kept"]
+    want = sum(v["reward_sum"] for k, v in stats["by_problem_type"].items() if k != "ccb")
+    assert check_export.close(row["reward"], want)
+    table = pa.table(vwlogs.read(logs))
+    assert row["outcomes"] == sum(len(o) for o in table.column("outcomes").to_pylist())
+    if partition == "date":
+        assert "date" in df.columns and df.select("date").distinct().count() > 1

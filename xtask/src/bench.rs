@@ -134,6 +134,50 @@ fn count(args: &[String], name: &str, default: usize) -> usize {
         .max(1)
 }
 
+/// `--python`: `bench/spark_scaling.py` in the venv of `.ci/run` (with the
+/// vwlogs wheel installed): `vwlogs.read` against `fb export --format
+/// arrow` on the 1 GiB CB log, and Spark `local[1]` against `local[2]`
+/// over eight generated 100 MB logs. A section of RESULTS.md.
+fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<String, String> {
+    let python = root.join("target/py-venv/bin/python");
+    let folder = cache.join("spark8");
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    for i in 1..=8 {
+        let path = folder.join(format!("cb{i}.fb"));
+        if !path.exists() {
+            let gen: Vec<String> = [
+                "gen",
+                "-q",
+                "--problem-type",
+                "cb",
+                "--size",
+                "100MB",
+                "--seed",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                format!("{}", 100 + i),
+                "-o".into(),
+                path.display().to_string(),
+            ])
+            .collect();
+            measure(fb, &gen)?;
+        }
+    }
+    let log = cache.join("cb-1GiB.fb");
+    let text = sh(Command::new(&python).current_dir(root).args([
+        "bench/spark_scaling.py".to_string(),
+        fb.display().to_string(),
+        folder.display().to_string(),
+        log.display().to_string(),
+    ]))?;
+    eprint!("{text}");
+    Ok(format!(
+        "### Python and Spark (`--python`, bench/spark_scaling.py; best of two)\n\n```\n{text}```\n\n"
+    ))
+}
+
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let runs = count(args, "--runs", 5);
     let size = option(args, "--size").unwrap_or("1GiB").to_string();
@@ -430,6 +474,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if let Some(parquet) = find("cb 10 GiB", "fb export --threads 1 (Parquet)") {
         let _ = writeln!(exports, "| cb 10 GiB | - | - | -, {:.1} |", parquet.4);
     }
+    let python = if args.iter().any(|a| a == "--python") {
+        python_bench(root, &fb, &cache)?
+    } else {
+        String::new()
+    };
     let out = root.join("bench/RESULTS.md");
     let text = format!(
         "# Benchmark results\n\nWritten by `cargo xtask bench` (see `xtask/src/bench.rs`). Input MB/s is \
@@ -440,7 +489,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
          page faults). Each round runs every command of a log \
          once, so that a noisy moment of the shared host weighs on all of them alike. \
          `--compat reference` writes the reference's bytes, and so does not check that every \
-         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n### Export\n\n{exports}\n## Results\n\n{table}"
+         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n### Export\n\n{exports}\n{python}## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());

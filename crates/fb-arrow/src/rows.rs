@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, ListBuilder,
-    StringBuilder, TimestampMicrosecondBuilder,
+    PrimitiveBuilder, StringBuilder, TimestampMicrosecondBuilder,
 };
+use arrow_array::types::TimestampMicrosecondType;
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
@@ -146,6 +148,25 @@ impl Default for Rows {
 /// doubling copies, and a fresh large buffer is fresh pages to fault in).
 fn finish_text(b: &mut StringBuilder) -> StringArray {
     let room = StringBuilder::with_capacity(b.len(), b.values_slice().len());
+    std::mem::replace(b, room).finish()
+}
+
+/// Finishes a number column, leaving the builder the room it took.
+fn finish_num<T: ArrowPrimitiveType>(b: &mut PrimitiveBuilder<T>) -> PrimitiveArray<T> {
+    let room = PrimitiveBuilder::<T>::with_capacity(b.len());
+    std::mem::replace(b, room).finish()
+}
+
+/// Finishes a timestamp column (UTC), likewise.
+fn finish_time(b: &mut TimestampMicrosecondBuilder) -> PrimitiveArray<TimestampMicrosecondType> {
+    let room = TimestampMicrosecondBuilder::with_capacity(b.len()).with_timezone("UTC");
+    std::mem::replace(b, room).finish()
+}
+
+/// Finishes a list of numbers, likewise for the lists and their values.
+fn finish_list<T: ArrowPrimitiveType>(b: &mut ListBuilder<PrimitiveBuilder<T>>) -> ListArray {
+    let values = PrimitiveBuilder::<T>::with_capacity(b.values_ref().len());
+    let room = ListBuilder::with_capacity(values, b.len());
     std::mem::replace(b, room).finish()
 }
 
@@ -297,13 +318,13 @@ impl Rows {
         let outcomes = StructArray::try_new(
             outcome_fields(),
             vec![
-                Arc::new(o.value.finish()) as ArrayRef,
-                Arc::new(o.literal.finish()),
-                Arc::new(o.index.finish()),
-                Arc::new(o.index_id.finish()),
+                Arc::new(finish_num(&mut o.value)) as ArrayRef,
+                Arc::new(finish_text(&mut o.literal)),
+                Arc::new(finish_num(&mut o.index)),
+                Arc::new(finish_text(&mut o.index_id)),
                 Arc::new(finish_text(&mut o.event_id)),
                 Arc::new(o.action_taken.finish()),
-                Arc::new(o.time.finish()),
+                Arc::new(finish_time(&mut o.time)),
             ],
             None,
         )?;
@@ -317,11 +338,11 @@ impl Rows {
         let slots = StructArray::try_new(
             slot_fields(),
             vec![
-                Arc::new(s.id.finish()) as ArrayRef,
-                Arc::new(s.actions.finish()),
-                Arc::new(s.probabilities.finish()),
-                Arc::new(s.reward.finish()),
-                Arc::new(s.original_reward.finish()),
+                Arc::new(finish_text(&mut s.id)) as ArrayRef,
+                Arc::new(finish_list(&mut s.actions)),
+                Arc::new(finish_list(&mut s.probabilities)),
+                Arc::new(finish_num(&mut s.reward)),
+                Arc::new(finish_num(&mut s.original_reward)),
             ],
             None,
         )?;
@@ -333,25 +354,25 @@ impl Rows {
         )?;
         let columns: Vec<ArrayRef> = vec![
             Arc::new(finish_text(&mut self.event_id)),
-            Arc::new(self.timestamp.finish()),
-            Arc::new(self.client_time.finish()),
-            Arc::new(self.problem_type.finish()),
-            Arc::new(self.learning_mode.finish()),
-            Arc::new(self.model_id.finish()),
+            Arc::new(finish_time(&mut self.timestamp)),
+            Arc::new(finish_time(&mut self.client_time)),
+            Arc::new(finish_text(&mut self.problem_type)),
+            Arc::new(finish_text(&mut self.learning_mode)),
+            Arc::new(finish_text(&mut self.model_id)),
             Arc::new(self.deferred.finish()),
             Arc::new(self.skip_learn.finish()),
-            Arc::new(self.pass_probability.finish()),
-            Arc::new(self.reward.finish()),
-            Arc::new(self.original_reward.finish()),
-            Arc::new(self.actions.finish()),
-            Arc::new(self.probabilities.finish()),
-            Arc::new(self.chosen_action.finish()),
+            Arc::new(finish_num(&mut self.pass_probability)),
+            Arc::new(finish_num(&mut self.reward)),
+            Arc::new(finish_num(&mut self.original_reward)),
+            Arc::new(finish_list(&mut self.actions)),
+            Arc::new(finish_list(&mut self.probabilities)),
+            Arc::new(finish_num(&mut self.chosen_action)),
             Arc::new(outcomes),
             Arc::new(slots),
-            Arc::new(self.baseline_actions.finish()),
-            Arc::new(self.ca_action.finish()),
-            Arc::new(self.pdf_value.finish()),
-            Arc::new(self.episode_id.finish()),
+            Arc::new(finish_list(&mut self.baseline_actions)),
+            Arc::new(finish_num(&mut self.ca_action)),
+            Arc::new(finish_num(&mut self.pdf_value)),
+            Arc::new(finish_text(&mut self.episode_id)),
             Arc::new(finish_text(&mut self.context)),
         ];
         self.rows = 0;

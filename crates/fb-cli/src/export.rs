@@ -44,7 +44,7 @@ pub struct Args {
     pub batch_rows: usize,
 
     /// Rows per Parquet row group at most; a row group also ends at 64 MiB
-    /// (encoded), which bounds the memory of an export.
+    /// of Arrow data, which bounds the memory of an export.
     #[arg(long, value_name = "N", default_value_t = 1 << 20)]
     pub row_group_rows: usize,
 

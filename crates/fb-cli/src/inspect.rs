@@ -177,29 +177,45 @@ fn message_json(msg: &Message<'_>, decoder: &mut PayloadDecoder, problems: &mut 
     }
 }
 
+/// The events of a REGULAR message: how many, and in order their ids (an
+/// id repeated in a row once) or what is wrong with an event that cannot
+/// be read.
+pub fn event_ids(
+    msg: &Message<'_>,
+) -> Result<(usize, Vec<Result<String, String>>), fb_format::Error> {
+    let events = msg.events()?;
+    let count = events.total();
+    let mut ids: Vec<Result<String, String>> = Vec::new();
+    for event in events {
+        match event {
+            Ok(view) => {
+                if !matches!(ids.last(), Some(Ok(last)) if last == view.id) {
+                    ids.push(Ok(view.id.to_string()));
+                }
+            }
+            Err(err) => ids.push(Err(err.to_string())),
+        }
+    }
+    Ok((count, ids))
+}
+
 fn regular_details(msg: &Message<'_>, problems: &mut u64) -> String {
-    let events = match msg.events() {
-        Ok(events) => events,
+    let (count, ids) = match event_ids(msg) {
+        Ok(found) => found,
         Err(err) => {
             *problems += 1;
             return format!("damaged: {err}");
         }
     };
-    let count = events.total();
-    let mut ids: Vec<String> = Vec::new();
-    for event in events {
-        match event {
-            Ok(view) => {
-                if ids.last().map(String::as_str) != Some(view.id) {
-                    ids.push(view.id.to_string());
-                }
-            }
-            Err(err) => {
+    let ids: Vec<String> = ids
+        .into_iter()
+        .map(|id| {
+            id.unwrap_or_else(|err| {
                 *problems += 1;
-                ids.push(format!("<{err}>"));
-            }
-        }
-    }
+                format!("<{err}>")
+            })
+        })
+        .collect();
     format!("{count} events: {}", ids.join(", "))
 }
 

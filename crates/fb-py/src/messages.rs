@@ -73,23 +73,16 @@ impl Messages {
             },
         )?;
         if msg.kind == MessageKind::Regular {
-            match msg.events() {
-                Ok(events) => {
-                    d.set_item("events", events.total())?;
-                    let mut ids: Vec<String> = Vec::new();
-                    let mut problems: Vec<String> = Vec::new();
-                    for event in events {
-                        match event {
-                            Ok(view) => {
-                                if ids.last().map(String::as_str) != Some(view.id) {
-                                    ids.push(view.id.to_string());
-                                }
-                            }
-                            Err(e) => problems.push(e.to_string()),
-                        }
-                    }
+            match fb_cli::inspect::event_ids(&msg) {
+                Ok((count, found)) => {
+                    d.set_item("events", count)?;
+                    let (ids, problems): (Vec<_>, Vec<_>) =
+                        found.into_iter().partition(Result::is_ok);
+                    let ids: Vec<String> = ids.into_iter().flatten().collect();
                     d.set_item("event_ids", ids)?;
                     if !problems.is_empty() {
+                        let problems: Vec<String> =
+                            problems.into_iter().filter_map(Result::err).collect();
                         d.set_item("problems", problems)?;
                     }
                 }

@@ -1,0 +1,47 @@
+//! Parquet files as written: row groups end at their byte bound, pages
+//! are v2, and every row reads back.
+
+use fb_arrow::{BatchWriter, ParquetFile};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+mod common;
+use common::corpus_batch;
+
+#[test]
+fn row_groups_end_at_their_byte_bound_and_pages_are_v2() {
+    let batch = corpus_batch();
+    let n = batch.num_rows() * 20;
+    let total: usize = batch
+        .columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap())
+        .sum();
+    // Twenty batches, a row group ending at each fifth: four.
+    let bound = total * 5;
+    let mut writer = ParquetFile::with_limits(Vec::new(), 1 << 20, bound).unwrap();
+    for _ in 0..20 {
+        writer.write(&batch).unwrap();
+    }
+    let bytes = bytes::Bytes::from(writer.finish().unwrap());
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let meta = reader.metadata();
+    let groups: Vec<i64> = meta.row_groups().iter().map(|g| g.num_rows()).collect();
+    let one = batch.num_rows() as i64;
+    assert_eq!(groups, [5 * one, 5 * one, 5 * one, 5 * one]);
+    let rows: i64 = meta.row_groups().iter().map(|g| g.num_rows()).sum();
+    assert_eq!(rows, n as i64);
+    let group = reader.get_row_group(0).unwrap();
+    let mut pages = group.get_column_page_reader(0).unwrap();
+    let mut kinds = Vec::new();
+    while let Some(page) = pages.get_next_page().unwrap() {
+        kinds.push(page.page_type());
+    }
+    assert!(!kinds.is_empty());
+    assert!(
+        kinds
+            .iter()
+            .all(|k| *k == parquet::basic::PageType::DATA_PAGE_V2
+                || *k == parquet::basic::PageType::DICTIONARY_PAGE),
+        "{kinds:?}"
+    );
+}
