@@ -383,3 +383,15 @@ def test_spark_reads_fb_export_parquet(spark, tmp_path, partition):
     assert row["outcomes"] == sum(len(o) for o in table.column("outcomes").to_pylist())
     if partition == "date":
         assert "date" in df.columns and df.select("date").distinct().count() > 1
+
+
+def test_unknown_options_are_refused_everywhere():
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    for call in (
+        lambda: vwlogs.stats(log, problemtype="cb"),
+        lambda: vwlogs.convert(log, "/dev/null", problemtype="cb"),
+    ):
+        with pytest.raises(TypeError, match="problemtype"):
+            call()
+    with pytest.raises(TypeError):
+        vwlogs.read(log, problemtype="cb")

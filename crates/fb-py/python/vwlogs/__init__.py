@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from inspect import signature as _signature
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterator, Optional
 
@@ -73,42 +74,29 @@ def _time(value: Any) -> Optional[str]:
     raise ValueError(f"since/until: expected a string, datetime or date, not {type(value).__name__}")
 
 
-def _options(
-    problem_type: Optional[str] = None,
-    reward_function: Optional[str] = None,
-    default_reward: Optional[float] = None,
-    learning_mode: Optional[str] = None,
-    use_client_time: bool = False,
-    multistep: bool = False,
-    multistep_reward: str = "suffix_mean",
-    compat: str = "sane",
-    since: Any = None,
-    until: Any = None,
-    skip_learn: str = "include",
-    only: Any = None,
-    recover: bool = False,
-    batch_rows: int = 65536,
-    threads: int = 1,
-) -> Dict[str, Any]:
+def _options(**given: Any) -> Dict[str, Any]:
+    """The options dict for Rust: :func:`read`'s keyword arguments (its
+    signature is the one list of them, with their defaults), normalized."""
+    params = {
+        name: p.default
+        for name, p in _signature(read).parameters.items()
+        if p.kind is p.KEYWORD_ONLY
+    }
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        raise TypeError(
+            f"unexpected option {', '.join(unknown)}; the options are {', '.join(params)}"
+        )
+    opts = {**params, **given}
+    only = opts["only"]
     if isinstance(only, str):
         only = [p for p in only.split(",") if p]
-    return {
-        "problem_type": problem_type,
-        "reward_function": reward_function,
-        "default_reward": default_reward,
-        "learning_mode": learning_mode,
-        "use_client_time": bool(use_client_time),
-        "multistep": bool(multistep),
-        "multistep_reward": multistep_reward,
-        "compat": compat,
-        "since": _time(since),
-        "until": _time(until),
-        "skip_learn": skip_learn,
-        "only": list(only) if only is not None else None,
-        "recover": bool(recover),
-        "batch_rows": batch_rows,
-        "threads": threads,
-    }
+    opts["only"] = list(only) if only is not None else None
+    opts["since"] = _time(opts["since"])
+    opts["until"] = _time(opts["until"])
+    for flag in ("use_client_time", "multistep", "recover"):
+        opts[flag] = bool(opts[flag])
+    return opts
 
 
 def _source(source: Any) -> Any:
@@ -262,12 +250,8 @@ def read(
     :raises ValueError: for a bad option. :raises OSError: when an input
         cannot be read.
     """
-    opts = _options(
-        problem_type, reward_function, default_reward, learning_mode, use_client_time,
-        multistep, multistep_reward, compat, since, until, skip_learn, only, recover,
-        batch_rows, threads,
-    )
-    return Reader(_native.read(_source(source), opts))
+    given = {name: value for name, value in locals().items() if name != "source"}
+    return Reader(_native.read(_source(source), _options(**given)))
 
 
 def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:
