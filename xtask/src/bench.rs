@@ -134,12 +134,28 @@ fn count(args: &[String], name: &str, default: usize) -> usize {
         .max(1)
 }
 
-/// `--python`: `bench/spark_scaling.py` in the venv of `.ci/run` (with the
-/// vwlogs wheel installed): `vwlogs.read` against `fb export --format
-/// arrow` on the 1 GiB CB log, and Spark `local[1]` against `local[2]`
-/// over eight generated 100 MB logs. A section of RESULTS.md.
+/// `--python`: `bench/spark_scaling.py` in the venv of `.ci/run`, with the
+/// release wheel of vwlogs built and installed first: `vwlogs.read`
+/// against `fb export --format arrow` on the 1 GiB CB log, and Spark
+/// `local[1]` against `local[2]` over eight generated 100 MB logs. A
+/// section of RESULTS.md.
 fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<String, String> {
     let python = root.join("target/py-venv/bin/python");
+    // The release wheel, whatever was installed before (.ci/run installs
+    // a debug one).
+    let wheels = root.join("target/wheels");
+    sh(Command::new(root.join("target/py-venv/bin/maturin"))
+        .current_dir(root.join("crates/fb-py"))
+        .args(["build", "--quiet", "--release", "-o"])
+        .arg(&wheels))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("{}: {e}", wheels.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".whl"))
+        .ok_or("maturin built no wheel")?;
+    sh(Command::new(root.join("target/py-venv/bin/pip"))
+        .args(["install", "--quiet", "--force-reinstall", "--no-deps"])
+        .arg(&wheel))?;
     let folder = cache.join("spark8");
     std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
     for i in 1..=8 {
