@@ -411,14 +411,7 @@ where
     let skipped = std::mem::take(&mut fed.skipped);
     report.fed(input, fed, quiet);
     for r in &skipped {
-        let why = format!(
-            "skipped bytes {}..{} ({} bytes): {}",
-            r.start,
-            r.end,
-            r.len(),
-            r.reason
-        );
-        report.damaged(input, why, quiet);
+        report.damaged(input, r, quiet);
     }
     if !quiet && !skipped.is_empty() {
         eprintln!(

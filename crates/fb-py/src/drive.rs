@@ -81,17 +81,7 @@ where
             let skipped = std::mem::take(&mut fed.skipped);
             report.fed(&input, fed, true);
             for r in &skipped {
-                report.damaged(
-                    &input,
-                    format!(
-                        "skipped bytes {}..{} ({} bytes): {}",
-                        r.start,
-                        r.end,
-                        r.len(),
-                        r.reason
-                    ),
-                    true,
-                );
+                report.damaged(&input, r, true);
             }
             continue;
         }

@@ -63,8 +63,8 @@ impl Read for PyReader {
                 io::Error::other("the file object's read() gave no bytes: open it in binary mode")
             })?;
             let data = bytes.as_bytes();
-            // A file object that returns more than asked is broken; take
-            // what fits rather than lose bytes silently.
+            // A file object that returns more than asked is broken: an
+            // error, rather than bytes silently lost.
             if data.len() > buf.len() {
                 return Err(io::Error::other(
                     "the file object's read(n) returned more than n bytes",

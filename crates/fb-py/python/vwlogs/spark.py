@@ -103,7 +103,7 @@ def list_files(path: str) -> List[str]:
             found = [path]
         names = []
         for p in sorted(found):
-            if fs.isdir(p) or not all(_visible(part) for part in p.split("/")[-1:]):
+            if fs.isdir(p) or not _visible(p.rsplit("/", 1)[-1]):
                 continue
             names.append(p if "://" in p else f"{protocol}://{p}")
         return names
