@@ -9,7 +9,9 @@ reference's learning mode, not learned from), and check that VW counted
 exactly one learned example per learnable line. Prints 'N passed, N failed'.
 """
 
+import gzip
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -78,9 +80,46 @@ def run_case(fb, data_dir, name, rel, args, per_line):
     return None
 
 
+def compressed_case(fb):
+    """`-o x.gz` on two threads writes one gzip member per megabyte: VW
+    (`-d x.gz`, zlib's gzread), zcat and Python's gzip must read them all."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "cb.fb")
+        subprocess.run([fb, "gen", "-q", "--size", "3MB", "--seed", "7", "-o", log], check=True)
+        plain = subprocess.run([fb, "convert", "-q", log], check=True, capture_output=True).stdout
+        gz = os.path.join(tmp, "cb.dsjson.gz")
+        subprocess.run([fb, "convert", "-q", "--threads", "2", log, "-o", gz], check=True)
+        with open(gz, "rb") as f:
+            members = f.read().count(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")
+        if members < 2:
+            return f"gzip members: {members}, the case tests nothing"
+        with gzip.open(gz, "rb") as f:
+            if f.read() != plain:
+                return "Python's gzip reads other bytes"
+        zcat = subprocess.run(["zcat", gz], check=True, capture_output=True).stdout
+        if zcat != plain:
+            return "zcat reads other bytes"
+        lines = plain.count(b"\n")
+        ws = vowpalwabbit.Workspace(f"--dsjson --chain_hash --cb_explore_adf -d {gz} --quiet")
+        ws.run_parser()
+        seen = ws.get_weighted_examples()
+        ws.finish()
+        if seen != lines:
+            return f"VW read {seen} examples from {gz}, it holds {lines} lines in {members} members"
+        print(f"ok   gzip members: {lines} lines in {members} members, read by VW, zcat and Python")
+    return None
+
+
 def main():
     fb, data_dir = sys.argv[1], sys.argv[2]
     failed = 0
+    try:
+        problem = compressed_case(fb)
+    except Exception as e:
+        problem = f"gzip members: {type(e).__name__}: {e}"
+    if problem:
+        failed += 1
+        print(f"FAIL {problem}")
     for name, rel, args, per_line in CASES:
         try:
             problem = run_case(fb, data_dir, name, rel, args, per_line)
@@ -89,7 +128,7 @@ def main():
         if problem:
             failed += 1
             print(f"FAIL {problem}")
-    print(f"{len(CASES) - failed} passed, {failed} failed")
+    print(f"{len(CASES) + 1 - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod speed;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -17,7 +18,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen(args.iter().any(|a| a == "--check")),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB]".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed]".to_string())
         }
     };
     match result {

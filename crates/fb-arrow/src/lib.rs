@@ -161,6 +161,15 @@ const PLAIN_TEXT: &[&[&str]] = &[
     &["outcomes", "list", "item", "event_id"],
 ];
 
+/// Times: v2 pages hold them as deltas bit-packed, which leaves zstd
+/// nothing to find (on the 20 MiB CB bench log the three columns came
+/// out of it the same size, for 0.8% of the export's instructions).
+const DELTA_PACKED: &[&[&str]] = &[
+    &["timestamp"],
+    &["client_time"],
+    &["outcomes", "list", "item", "time"],
+];
+
 impl<W: Write + Send> ParquetFile<W> {
     /// Starts a file on `out`, row groups of at most `row_group` rows and
     /// [`ROW_GROUP_BYTES`].
@@ -197,6 +206,9 @@ impl<W: Write + Send> ParquetFile<W> {
         // are kept (they tell a file's range for an id lookup).
         for column in [&["event_id"][..], &["outcomes", "list", "item", "event_id"]] {
             props = props.set_column_statistics_enabled(path(column), EnabledStatistics::Chunk);
+        }
+        for column in DELTA_PACKED {
+            props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);
         }
         Ok(Self {
             writer: parquet::arrow::ArrowWriter::try_new(out, schema(), Some(props.build()))?,

@@ -45,3 +45,37 @@ fn row_groups_end_at_their_byte_bound_and_pages_are_v2() {
         "{kinds:?}"
     );
 }
+
+#[test]
+fn columns_are_zstd_but_the_timestamps() {
+    let batch = corpus_batch();
+    let mut writer = ParquetFile::new(Vec::new(), 1 << 20).unwrap();
+    writer.write(&batch).unwrap();
+    let bytes = bytes::Bytes::from(writer.finish().unwrap());
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let group = reader.metadata().row_group(0);
+    let codec = |path: &str| {
+        group
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == path)
+            .map(|c| c.compression())
+            .unwrap_or_else(|| panic!("no column {path}"))
+    };
+    let plain = parquet::basic::Compression::UNCOMPRESSED;
+    for path in ["timestamp", "client_time", "outcomes.list.item.time"] {
+        assert_eq!(codec(path), plain, "{path}");
+    }
+    for path in [
+        "event_id",
+        "context",
+        "reward",
+        "outcomes.list.item.event_id",
+    ] {
+        assert!(
+            matches!(codec(path), parquet::basic::Compression::ZSTD(_)),
+            "{path}: {:?}",
+            codec(path)
+        );
+    }
+}

@@ -44,11 +44,16 @@ pub struct Args {
     #[arg(long)]
     pub recover: bool,
 
-    /// Worker threads joining and serializing in parallel (1 to 256); the
-    /// output is the same bytes whatever the number. Default: the
-    /// available cores.
+    /// Worker threads joining and serializing in parallel (1 to 256), and
+    /// as many compressing a `.gz` or `.zst` output; the output is the
+    /// same bytes whatever the number. Default: the available cores.
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
+
+    /// Compression level of a `.gz` output (1, the default and fastest, to
+    /// 9) or a `.zst` one (-7 to 19 but 0; default 1).
+    #[arg(long, value_name = "L", allow_negative_numbers = true)]
+    pub level: Option<i32>,
 }
 
 /// Most worker threads `--threads` takes: more than any machine this runs
@@ -82,12 +87,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     // warnings about events the user asked to leave out.
     opts.only = args.filter.only.clone();
     let compat = opts.compat;
-    let mut out = Output::create(args.output.as_deref(), &inputs, Compress::ByExtension)?;
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let compress = Compress::ByExtension {
+        level: args.level,
+        threads,
+    };
+    let mut out = Output::create(args.output.as_deref(), &inputs, compress)?;
     let target = out.target().to_string();
-    // Recovery resynchronizes on one thread.
+    // Recovery resynchronizes on one thread (compressing may still use
+    // more).
     let threads = match args.recover {
         true => 1,
-        false => args.threads.unwrap_or_else(default_threads),
+        false => threads,
     };
     let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
     let sink = LinesSink::new(&mut out, compat);

@@ -14,6 +14,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compress;
 pub mod convert;
 pub mod error;
 pub mod estimate;

@@ -10,6 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Stdout, Write};
 use std::path::{Path, PathBuf};
 
+use crate::compress::{Codec, Pieces};
 use crate::error::Error;
 use crate::input::Input;
 
@@ -23,8 +24,14 @@ pub const BUFFER: usize = 256 << 10;
 /// `.zst` (DSJSON), or written as it is (binary logs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compress {
-    /// `.gz` and `.zst` names are compressed.
-    ByExtension,
+    /// `.gz` and `.zst` names are compressed (see [`crate::compress`]), at
+    /// `level` (the codec's default for `None`) on `threads` threads.
+    ByExtension {
+        /// The compression level, checked against the codec.
+        level: Option<i32>,
+        /// Threads that compress (1: the writing thread).
+        threads: usize,
+    },
     /// Bytes go to the file unchanged.
     Never,
 }
@@ -34,8 +41,7 @@ enum Sink {
     // and chunks are large enough that locking per write costs nothing.
     Stdout(BufWriter<Stdout>),
     Plain(BufWriter<File>),
-    Gz(flate2::write::GzEncoder<BufWriter<File>>),
-    Zst(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+    Packed(Box<Pieces<BufWriter<File>>>),
 }
 
 /// An open output: write to it, then [`Output::finish`] it. Dropped
@@ -69,6 +75,23 @@ impl Output {
         };
         refuse_input(path, inputs)?;
         let target = path.display().to_string();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let packing = match (compress, ext) {
+            (Compress::ByExtension { level, threads }, "gz" | "zst") => {
+                let codec = match ext {
+                    "gz" => Codec::Gzip(1),
+                    _ => Codec::Zstd(1),
+                };
+                let codec = match level {
+                    Some(level) => codec
+                        .with_level(level)
+                        .map_err(|e| Error::Msg(format!("--level: {e} (for {target})")))?,
+                    None => codec,
+                };
+                Some((codec, threads))
+            }
+            _ => None,
+        };
         let cannot = |e: io::Error| Error::Msg(format!("cannot create {target}: {e}"));
         // Devices, pipes and the like are written in place: renaming a
         // file over /dev/null would replace the device.
@@ -88,17 +111,12 @@ impl Output {
             (file, Some((temp, path.to_path_buf())))
         };
         let file = BufWriter::with_capacity(BUFFER, file);
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let sink = match (compress, ext) {
-            (Compress::ByExtension, "gz") => Sink::Gz(flate2::write::GzEncoder::new(
-                file,
-                flate2::Compression::default(),
+        let sink = match packing {
+            Some((codec, threads)) => Sink::Packed(Box::new(
+                Pieces::new(file, codec, threads)
+                    .map_err(|e| Error::Msg(format!("{target}: cannot start compressing: {e}")))?,
             )),
-            (Compress::ByExtension, "zst") => Sink::Zst(
-                zstd::stream::write::Encoder::new(file, 3)
-                    .map_err(|e| Error::Msg(format!("{target}: {e}")))?,
-            ),
-            _ => Sink::Plain(file),
+            None => Sink::Plain(file),
         };
         Ok(Self {
             sink: Some(sink),
@@ -130,8 +148,7 @@ impl Output {
             None => return Ok(()),
             Some(Sink::Stdout(mut w)) => return w.flush().map_err(|e| self.error(e)),
             Some(Sink::Plain(w)) => w,
-            Some(Sink::Gz(w)) => w.finish().map_err(|e| self.error(e))?,
-            Some(Sink::Zst(w)) => w.finish().map_err(|e| self.error(e))?,
+            Some(Sink::Packed(w)) => (*w).finish().map_err(|e| self.error(e))?,
         };
         let file = file.into_inner().map_err(|e| self.error(e.into_error()))?;
         drop(file);
@@ -154,8 +171,7 @@ impl Output {
         Ok(match &mut self.sink {
             Some(Sink::Stdout(w)) => w,
             Some(Sink::Plain(w)) => w,
-            Some(Sink::Gz(w)) => w,
-            Some(Sink::Zst(w)) => w,
+            Some(Sink::Packed(w)) => &mut **w,
             None => return Err(io::Error::other("the output is already finished")),
         })
     }

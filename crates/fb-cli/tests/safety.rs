@@ -194,16 +194,16 @@ fn a_closed_pipe_ends_quietly() {
 #[test]
 fn a_compressor_that_cannot_finish_is_an_error() {
     let dir = scratch("finish");
-    for ext in ["gz", "zst"] {
+    for (ext, threads) in [("gz", "1"), ("zst", "1"), ("gz", "2"), ("zst", "2")] {
         // A name that asks for compression, on a device whose every write
         // fails: the compressed bytes only go out when it finishes.
-        let target = dir.join(format!("full.{ext}"));
+        let target = dir.join(format!("full-{threads}.{ext}"));
         std::os::unix::fs::symlink("/dev/full", &target).unwrap();
         let out = fb(&[
             "convert",
             "-q",
             "--threads",
-            "1",
+            threads,
             p(&data(LOG)),
             "-o",
             p(&target),

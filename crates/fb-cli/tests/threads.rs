@@ -157,3 +157,80 @@ fn generated_logs_with_checkpoints_zstd_and_dedup_convert_identically() {
         same_bytes_for_every_thread_count(&log, extra);
     }
 }
+
+/// `-o x.gz` and `-o x.zst`: the same compressed bytes for any thread
+/// count, several members or frames, and the plain output once
+/// decompressed, by this process and by the system's `gzip` and `zstd`.
+#[test]
+fn compressed_outputs_are_the_same_bytes_for_every_thread_count() {
+    use std::io::Read;
+    let dir = std::env::temp_dir().join(format!("fb-packed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("cb.fb");
+    let log_s = log.to_str().unwrap();
+    run(&["gen", "-q", "--size", "4MB", "--seed", "5", "-o", log_s]);
+    let plain = run(&["convert", "-q", log_s]);
+    assert!(
+        plain.len() > 3 << 20,
+        "{} bytes: too few pieces",
+        plain.len()
+    );
+    // (extension, level flags, command that decompresses to stdout)
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("gz", &[], &["gzip", "-dc"]),
+        ("gz", &["--level", "9"], &["gzip", "-dc"]),
+        ("zst", &[], &["zstd", "-dcq"]),
+        ("zst", &["--level=-3"], &["zstd", "-dcq"]),
+    ];
+    for (ext, level, tool) in cases {
+        let mut files = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let out = dir.join(format!("out-{threads}.{ext}"));
+            let mut args = vec!["convert", "-q", "--threads", threads];
+            args.extend_from_slice(level);
+            args.extend([log_s, "-o", out.to_str().unwrap()]);
+            run(&args);
+            files.push(std::fs::read(&out).unwrap());
+        }
+        let name = format!("{ext} {level:?}");
+        assert!(files[0] == files[1], "{name}: 1 and 2 threads differ");
+        assert!(files[0] == files[2], "{name}: 1 and 3 threads differ");
+        let mut back = Vec::new();
+        match *ext {
+            "gz" => {
+                flate2::read::MultiGzDecoder::new(&files[0][..])
+                    .read_to_end(&mut back)
+                    .unwrap();
+                // More than one member: a one-member reader stops early.
+                let mut first = Vec::new();
+                flate2::read::GzDecoder::new(&files[0][..])
+                    .read_to_end(&mut first)
+                    .unwrap();
+                assert!(first.len() < plain.len(), "{name}: one member");
+            }
+            _ => back = zstd::decode_all(&files[0][..]).unwrap(),
+        }
+        assert!(back == plain, "{name}: decompressed differs");
+        match Command::new(tool[0])
+            .args(&tool[1..])
+            .arg(dir.join(format!("out-1.{ext}")))
+            .output()
+        {
+            Ok(out) => {
+                assert!(out.status.success(), "{name}: {tool:?} failed");
+                assert!(out.stdout == plain, "{name}: {tool:?} reads other bytes");
+            }
+            // The tool is not installed: the decoders above stand.
+            Err(e) => eprintln!("{name}: {tool:?} not run: {e}"),
+        }
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["convert", "--level", "12", log_s, "-o"])
+        .arg(dir.join("bad.gz"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("gzip levels are 1 to 9"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -140,7 +140,11 @@ fn convert<'py>(
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
     let inputs: Vec<_> = sources.iter().map(source::Src::input).collect();
-    let mut output = Output::create(Some(&out), &inputs, Compress::ByExtension)
+    let compress = Compress::ByExtension {
+        level: None,
+        threads: opts.threads,
+    };
+    let mut output = Output::create(Some(&out), &inputs, compress)
         .map_err(|e| PyOSError::new_err(e.to_string()))?;
     let compat = opts.join.compat;
     let (written, report, stop, finished, skipped_events) = py.detach(|| {
