@@ -136,6 +136,30 @@ fn framer_run(input: &[u8], split: usize, limit: u32) -> Outcome {
     }
 }
 
+/// Checks a salvaged message: every position is kept, withheld or lost;
+/// what is kept is a valid message whose events all verify, and no larger
+/// than the input allows.
+pub fn salvaged(input: &[u8], s: &fb_format::salvage::Salvaged) {
+    let r = &s.report;
+    let good = r.kept + r.withheld;
+    assert!(r.kept <= good);
+    assert_eq!(
+        good + r.lost_count(),
+        r.listed,
+        "positions unaccounted for: {r:?}"
+    );
+    let _ = write!(std::io::sink(), "{r}");
+    let msg = s.message();
+    let events = msg.events().expect("a salvaged payload verifies");
+    assert_eq!(events.total() as u64, r.kept);
+    for event in events {
+        event.expect("a salvaged event verifies");
+    }
+    // Nothing grows beyond the input: the kept events' bytes are copies
+    // of its own, with a few dozen bytes of tables each.
+    assert!(s.payload.len() as u64 <= input.len() as u64 + 64 * (r.kept + 1));
+}
+
 /// Checks the [`RecoveringReader`]: items cover `input` exactly, in order;
 /// messages are what the input holds at their offset; on an intact log the
 /// messages are the plain reader's.
@@ -143,6 +167,7 @@ fn recovery(input: &[u8], limit: u32, plain: &Outcome) {
     let mut next = 0u64;
     let mut messages = Vec::new();
     let mut skipped = 0usize;
+    let mut yielded = 0u64;
     for item in RecoveringReader::with_max_payload(input, limit) {
         match item {
             Recovered::Message(m) => {
@@ -153,9 +178,17 @@ fn recovery(input: &[u8], limit: u32, plain: &Outcome) {
                     assert_eq!(bytes.get(8..8 + m.payload.len()), Some(m.payload));
                 }
                 assert!(!matches!(m.kind, MessageKind::Unknown(_)));
-                assert_eq!(m.index, messages.len() as u64);
+                assert_eq!(m.index, yielded);
+                yielded += 1;
                 next += m.len as u64;
                 messages.push(Owned::from(m));
+            }
+            Recovered::Salvaged(s) => {
+                // Its damaged bytes are the skipped range that follows.
+                assert_eq!(s.report.offset, next, "salvage out of place {:?}", s.report);
+                assert_eq!(s.report.index, yielded);
+                yielded += 1;
+                salvaged(input, &s);
             }
             Recovered::Skipped(s) => {
                 assert_eq!(s.start, next, "gap or overlap before {s:?}");
@@ -187,7 +220,11 @@ fn recovery(input: &[u8], limit: u32, plain: &Outcome) {
             match m.kind {
                 MessageKind::Header => msg.file_header().is_ok(),
                 MessageKind::Checkpoint => msg.checkpoint().is_ok(),
-                MessageKind::Regular => msg.joined_payload().is_ok(),
+                // Recovery also holds every event of a REGULAR message
+                // to verify (else it salvages around the bad ones).
+                MessageKind::Regular => msg
+                    .events()
+                    .is_ok_and(|mut events| events.all(|e| e.is_ok())),
                 MessageKind::FileMagic | MessageKind::Eof => true,
                 MessageKind::Unknown(_) => false,
             }

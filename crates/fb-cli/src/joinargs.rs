@@ -177,6 +177,9 @@ pub struct RunReport {
     /// Where each input's diagnostics start among the joiner's kept ones,
     /// and its name: diagnostics of multi-input runs name their file.
     pub starts: Vec<(usize, String)>,
+    /// What `--recover` salvaged from damaged REGULAR messages, per input
+    /// (`fb_format::salvage`).
+    pub salvaged: Vec<(String, fb_format::salvage::SalvageReport)>,
     /// Bytes of the current input already counted in `bytes`.
     input_start: u64,
 }
@@ -409,9 +412,16 @@ where
         )));
     }
     let skipped = std::mem::take(&mut fed.skipped);
+    let salvaged = std::mem::take(&mut fed.salvaged);
     report.fed(input, fed, quiet);
     for r in &skipped {
         report.damaged(input, r, quiet);
+    }
+    for s in salvaged {
+        if !quiet {
+            eprintln!("fb: {}: {s}", input.name());
+        }
+        report.salvaged.push((input.name(), s));
     }
     if !quiet && !skipped.is_empty() {
         eprintln!(

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_format::recover::{Recovered, RecoveringReader};
+use fb_format::salvage::SalvageReport;
 use fb_format::{Message, MessageKind, PayloadDecoder, DEFAULT_MAX_PAYLOAD};
 use fb_writer::LogWriter;
 
@@ -52,7 +53,10 @@ struct Kept {
 /// at its ends. A message is intact when the recovering reader accepts it
 /// (its framing is sound and its payload verifies) and, for a REGULAR
 /// message, when every event in it and every event's typed payload verify
-/// (and decompress) too; otherwise it is dropped whole.
+/// (and decompress) too. A damaged REGULAR message is not dropped whole:
+/// its events that can be proven good ([`fb_format::salvage`]) are written
+/// in a valid REGULAR message of their own, in its place, provided their
+/// typed payloads decode too; the damaged bytes are still reported.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let input = Input::File(args.input.clone());
     let data = std::fs::read(&args.input)
@@ -73,6 +77,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let mut decoder = PayloadDecoder::new(DEFAULT_MAX_PAYLOAD as usize);
     let mut dropped: Vec<Dropped> = Vec::new();
     let mut kept = Kept::default();
+    let mut salvaged: Vec<SalvageReport> = Vec::new();
     for item in RecoveringReader::new(&data) {
         let msg = match item {
             Recovered::Skipped(s) => {
@@ -81,6 +86,25 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                     end: s.end,
                     why: s.reason.to_string(),
                 });
+                continue;
+            }
+            Recovered::Salvaged(s) => {
+                // The good events of a damaged REGULAR message, in a valid
+                // one of their own (its bytes are reported dropped next).
+                let msg = s.message();
+                let mut report = s.report.clone();
+                if report.kept > 0 {
+                    match damaged_event(&msg, &mut decoder) {
+                        Ok(()) => {
+                            writer
+                                .message(msg.kind.type_id(), msg.payload)
+                                .map_err(write_err)?;
+                            kept.regulars += 1;
+                        }
+                        Err(_) => report.kept = 0,
+                    }
+                }
+                salvaged.push(report);
                 continue;
             }
             Recovered::Message(msg) => msg,
@@ -116,6 +140,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
 
     if !global.quiet {
         report(args, global, &kept, &dropped, data.len(), written);
+        for s in &salvaged {
+            eprintln!("fb: repair: {s}");
+        }
     }
     Ok(if dropped.is_empty() {
         ExitCode::SUCCESS

@@ -31,6 +31,12 @@ pub struct Args {
     /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
+
+    /// Keep going past damage, as `fb convert --recover` does: resume at
+    /// the next plausible message, and count the good events of damaged
+    /// batches (`salvaged` in the output).
+    #[arg(long)]
+    pub recover: bool,
 }
 
 /// Decisions under which an interval is too rough to read much into.
@@ -275,6 +281,12 @@ pub fn report_json(
         "by_problem_type": by_kind,
         "skipped_by_reason": skipped,
         "damaged_inputs": run.damaged,
+        "salvaged": {
+            "messages": run.salvaged.len(),
+            "events_kept": run.salvaged.iter().map(|(_, s)| s.kept).sum::<u64>(),
+            "events_withheld": run.salvaged.iter().map(|(_, s)| s.withheld).sum::<u64>(),
+            "events_lost": run.salvaged.iter().map(|(_, s)| s.lost_count()).sum::<u64>(),
+        },
         "reference_metrics": {
             "not_learnable": kept.skipped_learn,
             "original_cost_sum": kept.original_cost_sum,
@@ -407,6 +419,16 @@ fn table(r: &Value) -> String {
         for (k, v) in skipped {
             row(&format!("skipped: {k}"), v.to_string());
         }
+    }
+    let s = &r["salvaged"];
+    if s["messages"].as_u64().is_some_and(|n| n > 0) {
+        row(
+            "salvaged (damaged batches)",
+            format!(
+                "{} messages: {} events kept, {} withheld, {} lost",
+                s["messages"], s["events_kept"], s["events_withheld"], s["events_lost"]
+            ),
+        );
     }
     let c = &r["counterfactual"];
     let _ = writeln!(t, "\ncounterfactual estimates");
@@ -552,7 +574,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     // One thread: the sums add up in log order, as always.
     let mut pipeline = fb_join::Pipeline::new(opts, keep, TallySink::default(), 1);
     let fail = |e: fb_join::Error| Error::Msg(e.to_string());
-    let run = feed_all(&inputs, &mut pipeline, false, global.quiet, &fail)?;
+    let run = feed_all(&inputs, &mut pipeline, args.recover, global.quiet, &fail)?;
     let filtered = pipeline.filtered();
     let (joiner, TallySink(tally)) = pipeline.finish();
     if run.logs == 0 {

@@ -170,7 +170,11 @@ fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<
             Ok(Some(msg)) => msg,
             Ok(None) => break,
             Err(err) => {
-                problems.add(Bad, &name, err.offset(), None, None, &err.to_string())?;
+                let mut what = err.to_string();
+                if let Some(good) = cut_salvage(input, err.offset(), limit) {
+                    what = format!("{what}; {good}");
+                }
+                problems.add(Bad, &name, err.offset(), None, None, &what)?;
                 break;
             }
         };
@@ -197,19 +201,24 @@ fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<
                 }
             }
             MessageKind::Regular => match msg.events() {
-                Err(e) => at(
-                    problems,
-                    Bad,
-                    None,
-                    &format!("{e}: the whole message is lost"),
-                )?,
+                Err(e) => {
+                    let good = salvage_note(&msg, false);
+                    at(problems, Bad, None, &format!("{e}: {good}"))?
+                }
                 Ok(list) => {
+                    let mut noted = false;
                     for (position, ev) in list.enumerate() {
                         events += 1;
                         let view = match ev {
                             Ok(v) => v,
                             Err(e) => {
-                                at(problems, Bad, None, &format!("event {position}: {e}"))?;
+                                // Once per message: what of it is still good.
+                                let good = match noted {
+                                    false => format!("; {}", salvage_note(&msg, false)),
+                                    true => String::new(),
+                                };
+                                noted = true;
+                                at(problems, Bad, None, &format!("event {position}: {e}{good}"))?;
                                 continue;
                             }
                         };
@@ -240,6 +249,60 @@ fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<
         joiner.push_each(&msg, |_| {});
     }
     Ok((messages, events))
+}
+
+/// What salvage makes of a damaged REGULAR message: how many of its
+/// events are still good and would be kept (`fb convert --recover`, `fb
+/// repair`).
+fn salvage_note(msg: &fb_format::Message<'_>, cut: bool) -> String {
+    match fb_format::salvage::salvage(
+        msg.payload,
+        msg.offset,
+        msg.index,
+        msg.size_field,
+        msg.len,
+        cut,
+    ) {
+        Some(s) => format!(
+            "{} of its {} events are still good and kept by --recover and fb repair ({} more \
+             good but withheld, {} lost)",
+            s.report.kept,
+            s.report.listed,
+            s.report.withheld,
+            s.report.lost_count()
+        ),
+        None => "its event list cannot be read: the whole message is lost".into(),
+    }
+}
+
+/// For a file whose last message is cut: what salvage makes of it, read
+/// from the file (the stream reader keeps no partial message).
+fn cut_salvage(input: &Input, offset: u64, limit: u32) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Input::File(path) = input else {
+        return None;
+    };
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(u64::from(limit) + 8)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let head: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    let kind = u32::from_le_bytes(head[..4].try_into().ok()?);
+    if fb_format::MessageKind::from_type(kind) != fb_format::MessageKind::Regular {
+        return None;
+    }
+    let size = u32::from_le_bytes(head[4..].try_into().ok()?);
+    let msg = fb_format::Message {
+        kind: fb_format::MessageKind::Regular,
+        offset,
+        index: 0,
+        size_field: size,
+        payload: bytes.get(8..)?,
+        len: bytes.len(),
+    };
+    Some(salvage_note(&msg, true))
 }
 
 /// Checks every input; exit 0 clean (or warnings only, unless --strict),

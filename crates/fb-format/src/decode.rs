@@ -164,9 +164,27 @@ impl<'a> EventView<'a> {
         let enqueued = *joined
             .timestamp()
             .ok_or_else(|| missing("JoinedEvent", "timestamp"))?;
-        let parts = match fb_schema::event_parts(bytes.bytes()) {
+        Self::from_parts(bytes.bytes(), enqueued, offset, index, position)
+    }
+
+    /// The view of a `JoinedEvent` given by its `event` bytes (verified
+    /// here as an `Event`) and its timestamp.
+    pub(crate) fn from_parts(
+        bytes: &'a [u8],
+        enqueued: TimeStamp,
+        offset: u64,
+        index: u64,
+        position: usize,
+    ) -> Result<Self> {
+        let missing = |what, field| Error::MissingField {
+            offset,
+            index,
+            what,
+            field,
+        };
+        let parts = match fb_schema::event_parts(bytes) {
             Some(parts) => parts,
-            None => verify_slow::<Event>(bytes.bytes(), offset, index, "Event")?.into(),
+            None => verify_slow::<Event>(bytes, offset, index, "Event")?.into(),
         };
         let meta = parts.meta.ok_or_else(|| missing("Event", "meta"))?;
         let id = parts.id.ok_or_else(|| missing("Metadata", "id"))?;

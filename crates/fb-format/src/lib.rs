@@ -54,6 +54,7 @@ mod loop_kind;
 pub mod raw;
 mod reader;
 pub mod recover;
+pub mod salvage;
 
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};

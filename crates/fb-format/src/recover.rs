@@ -97,6 +97,7 @@ use crate::kind::{
     MessageKind, SUPPORTED_VERSION, TYPE_CHECKPOINT, TYPE_EOF, TYPE_FILEMAGIC, TYPE_HEADER,
     TYPE_REGULAR,
 };
+use crate::salvage::{salvage, Salvaged};
 
 /// Why reading in step failed at the start of a skipped range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +139,16 @@ pub enum SkipReason {
     /// scanning (see the [module documentation](self)) is used up. Only
     /// crafted input gets here; the rest of the input is skipped.
     ScanLimit,
+    /// A REGULAR message whose `JoinedPayload` verifies but one of whose
+    /// events does not (its nested `Event`, or a missing field): the plain
+    /// readers drop the events from there on; recovery salvages the good
+    /// ones ([`crate::salvage`]).
+    BadEvent {
+        /// The event's position in the message.
+        position: usize,
+        /// What is wrong with it.
+        detail: String,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -179,6 +190,10 @@ impl fmt::Display for SkipReason {
                 )
             }
             Self::AfterEof => f.write_str("bytes after an EOF message that hold no message"),
+            Self::BadEvent { position, detail } => write!(
+                f,
+                "REGULAR message: event {position} does not verify: {detail}"
+            ),
             Self::ScanLimit => f.write_str(
                 "too much verification work while looking for the next message: gave up",
             ),
@@ -228,6 +243,10 @@ impl fmt::Display for Skipped {
 pub enum Recovered<'a> {
     /// An intact message (borrowed from the input).
     Message(Message<'a>),
+    /// The events of a damaged REGULAR message that could be proven good,
+    /// rebuilt as a message ([`crate::salvage`]); the [`Recovered::Skipped`]
+    /// range of that message follows.
+    Salvaged(Box<Salvaged>),
     /// A damaged or unreadable range that was skipped.
     Skipped(Skipped),
 }
@@ -242,6 +261,8 @@ pub struct RecoveringReader<'a> {
     max_payload: u32,
     after_eof: bool,
     pending: Option<Message<'a>>,
+    /// The skipped range of a message whose salvage was just yielded.
+    pending_skip: Option<Skipped>,
     /// Payload bytes the scan may still hand to the verifier.
     scan_budget: u64,
 }
@@ -290,6 +311,7 @@ impl<'a> RecoveringReader<'a> {
             max_payload,
             after_eof: false,
             pending: None,
+            pending_skip: None,
             scan_budget: (data.len() as u64)
                 .saturating_mul(SCAN_BUDGET_PER_BYTE)
                 .saturating_add(SCAN_BUDGET_EXTRA),
@@ -299,15 +321,19 @@ impl<'a> RecoveringReader<'a> {
     /// Offset of the first byte not yet accounted for (yielded as a message
     /// or as a skipped range).
     pub fn offset(&self) -> u64 {
-        match &self.pending {
-            Some(msg) => msg.offset,
-            None => self.pos as u64,
+        match (&self.pending_skip, &self.pending) {
+            (Some(skipped), _) => skipped.start,
+            (None, Some(msg)) => msg.offset,
+            (None, None) => self.pos as u64,
         }
     }
 
     /// The next message or skipped range, `None` once the whole input is
     /// accounted for.
     pub fn next_item(&mut self) -> Option<Recovered<'a>> {
+        if let Some(skipped) = self.pending_skip.take() {
+            return Some(Recovered::Skipped(skipped));
+        }
         if let Some(msg) = self.pending.take() {
             return Some(Recovered::Message(self.accept(msg)));
         }
@@ -331,10 +357,46 @@ impl<'a> RecoveringReader<'a> {
         match self.probe(start, Mode::InStep) {
             Ok(msg) => Some(Recovered::Message(self.accept(msg))),
             Err(reason) => {
+                let salvaged = self.salvage(start, &reason);
                 let found = self.find_from(start.saturating_add(1));
-                Some(Recovered::Skipped(self.skip_to(start, found, reason)))
+                let skipped = self.skip_to(start, found, reason);
+                match salvaged {
+                    Some(s) => {
+                        self.pending_skip = Some(skipped);
+                        Some(Recovered::Salvaged(Box::new(s)))
+                    }
+                    None => Some(Recovered::Skipped(skipped)),
+                }
             }
         }
+    }
+
+    /// The good events of the REGULAR message at `at`, which failed to
+    /// read in step for `reason`: cut by the end of the input, or not
+    /// verifying (a size field too large is read up to the payload limit).
+    fn salvage(&mut self, at: usize, reason: &SkipReason) -> Option<Salvaged> {
+        let regular = Some(MessageKind::Regular);
+        let cut = match reason {
+            SkipReason::Truncated { kind, .. } if *kind == regular => true,
+            SkipReason::InvalidPayload { kind, .. } | SkipReason::PayloadTooLarge { kind, .. }
+                if Some(*kind) == regular =>
+            {
+                false
+            }
+            SkipReason::BadEvent { .. } => false,
+            _ => return None,
+        };
+        let rest = self.data.get(at..)?;
+        let size = read_u32(rest, 4)?;
+        let end = (HEADER_LEN as u64 + u64::from(size.min(self.max_payload))).min(rest.len() as u64)
+            as usize;
+        let payload = rest.get(HEADER_LEN..end)?;
+        let len = frame_len(size).min(rest.len() as u64) as usize;
+        // Nothing kept: the skipped range says it all.
+        let s = salvage(payload, at as u64, self.index, size, len, cut)
+            .filter(|s| s.report.kept > 0)?;
+        self.index += 1;
+        Some(s)
     }
 
     /// Records `found` (if any) as the next message and reports the range
@@ -471,10 +533,26 @@ impl<'a> RecoveringReader<'a> {
                     }
                     _ => verified_with::<JoinedPayload>(payload, &opts).map(drop),
                 };
-                match checked {
-                    Ok(()) => Ok(message(size, payload, len)),
-                    Err(error) => Err(SkipReason::InvalidPayload { kind, error }),
+                if let Err(error) = checked {
+                    return Err(SkipReason::InvalidPayload { kind, error });
                 }
+                let msg = message(size, payload, len);
+                // In step, every event of a REGULAR message must verify too:
+                // one that does not is damage to salvage around, where the
+                // plain readers drop the rest of the message.
+                if mode == Mode::InStep && kind == MessageKind::Regular {
+                    if let Ok(events) = msg.events() {
+                        for (position, event) in events.enumerate() {
+                            if let Err(e) = event {
+                                return Err(SkipReason::BadEvent {
+                                    position,
+                                    detail: e.to_string(),
+                                });
+                            }
+                        }
+                    }
+                }
+                Ok(msg)
             }
         }
     }

@@ -21,6 +21,13 @@ fn describe(data: &[u8]) -> Vec<String> {
 fn item_str(item: &Recovered<'_>) -> String {
     match item {
         Recovered::Message(m) => format!("{}@{}", m.kind.name(), m.offset),
+        Recovered::Salvaged(s) => format!(
+            "salvaged {}@{} {}/{}",
+            s.message().kind.name(),
+            s.report.offset,
+            s.report.kept,
+            s.report.listed
+        ),
         Recovered::Skipped(s) => {
             let why = match &s.reason {
                 SkipReason::UnknownType(_) => "unknown",
@@ -30,6 +37,7 @@ fn item_str(item: &Recovered<'_>) -> String {
                 SkipReason::InvalidPayload { .. } => "invalid",
                 SkipReason::AfterEof => "after_eof",
                 SkipReason::ScanLimit => "scan_limit",
+                SkipReason::BadEvent { .. } => "bad_event",
                 other => panic!("unexpected reason {other:?}"),
             };
             format!("skip {}..{} {why}", s.start, s.end)
@@ -240,6 +248,9 @@ fn damage_cases() {
                     log.bytes,
                     vec![
                         format!("CHECKPOINT@{c}"),
+                        // Only the size field is wrong: every event of the
+                        // message is still there, and salvaged.
+                        format!("salvaged REGULAR@{r} 2/2"),
                         format!("skip {r}..{r2} truncated"),
                         format!("REGULAR@{r2}"),
                     ],
@@ -259,6 +270,7 @@ fn damage_cases() {
                     log.bytes,
                     vec![
                         format!("CHECKPOINT@{c}"),
+                        format!("salvaged REGULAR@{r} 2/2"),
                         format!("skip {r}..{r2} too_large"),
                         format!("REGULAR@{r2}"),
                     ],
@@ -276,6 +288,9 @@ fn damage_cases() {
                     log.bytes,
                     vec![
                         format!("CHECKPOINT@{c}"),
+                        // Event 0 lies at the end of the payload, cut; the
+                        // other is whole.
+                        format!("salvaged REGULAR@{r} 1/2"),
                         format!("skip {r}..{end} truncated"),
                     ],
                 )
@@ -438,6 +453,7 @@ fn intact_logs_recover_exactly_like_the_plain_reader() {
         for item in RecoveringReader::new(&data) {
             match item {
                 Recovered::Message(m) => got.push(Owned::from(m)),
+                Recovered::Salvaged(s) => panic!("{file}: {}", s.report),
                 Recovered::Skipped(s) => panic!("{file}: {s}"),
             }
         }
@@ -533,7 +549,16 @@ fn every_cut_keeps_every_whole_message() {
                 } else {
                     expected.push(format!("skip {start}..{cut} truncated"));
                 }
-                assert_eq!(describe(&data[..cut]), expected, "{file} cut at {cut}");
+                // A cut REGULAR message may also give back its last events
+                // (salvage), announced just before its skipped range.
+                let mut got = describe(&data[..cut]);
+                if let Some(at) = got.iter().position(|g| g.starts_with("salvaged ")) {
+                    let s = got.remove(at);
+                    assert_eq!(msg.kind, MessageKind::Regular, "{file} cut at {cut}: {s}");
+                    assert!(s.starts_with(&format!("salvaged REGULAR@{start} ")), "{s}");
+                    assert_eq!(at, k, "{file} cut at {cut}: salvage out of place");
+                }
+                assert_eq!(got, expected, "{file} cut at {cut}");
             }
             start = end;
         }

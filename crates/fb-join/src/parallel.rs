@@ -360,6 +360,7 @@ where
                 framing_error,
                 stopped_at: stopped.then_some(at),
                 skipped: Vec::new(),
+                salvaged: Vec::new(),
             },
             kept,
             filtered,

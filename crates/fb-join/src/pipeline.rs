@@ -34,6 +34,7 @@
 use std::io::Read;
 
 use fb_format::recover::{Recovered, RecoveringReader, Skipped};
+use fb_format::salvage::{SalvageReport, Salvaged};
 use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 
 use crate::event::JoinedEvent;
@@ -163,6 +164,9 @@ pub struct Fed {
     pub stopped_at: Option<(u64, u64)>,
     /// Byte ranges skipped by [`Source::Recover`], with why.
     pub skipped: Vec<Skipped>,
+    /// Damaged REGULAR messages whose good events [`Source::Recover`]
+    /// salvaged (each one's bytes are also in `skipped`).
+    pub salvaged: Vec<SalvageReport>,
 }
 
 /// Source, joiner, filter and sink, for any number of inputs in turn: the
@@ -243,11 +247,14 @@ where
             let mut reader = Recovering {
                 inner: RecoveringReader::with_max_payload(data, limit),
                 skipped: Vec::new(),
+                salvaged: Vec::new(),
+                current: None,
                 at: (0, 0),
                 len: data.len() as u64,
             };
             let mut fed = self.serial(&mut reader, stop, progress)?;
             fed.skipped = reader.skipped;
+            fed.salvaged = reader.salvaged;
             return Ok(fed);
         }
         if self.threads > 1 {
@@ -365,6 +372,9 @@ impl<R: Read> Reader for StreamReader<R> {
 struct Recovering<'a> {
     inner: RecoveringReader<'a>,
     skipped: Vec<Skipped>,
+    salvaged: Vec<SalvageReport>,
+    /// The salvaged message last handed out (it borrows from here).
+    current: Option<Box<Salvaged>>,
     at: (u64, u64),
     len: u64,
 }
@@ -376,6 +386,12 @@ impl Reader for Recovering<'_> {
                 Some(Recovered::Message(msg)) => {
                     self.at = (msg.offset + msg.len as u64, msg.index + 1);
                     return Ok(Some(msg));
+                }
+                Some(Recovered::Salvaged(s)) => {
+                    self.at = (s.report.offset + s.len as u64, s.report.index + 1);
+                    self.salvaged.push(s.report.clone());
+                    let s = self.current.insert(s);
+                    return Ok(Some(s.message()));
                 }
                 Some(Recovered::Skipped(range)) => self.skipped.push(range),
                 None => {

@@ -125,12 +125,24 @@ fn every_cut_writes_only_lines_of_the_intact_file() {
                     k
                 };
                 let expected = &all_lines[..intact.lines_after[whole]];
+                let got = lines(&out);
                 assert!(
-                    lines(&out) == expected,
-                    "{file} cut at {cut}: {} lines, expected {}",
-                    lines(&out).len(),
+                    got.get(..expected.len()) == Some(expected),
+                    "{file} cut at {cut}: {} lines, expected {} first",
+                    got.len(),
                     expected.len()
                 );
+                // After them, only lines of the cut message (salvaged), in
+                // the order the intact file gives them.
+                let of_cut = &all_lines[intact.lines_after[whole]
+                    ..intact.lines_after[(whole + 1).min(intact.lines_after.len() - 1)]];
+                let mut rest = of_cut.iter();
+                for line in &got[expected.len()..] {
+                    assert!(
+                        rest.any(|l| l == line),
+                        "{file} cut at {cut}: a salvaged line the cut message does not give"
+                    );
+                }
                 if whole == k {
                     assert_eq!(report.skipped.len(), 1, "{file} cut at {cut}");
                     let s = &report.skipped[0];
@@ -369,7 +381,9 @@ fn invalid_corpus_logs() {
     // (file, lines written, skipped ranges as (start, end))
     type Case = (&'static str, usize, &'static [(u64, u64)]);
     let cases: &[Case] = &[
-        ("bad_event_in_joined_event.log", 1, &[]),
+        // An event that does not verify: its message is skipped, and its
+        // good events after the bad one are salvaged (none here).
+        ("bad_event_in_joined_event.log", 1, &[(160, 384)]),
         ("bad_magic.log", 0, &[(0, 4)]),
         ("bad_version.log", 0, &[(0, 8)]),
         ("corrupt_joined_payload.log", 1, &[(160, 664)]),

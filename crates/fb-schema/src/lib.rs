@@ -56,7 +56,8 @@ pub use outcome::{
 };
 
 pub use quick::{
-    cb_parts, event_parts, outcome_parts, CbParts, EventParts, OutcomeParts, QuickVerify,
+    cb_parts, event_list, event_parts, listed_event, outcome_parts, CbParts, EventParts,
+    OutcomeParts, QuickVerify,
 };
 
 use flatbuffers::{Follow, Verifiable, VerifierOptions};

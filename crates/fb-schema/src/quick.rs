@@ -965,3 +965,111 @@ impl QuickVerify for EpisodeEvent<'_> {
         false
     }
 }
+
+/// Where the event list of a `JoinedPayload` is, read from a buffer that
+/// may be cut short or damaged: how many events it lists, and where its
+/// offsets start. Nothing else of the buffer is checked (see
+/// [`listed_event`]); `None` when the root table or the list's length
+/// cannot be read.
+pub fn event_list(buf: &[u8]) -> Option<(usize, usize)> {
+    let mut c = Check::<false>::new(buf);
+    let root = c.follow(0)?;
+    let t = c.table(root)?;
+    let pos = c.field(t, JoinedPayload::VT_EVENTS as usize)?;
+    let at = c.follow(pos)?;
+    let len = c.u32_at(at)?;
+    Some((len, at.checked_add(4)?))
+}
+
+/// Event `i` of the list whose offsets start at `start` (from
+/// [`event_list`]), checked on its own as the verifier checks a
+/// `JoinedEvent`: where its table is, its `event` bytes (a nested buffer,
+/// still to be verified as an `Event`) and its timestamp. The error says
+/// what could not be read.
+pub fn listed_event(
+    buf: &[u8],
+    start: usize,
+    i: usize,
+) -> Result<(usize, &[u8], TimeStamp), &'static str> {
+    let mut c = Check::<false>::new(buf);
+    let slot = i
+        .checked_mul(4)
+        .and_then(|n| start.checked_add(n))
+        .ok_or("its place in the event list is out of range")?;
+    let pos = c
+        .follow(slot)
+        .ok_or("its offset in the event list is not there")?;
+    let Some(t) = c.table(pos) else {
+        return guessed_layout(buf, pos);
+    };
+    let event = c
+        .bytes_field(t, JoinedEvent::VT_EVENT as usize, U8)
+        .ok_or("its event bytes are not there")?
+        .ok_or("it has no event bytes")?;
+    let stamp = c
+        .value_field::<12, 1>(t, JoinedEvent::VT_TIMESTAMP as usize)
+        .ok_or("its timestamp is not there")?
+        .ok_or("it has no timestamp")?;
+    // One table and one vector: nowhere near the verifier's limits.
+    Ok((pos, event, TimeStamp(stamp)))
+}
+
+/// `JoinedEvent` layouts the known writers produce: (table length, offset
+/// of `event`, offset of `timestamp`). The reference's C++ builder puts the
+/// struct first; flatbuffers for Rust (fb-writer) the offset first.
+const KNOWN_LAYOUTS: [(usize, usize, usize); 2] = [(20, 16, 4), (20, 4, 8)];
+
+/// A `JoinedEvent` table whose vtable is not in `buf`. Builders share one
+/// vtable among all the tables of a type and write it with the first one
+/// built, event 0, at the very end of the payload: a cut message loses it
+/// with its first events, while the tables of the last events are whole.
+/// Each known layout is tried; the first whose `event` vector lies in
+/// `buf` and whose timestamp is a calendar time is taken. The caller must
+/// hold what it reads to more than that (the nested `Event` verifies).
+fn guessed_layout(buf: &[u8], pos: usize) -> Result<(usize, &[u8], TimeStamp), &'static str> {
+    let mut c = Check::<false>::new(buf);
+    for (len, event_at, stamp_at) in KNOWN_LAYOUTS {
+        if pos.checked_add(len).is_none_or(|end| end > buf.len()) {
+            continue;
+        }
+        let Some(at) = c.follow(pos + event_at) else {
+            continue;
+        };
+        let Some((start, n)) = c.vector(at, U8) else {
+            continue;
+        };
+        let Some(event) = buf.get(start..start + n) else {
+            continue;
+        };
+        let Some(stamp) = c.bytes::<12, 1>(pos + stamp_at).map(TimeStamp) else {
+            continue;
+        };
+        if is_calendar_time(&stamp) {
+            return Ok((pos, event, stamp));
+        }
+    }
+    Err("its table is not there (nor is its vtable, lost with the first events)")
+}
+
+/// A date and time that exist (subseconds below a second in any unit the
+/// writers use: 10^7 ticks).
+fn is_calendar_time(t: &TimeStamp) -> bool {
+    let (year, month, day) = (t.year(), t.month(), t.day());
+    (1..=12).contains(&month)
+        && day >= 1
+        && u32::from(day) <= days_in_month(i64::from(year), u32::from(month))
+        && t.hour() < 24
+        && t.minute() < 60
+        && t.second() < 61
+        && t.subsecond() < 10_000_000
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    let next = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    (crate::calendar::days_from_civil(next.0, next.1, 1)
+        - crate::calendar::days_from_civil(year, month, 1)) as u32
+}
