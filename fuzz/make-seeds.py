@@ -3,7 +3,9 @@
 
 framing: a log prefixed with the two control bytes of the target;
 convert: a log prefixed with its flags byte (1 = multistep, 2 = inline dedup);
-decode:  the payload of every REGULAR message of those logs.
+decode:  the payload of every REGULAR message of those logs;
+salvage: those payloads behind a control byte (whole; cut at the half as
+         the input's end; cut at three quarters in place).
 Run from fuzz/: python3 make-seeds.py
 """
 import os
@@ -28,7 +30,7 @@ CONTEXTS = [
     b'{"GUser":{"id":"u1","f":[1.5,-2e-3,0]},"_multi":[{"TAction":{"a_id":"a7","topic":"finance","len":74}},{"a":1}],"_slots":[{"_id":"s1"},{"_id":"s2","_inc":[0,1]}]}',
 ]
 
-for target in ("framing", "convert", "decode", "json"):
+for target in ("framing", "convert", "decode", "json", "salvage"):
     os.makedirs(f"seeds/{target}", exist_ok=True)
 
 joined = CONTEXTS[0] + CONTEXTS[1]
@@ -50,5 +52,7 @@ for name, path in LOGS.items():
         if kind == 0xFFFFFFFF:
             payload = data[pos + 8 : pos + 8 + size]
             open(f"seeds/decode/seed-{name}-{n}", "wb").write(payload)
+            for ctl in (0x7F, 0x80 | 64, 96):
+                open(f"seeds/salvage/seed-{name}-{n}-{ctl:02x}", "wb").write(bytes([ctl]) + payload)
             n += 1
         pos += 8 + size + size % 8

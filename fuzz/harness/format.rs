@@ -253,6 +253,67 @@ impl Read for Dribble<'_> {
     }
 }
 
+/// Target `salvage`: the first byte chooses where the payload (the rest)
+/// is cut (its low 7 bits, in 128ths of its length; 127 keeps it whole)
+/// and whether the cut is the input's end (bit 7) or the payload is
+/// corrupt in place. The salvage must account for every listed event,
+/// rebuild a valid message of verifying events no larger than the input
+/// allows, and on a payload whose every event verifies keep them all,
+/// byte for byte.
+pub fn salvage(data: &[u8]) {
+    let Some((&control, payload)) = data.split_first() else {
+        return;
+    };
+    let keep = usize::from(control & 0x7f);
+    let len = if keep == 127 {
+        payload.len()
+    } else {
+        payload.len() * keep / 128
+    };
+    let present = &payload[..len];
+    let cut = control & 0x80 != 0;
+    let Some(s) = fb_format::salvage::salvage(present, 0, 0, payload.len() as u32, len + 8, cut)
+    else {
+        return;
+    };
+    salvaged(present, &s);
+    let whole = Message {
+        kind: MessageKind::Regular,
+        offset: 0,
+        index: 0,
+        size_field: len as u32,
+        payload: present,
+        len: len + 8,
+    };
+    let Ok(events) = whole.events() else { return };
+    let views: Vec<_> = events.collect();
+    // Events of a builder's payload never share bytes; a crafted list
+    // whose events do is salvaged only as far as their bytes fit.
+    let shared = fb_schema::event_list(present).is_none_or(|(_, start)| {
+        let total: usize = (0..views.len())
+            .map(|i| fb_schema::listed_event(present, start, i).map_or(0, |(_, b, _)| b.len()))
+            .sum();
+        total > present.len()
+    });
+    if views.iter().all(Result::is_ok) && !shared {
+        let r = &s.report;
+        assert_eq!(
+            (r.kept, r.withheld, r.lost_count()),
+            (r.listed, 0, 0),
+            "{r:?}"
+        );
+        let again: Vec<_> = s.message().events().expect("verifies").collect();
+        assert_eq!(again.len(), views.len());
+        for (a, b) in again.iter().zip(&views) {
+            let (a, b) = (a.as_ref().expect("verifies"), b.as_ref().expect("verifies"));
+            assert_eq!(
+                (a.id, a.enqueued, a.raw_payload()),
+                (b.id, b.enqueued, b.raw_payload())
+            );
+        }
+    }
+}
+
 /// Target (b), typed decoding of a REGULAR payload: the input is the
 /// payload. Every event is decoded with [`PayloadDecoder::payload`] and
 /// every field read. The same bytes are also read as a `FileHeader` and a

@@ -25,9 +25,11 @@
 //! ([`Salvaged::payload`]) holding the same bytes, so that every reader —
 //! the joiner, `fb repair` writing it back — takes it as any message.
 //!
-//! Work is bounded: only list slots inside the buffer are read, and the
-//! nested buffers verified add up to at most 16 times the payload plus 16
-//! MiB (events beyond are reported lost with that reason).
+//! Work and memory are bounded: only list slots inside the buffer are
+//! read, the nested buffers verified add up to at most 16 times the payload
+//! plus 16 MiB, and the events kept to at most the payload's length (a
+//! list whose slots share bytes could otherwise be copied over and over);
+//! events beyond are reported lost with the reason.
 
 use std::ops::Range;
 
@@ -170,6 +172,9 @@ pub fn salvage(
         .len()
         .saturating_mul(BUDGET_PER_BYTE)
         .saturating_add(BUDGET_EXTRA);
+    // Bytes of good events still to be copied before they exceed the
+    // payload.
+    let mut room = payload.len();
     let mut good: Vec<Good<'_>> = Vec::new();
     let mut lost: Vec<LostEvents> = Vec::new();
     let mut lose = |position: usize, at: Option<usize>, why: String| {
@@ -208,13 +213,27 @@ pub fn salvage(
             continue;
         }
         budget -= bytes.len();
-        match EventView::from_parts(bytes, stamp, offset, index, position) {
-            Ok(view) => good.push(Good {
+        // A builder writes each event once, so the good ones add up to no
+        // more than the payload: more means slots share bytes (a corrupt
+        // or crafted list), and copying them would grow without bound.
+        if bytes.len() > room {
+            lose(
                 position,
-                bytes,
-                stamp,
-                dedup: view.payload_type() == PayloadType::DedupInfo,
-            }),
+                Some(at),
+                "its bytes overlap those of other events: the event list is corrupt".into(),
+            );
+            continue;
+        }
+        match EventView::from_parts(bytes, stamp, offset, index, position) {
+            Ok(view) => {
+                room -= bytes.len();
+                good.push(Good {
+                    position,
+                    bytes,
+                    stamp,
+                    dedup: view.payload_type() == PayloadType::DedupInfo,
+                })
+            }
             Err(e) => lose(position, Some(at), e.to_string()),
         }
     }

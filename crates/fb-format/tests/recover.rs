@@ -612,12 +612,13 @@ fn random_inputs_are_accounted_for() {
 
 /// Inputs the fuzzers found, replayed: `tests/data/fuzz/framing/*` through
 /// the `framing` target's code, `tests/data/fuzz/decode/*` through the
-/// `decode` target's.
+/// `decode` target's, `tests/data/fuzz/salvage/*` through `salvage`'s.
 #[test]
 fn fuzz_regressions_replay() {
     for (dir, run) in [
         ("fuzz/framing", harness::framing as fn(&[u8])),
         ("fuzz/decode", harness::decode),
+        ("fuzz/salvage", harness::salvage),
     ] {
         let Ok(entries) = std::fs::read_dir(data_dir().join(dir)) else {
             continue;
@@ -633,4 +634,29 @@ fn fuzz_regressions_replay() {
             run(&data);
         }
     }
+}
+
+/// Every REGULAR payload of the corpus, whole and cut at every 16th of its
+/// length, in place and as a cut input: the `salvage` target's checks.
+#[test]
+fn salvage_checks_hold_on_cut_corpus_payloads() {
+    let mut runs = 0;
+    for file in valid_logs() {
+        let data = read(&file);
+        for msg in fb_format::SliceReader::new(&data) {
+            let msg = msg.unwrap();
+            if msg.kind != MessageKind::Regular {
+                continue;
+            }
+            for keep in (0..128u8).step_by(8).chain([127]) {
+                for cut in [0u8, 0x80] {
+                    let mut input = vec![keep | cut];
+                    input.extend_from_slice(msg.payload);
+                    harness::salvage(&input);
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 500, "{runs}");
 }

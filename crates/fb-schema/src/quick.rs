@@ -557,8 +557,35 @@ const VECTOR_BUDGET: usize = 1 << 29;
 
 impl sealed::Sealed for JoinedPayload<'_> {}
 
+/// Reads one byte of every cache line of `buf`, front to back, and
+/// returns them folded (for `black_box`).
+///
+/// The verifier then visits one `JoinedEvent` table per event, from the
+/// end of the payload to its front (event 0 is built first, so it lies
+/// last), each a few hundred bytes from the next: from memory, every visit
+/// is a cache miss the prefetcher does not see coming. A forward pass
+/// streams the payload into the cache first: on the corpus-built CB bench
+/// log (130 KB batches of 377 events) a conversion takes 7% less CPU time
+/// (195 → 181 ms, five runs each); on the generated logs, whose batches
+/// are small, nothing changes.
+#[inline(never)]
+fn warm(buf: &[u8]) -> u8 {
+    let mut x = 0u8;
+    for line in buf.chunks(64) {
+        x ^= line.first().copied().unwrap_or(0);
+    }
+    x
+}
+
+/// Payloads above this are left to the verifier as they are: they do
+/// not fit the cache that warming fills.
+const WARM_LIMIT: usize = 1 << 20;
+
 impl QuickVerify for JoinedPayload<'_> {
     fn quick(buf: &[u8]) -> bool {
+        if buf.len() <= WARM_LIMIT {
+            std::hint::black_box(warm(buf));
+        }
         let events = events_listed(buf).unwrap_or(0);
         let within = buf.len() <= FIXED_LIMIT
             && events.saturating_mul(buf.len().saturating_add(65_600)) <= VECTOR_BUDGET;
