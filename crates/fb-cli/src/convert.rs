@@ -107,7 +107,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         fb_join::Error::Write { source, .. } => Error::write(&target, source),
         other => Error::Msg(other.to_string()),
     };
-    let report = feed_all(&inputs, &mut pipeline, args.recover, global.quiet, &fail)?;
+    let report = feed_all(
+        &inputs,
+        &mut pipeline,
+        args.recover,
+        global.quiet,
+        &fail,
+        args.filter.window(),
+    )?;
     let (written, filtered) = (pipeline.kept(), pipeline.filtered());
     let (joiner, _) = pipeline.finish();
     out.finish()?;

@@ -210,7 +210,14 @@ fn export<B: BatchWriter>(
         fb_join::Error::Write { source, .. } => Error::write(target, source),
         other => Error::Msg(other.to_string()),
     };
-    let report = feed_all(inputs, &mut pipeline, args.recover, global.quiet, &fail)?;
+    let report = feed_all(
+        inputs,
+        &mut pipeline,
+        args.recover,
+        global.quiet,
+        &fail,
+        args.filter.window(),
+    )?;
     let (joiner, sink) = pipeline.finish();
     let rows = sink.rows();
     sink.finish()

@@ -35,6 +35,16 @@ pub struct Args {
     /// Only count messages per type (framing only, nothing decoded).
     #[arg(long, conflicts_with_all = ["events", "offset"])]
     pub count: bool,
+
+    /// The DSJSON line(s) of the decision with this event id, as `fb
+    /// convert` writes them; with a fresh `LOG.fbidx` (`fb index`) only
+    /// the blocks that may hold it are read. Exit 1 when it is not found.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["events", "offset", "count"])]
+    pub event_id: Option<String>,
+
+    /// With --event-id: read the whole log even if it has an index.
+    #[arg(long, requires = "event_id")]
+    pub no_index: bool,
 }
 
 fn ts(t: &TimeStamp) -> Value {
@@ -256,6 +266,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         )));
     }
     let mut out = Output::stdout();
+    if let Some(id) = &args.event_id {
+        return by_event_id(args, global, &inputs, id, out);
+    }
     let mut failed = false;
     let several = inputs.len() > 1;
     for (n, input) in inputs.iter().enumerate() {
@@ -271,6 +284,62 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--event-id`: the decision's lines from each input that holds it.
+fn by_event_id(
+    args: &Args,
+    global: &Global,
+    inputs: &[Input],
+    id: &str,
+    mut out: Output,
+) -> Result<ExitCode, Error> {
+    let mut lines = 0;
+    for input in inputs {
+        let read: Vec<u8>;
+        let map = crate::input::map(input);
+        let data: &[u8] = match &map {
+            Some(m) => m,
+            None => {
+                let mut opened = crate::input::open(input)?;
+                let mut buf = Vec::new();
+                std::io::Read::read_to_end(&mut opened.reader, &mut buf)
+                    .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
+                read = buf;
+                &read
+            }
+        };
+        let index = match args.no_index {
+            true => None,
+            false => crate::lookup::index_for(input, data, global.quiet)?,
+        };
+        let found = crate::lookup::event_lines(
+            data,
+            index.as_ref(),
+            id,
+            fb_join::Options::default(),
+            &mut out,
+        )?;
+        if global.verbose > 0 {
+            eprintln!(
+                "fb: {}: {} line(s) for {id}, {} of {} bytes read{}",
+                input.name(),
+                found.lines,
+                found.read,
+                data.len(),
+                if index.is_some() { " (indexed)" } else { "" }
+            );
+        }
+        lines += found.lines;
+    }
+    out.finish()?;
+    if lines == 0 {
+        if !global.quiet {
+            eprintln!("fb: no decision with event id {id}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Lists one log; false when it is damaged or not a log.

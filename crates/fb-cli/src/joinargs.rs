@@ -73,9 +73,28 @@ pub struct FilterArgs {
     /// Only events of these problem types (comma-separated).
     #[arg(long, value_name = "TYPES", value_delimiter = ',', value_parser = named::<Problem>(Problem::NAMES))]
     pub only: Vec<Problem>,
+
+    /// With --since/--until, read every message even where the log has a
+    /// fresh index (`fb index`); by default only the blocks of the index
+    /// that hold events in the range are read.
+    #[arg(long)]
+    pub no_index: bool,
 }
 
 impl FilterArgs {
+    /// The time range an index may narrow the reading to (seconds since
+    /// 1970, `[since, until)`), when there is one and the index is not
+    /// refused.
+    pub fn window(&self) -> Option<(i64, i64)> {
+        if self.no_index || (self.since.is_none() && self.until.is_none()) {
+            return None;
+        }
+        Some((
+            self.since.unwrap_or(i64::MIN),
+            self.until.unwrap_or(i64::MAX),
+        ))
+    }
+
     /// Refuses filters that can keep nothing.
     pub fn check(&self) -> Result<(), Error> {
         match (self.since, self.until) {
@@ -281,12 +300,19 @@ impl RunReport {
 /// `recover` each input read whole and resynchronized after damage. What
 /// the inputs were and what went wrong with them is in the report; `fail`
 /// turns the pipeline's errors (the output failing above all) into ours.
+///
+/// With `window` (seconds, `[since, until)`, from [`FilterArgs::window`]),
+/// a mapped input with a fresh index (`fb index`) is read only where its
+/// blocks hold events in the range, each after the checkpoint in force
+/// there; without one, or with dedup references inlined (which needs
+/// every DedupInfo), it is read whole.
 pub fn feed_all<S, K>(
     inputs: &[Input],
     pipeline: &mut Pipeline<S, K>,
     recover: bool,
     quiet: bool,
     fail: &dyn Fn(fb_join::Error) -> Error,
+    window: Option<(i64, i64)>,
 ) -> Result<RunReport, Error>
 where
     S: fb_join::Sink,
@@ -316,6 +342,26 @@ where
         let mut resume = None;
         if let Some(map) = input::map(input) {
             if !report.head(input, &Head::of(map.get(..4).unwrap_or(&map)), quiet) {
+                continue;
+            }
+            let indexed = match (window, input) {
+                (Some(window), Input::File(path)) if !pipeline.joiner().options().inline_dedup => {
+                    crate::index::load(path, &map, quiet)?.map(|index| (window, index))
+                }
+                _ => None,
+            };
+            if let Some((window, index)) = indexed {
+                feed_blocks(
+                    &map,
+                    &index,
+                    window,
+                    pipeline,
+                    &mut report,
+                    input,
+                    quiet,
+                    fail,
+                )?;
+                report.shrank(input, size, quiet);
                 continue;
             }
             let mut releaser = Releaser::default();
@@ -358,6 +404,88 @@ where
     }
     progress.finish();
     Ok(report)
+}
+
+/// The blocks of `index` with events in `window` (seconds), each after
+/// the checkpoint in force there; then the input's last checkpoint, so
+/// that the configuration carries to the next input as a full read leaves
+/// it.
+#[allow(clippy::too_many_arguments)]
+fn feed_blocks<S, K>(
+    log: &[u8],
+    index: &fb_format::index::Index,
+    (since, until): (i64, i64),
+    pipeline: &mut Pipeline<S, K>,
+    report: &mut RunReport,
+    input: &Input,
+    quiet: bool,
+    fail: &dyn Fn(fb_join::Error) -> Error,
+) -> Result<(), Error>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let micros = |s: i64| s.saturating_mul(1_000_000);
+    let (since, until) = (micros(since), micros(until));
+    // The index of each block's first message, as a full read counts.
+    let mut first = 0u64;
+    let mut fed_to = 0u64;
+    let mut config: Option<u64> = None;
+    let mut feed = |p: &mut Pipeline<S, K>, start: u64, end: u64, at: u64| -> Result<(), Error> {
+        let slice = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| log.get(s..e))
+            .ok_or_else(|| {
+                Error::Msg(format!("{}: the index points past the log", input.name()))
+            })?;
+        let fed = p
+            .feed(
+                Source::Slice(slice),
+                (start, at),
+                &mapped::broken,
+                &mut |_| {},
+            )
+            .map_err(fail)?;
+        report.fed(input, fed, quiet);
+        Ok(())
+    };
+    // Runs of consecutive blocks in the range, each fed in one go (as
+    // (start, end, index of its first message)).
+    let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+    for block in &index.blocks {
+        let this = first;
+        first += u64::from(block.messages);
+        if !block.overlaps(since, until) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(run) if run.1 == block.start => run.1 = block.end,
+            _ => runs.push((block.start, block.end, this)),
+        }
+    }
+    for (start, end, this) in runs {
+        let at = index.checkpoints.partition_point(|c| c.offset < start);
+        if let Some(c) = at.checked_sub(1).and_then(|k| index.checkpoints.get(k)) {
+            if config != Some(c.offset) && c.offset >= fed_to {
+                feed(pipeline, c.offset, c.offset + u64::from(c.len), 0)?;
+            }
+        }
+        feed(pipeline, start, end, this)?;
+        fed_to = end;
+        config = index
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|c| c.offset < end)
+            .map(|c| c.offset);
+    }
+    if let Some(c) = index.checkpoints.last() {
+        if config != Some(c.offset) {
+            feed(pipeline, c.offset, c.offset + u64::from(c.len), 0)?;
+        }
+    }
+    Ok(())
 }
 
 /// `--recover`: one input read whole (mapped when safe) and

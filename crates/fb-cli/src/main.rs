@@ -1,6 +1,6 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
-use fb_cli::{convert, export, gen, inspect, repair, stats, validate, Global};
+use fb_cli::{convert, export, gen, index, inspect, repair, stats, validate, Global};
 
 use std::process::ExitCode;
 
@@ -46,6 +46,13 @@ enum Command {
         after_help = "Example:\n  fb gen --problem-type ccb --size 50MiB --zstd --dedup --seed 1 -o /tmp/ccb.fb"
     )]
     Gen(gen::Args),
+    /// Write a sidecar index beside each log (`LOG.fbidx`): blocks of
+    /// messages with their times and decision ids, checkpoints, dedup
+    /// entries. `fb inspect --event-id` reads only what it points to.
+    #[command(
+        after_help = "Example:\n  fb index tests/data/valid_joined_logs/average_reward_100_interactions.fb"
+    )]
+    Index(index::Args),
     /// List the messages of a log, or dump its events as JSON lines.
     #[command(
         after_help = "Examples:\n  fb inspect tests/data/valid_joined_logs/cb_simple.log\n  \
@@ -79,6 +86,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(&args, &cli.global),
         Command::Export(args) => export::run(&args, &cli.global),
         Command::Gen(args) => gen::run(&args, &cli.global),
+        Command::Index(args) => index::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),

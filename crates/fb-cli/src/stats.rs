@@ -574,7 +574,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     // One thread: the sums add up in log order, as always.
     let mut pipeline = fb_join::Pipeline::new(opts, keep, TallySink::default(), 1);
     let fail = |e: fb_join::Error| Error::Msg(e.to_string());
-    let run = feed_all(&inputs, &mut pipeline, args.recover, global.quiet, &fail)?;
+    let run = feed_all(
+        &inputs,
+        &mut pipeline,
+        args.recover,
+        global.quiet,
+        &fail,
+        args.filter.window(),
+    )?;
     let filtered = pipeline.filtered();
     let (joiner, TallySink(tally)) = pipeline.finish();
     if run.logs == 0 {

@@ -106,6 +106,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// A log index (`.fbidx`) that cannot be read: damaged, cut, or not an
+    /// index; `offset` is in the index file. Rebuild it with `fb index`.
+    #[error("bad index at byte {offset}: {what} (rebuild it with `fb index`)")]
+    BadIndex {
+        /// Byte offset in the index file.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+
     /// The underlying reader failed.
     #[error("I/O error after byte {offset}: {source}")]
     Io {
@@ -128,7 +138,7 @@ impl Error {
             | Self::InvalidFlatbuffer { index, .. }
             | Self::MissingField { index, .. }
             | Self::Decompress { index, .. } => Some(*index),
-            Self::Io { .. } => None,
+            Self::Io { .. } | Self::BadIndex { .. } => None,
         }
     }
 
@@ -141,6 +151,7 @@ impl Error {
             | Self::InvalidFlatbuffer { offset, .. }
             | Self::MissingField { offset, .. }
             | Self::Decompress { offset, .. }
+            | Self::BadIndex { offset, .. }
             | Self::Io { offset, .. } => *offset,
         }
     }

@@ -49,6 +49,7 @@
 mod decode;
 mod error;
 mod framer;
+pub mod index;
 mod kind;
 mod loop_kind;
 pub mod raw;

@@ -129,6 +129,8 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
         since: time("since")?,
         until: time("until")?,
         only,
+        // vwlogs reads every message (drive.rs); `fb index` serves the CLI.
+        no_index: true,
     };
     filter.check().map_err(|e| bad("since/until", e))?;
     let batch_rows = get!(d, "batch_rows", usize).unwrap_or(65_536);

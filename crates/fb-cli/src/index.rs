@@ -1,0 +1,134 @@
+//! `fb index`: a sidecar index beside each log (`LOG.fbidx`, format in
+//! `fb_format::index`), and how the other commands find and trust one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use fb_format::index::Index;
+
+use crate::error::Error;
+use crate::input::Input;
+use crate::output::{Compress, Output};
+use crate::Global;
+
+/// Arguments of `fb index`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The logs to index (files or directories of logs); each gets
+    /// `LOG.fbidx` beside it.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+
+    /// Write the index here instead (one log only).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+/// Where the index of `log` lives.
+pub fn path_for(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".fbidx");
+    PathBuf::from(name)
+}
+
+/// Builds the index of `log` (its bytes `data`) and writes it to `out`,
+/// atomically; the index.
+fn write(log: &Path, data: &[u8], out: &Path) -> Result<Index, Error> {
+    let index = Index::build(data).map_err(|e| {
+        Error::Msg(format!(
+            "{}: cannot be indexed: {e} (fb repair writes a log that can)",
+            log.display()
+        ))
+    })?;
+    let inputs = [Input::File(log.to_path_buf())];
+    let mut file = Output::create(Some(out), &inputs, Compress::Never)?;
+    file.put(&index.to_bytes())?;
+    file.flush().map_err(|e| file.error(e))?;
+    file.finish()?;
+    Ok(index)
+}
+
+/// The index of `log` if one is beside it. A stale one (the log changed
+/// since) is rebuilt in place and said so on standard error unless
+/// `quiet`; a damaged one is an error naming it.
+pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
+    let at = path_for(log);
+    let bytes = match std::fs::read(&at) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
+    };
+    let index = Index::from_bytes(&bytes).map_err(|e| {
+        Error::Msg(format!(
+            "{}: {e}; or remove it, or pass --no-index",
+            at.display()
+        ))
+    })?;
+    match index.check_log(data) {
+        Ok(()) => Ok(Some(index)),
+        Err(why) => {
+            if !quiet {
+                eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
+            }
+            match write(log, data, &at) {
+                Ok(index) => Ok(Some(index)),
+                // Never trusted: the log is read whole instead.
+                Err(e) => {
+                    if !quiet {
+                        eprintln!("fb: {e}; reading the whole log");
+                    }
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// Writes the index of every input.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    let inputs = crate::input::resolve(&args.inputs)?;
+    if args.output.is_some() && inputs.len() != 1 {
+        return Err(Error::Msg(
+            "-o names the index of one log: give one log, or leave -o out".into(),
+        ));
+    }
+    for input in &inputs {
+        let Input::File(log) = input else {
+            return Err(Error::Msg(
+                "an index lies beside its log: give files, not standard input".into(),
+            ));
+        };
+        let started = Instant::now();
+        // Mapped: a 10 GiB log is not read into memory.
+        let read: Vec<u8>;
+        let map = crate::input::map(input);
+        let data: &[u8] = match &map {
+            Some(m) => m,
+            None => {
+                read = std::fs::read(log)
+                    .map_err(|e| Error::Msg(format!("cannot read {}: {e}", log.display())))?;
+                &read
+            }
+        };
+        let out = args.output.clone().unwrap_or_else(|| path_for(log));
+        let index = write(log, data, &out)?;
+        if !global.quiet {
+            let size = std::fs::metadata(&out).map_or(0, |m| m.len());
+            eprintln!(
+                "fb: {} -> {}: {} blocks, {} decisions, {} checkpoints, {} dedup ids; \
+                 {size} bytes ({:.2}% of the log) in {:.2} s",
+                log.display(),
+                out.display(),
+                index.blocks.len(),
+                index.decisions(),
+                index.checkpoints.len(),
+                index.dedup_ids(),
+                100.0 * size as f64 / (data.len().max(1)) as f64,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,367 @@
+//! `fb index` and what reads it: lookups by event id give the full scan's
+//! lines; a stale, foreign or damaged index is never trusted.
+
+mod common;
+
+use std::path::Path;
+
+use common::{data, fb, p, scratch_dir};
+use fb_format::index::Index;
+
+/// The DSJSON lines of `log`.
+fn convert(log: &Path) -> Vec<String> {
+    let out = fb(&["convert", "-q", p(log)]);
+    assert!(out.code <= 1, "{}: {}", log.display(), out.stderr);
+    out.stdout.lines().map(str::to_string).collect()
+}
+
+fn event_id(line: &str) -> String {
+    let doc: serde_json::Value = serde_json::from_str(line).unwrap();
+    doc["EventId"].as_str().unwrap_or_default().to_string()
+}
+
+/// Every decision of `log` looked up through its index gives the lines the
+/// full scan gives for its id; the index reads back as written.
+fn lookups_match_the_full_scan(name: &str, log: &Path) -> usize {
+    let bytes = std::fs::read(log).unwrap();
+    let index = Index::build(&bytes).unwrap();
+    assert_eq!(
+        Index::from_bytes(&index.to_bytes()).unwrap(),
+        index,
+        "{name}"
+    );
+    let lines = convert(log);
+    let mut ids: Vec<String> = lines.iter().map(|l| event_id(l)).collect();
+    ids.dedup();
+    // Some 60 ids of each log, spread over it (every one of a small log).
+    let step = (ids.len() / 60).max(1);
+    let ids: Vec<String> = ids.into_iter().step_by(step).collect();
+    for id in &ids {
+        let want: Vec<&String> = lines.iter().filter(|l| event_id(l) == *id).collect();
+        let mut got = Vec::new();
+        let found = fb_cli::lookup::event_lines(
+            &bytes,
+            Some(&index),
+            id,
+            fb_join::Options::default(),
+            &mut got,
+        )
+        .unwrap();
+        let got = String::from_utf8(got).unwrap();
+        let got: Vec<&str> = got.lines().collect();
+        assert_eq!(got.len(), want.len(), "{name}: {id}");
+        assert!(got.iter().zip(&want).all(|(g, w)| g == w), "{name}: {id}");
+        assert_eq!(found.lines as usize, want.len());
+    }
+    ids.len()
+}
+
+#[test]
+fn lookups_by_event_id_give_the_full_scans_lines() {
+    let mut checked = 0;
+    for file in [
+        "valid_joined_logs/average_reward_100_interactions.fb",
+        "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
+        "valid_joined_logs/slates_average_reward_100_interactions.fb",
+        "valid_joined_logs/cb_simple.log",
+        "valid_joined_logs/ca_loop_simple.fb",
+        "valid_joined_logs/cb_dedup_compressed.log",
+        "skip_learn/cb/mixed_deferred_action_events.fb",
+    ] {
+        checked += lookups_match_the_full_scan(file, &data(file));
+    }
+    let dir = scratch_dir("index-gen");
+    // (name, gen flags): each problem type, with and without zstd, dedup.
+    let cases: &[(&str, &[&str])] = &[
+        ("cb", &["--problem-type", "cb"]),
+        (
+            "cb-zstd-dedup",
+            &["--problem-type", "cb", "--zstd", "--dedup"],
+        ),
+        (
+            "ccb",
+            &["--problem-type", "ccb", "--events-per-message", "7"],
+        ),
+        ("ccb-zstd", &["--problem-type", "ccb", "--zstd", "--dedup"]),
+        (
+            "slates",
+            &["--problem-type", "slates", "--checkpoint-every", "50"],
+        ),
+        ("ca", &["--problem-type", "ca"]),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec!["gen", "-q", "--events", "600", "--seed", "8", "-o", p(&log)];
+        args.extend_from_slice(flags);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        checked += lookups_match_the_full_scan(name, &log);
+    }
+    assert!(checked > 500, "{checked} ids");
+}
+
+#[test]
+fn the_index_is_small_and_says_what_the_log_holds() {
+    let dir = scratch_dir("index-size");
+    // (name, gen flags): one decision per message; dedup, a few ids each.
+    let cases: &[(&str, &[&str])] = &[
+        ("cb", &["--problem-type", "cb"]),
+        ("ccb-dedup", &["--problem-type", "ccb", "--zstd", "--dedup"]),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec!["gen", "-q", "--size", "4MB", "--seed", "2", "-o", p(&log)];
+        args.extend_from_slice(flags);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        let out = fb(&["index", p(&log)]);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let idx = fb_cli::index::path_for(&log);
+        let size = std::fs::metadata(&idx).unwrap().len();
+        let bytes = std::fs::read(&log).unwrap();
+        assert!(
+            size * 100 < bytes.len() as u64,
+            "{name}: index {size} bytes for a log of {}",
+            bytes.len()
+        );
+        let index = Index::from_bytes(&std::fs::read(&idx).unwrap()).unwrap();
+        let stats = fb(&["stats", "--json", p(&log)]);
+        let doc: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+        assert_eq!(Some(index.decisions()), doc["joined"].as_u64(), "{name}");
+        // Blocks cover the log, in order, without gaps.
+        let mut at = 0;
+        for b in &index.blocks {
+            assert_eq!(b.start, at, "{name}");
+            at = b.end;
+        }
+        assert_eq!(at, bytes.len() as u64, "{name}");
+        // Every dedup id is found in the block of the message defining it.
+        let mut decoder = fb_format::PayloadDecoder::default();
+        let mut defined = 0;
+        for msg in fb_format::SliceReader::new(&bytes) {
+            let msg = msg.unwrap();
+            if msg.kind != fb_format::MessageKind::Regular {
+                continue;
+            }
+            for view in msg.events().unwrap() {
+                let view = view.unwrap();
+                if let Ok(fb_format::Payload::Dedup(info)) = decoder.payload(&view) {
+                    for id in info.ids().into_iter().flatten() {
+                        let holder = index
+                            .blocks
+                            .iter()
+                            .find(|b| b.start <= msg.offset && msg.offset < b.end)
+                            .unwrap();
+                        assert!(holder.may_define(id), "{name}: dedup id {id}");
+                        defined += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(defined, index.dedup_ids(), "{name}");
+        if name.contains("dedup") {
+            assert!(defined > 100, "{name}: {defined} dedup ids");
+        }
+    }
+}
+
+#[test]
+fn a_stale_or_damaged_index_is_never_trusted() {
+    let dir = scratch_dir("index-stale");
+    let original =
+        std::fs::read(data("valid_joined_logs/average_reward_100_interactions.fb")).unwrap();
+    let index = Index::build(&original).unwrap();
+    // (case, the log as it is now)
+    let mut rewritten = original.clone();
+    let last = rewritten.len() - 20;
+    rewritten[last] ^= 1;
+    let mut appended = original.clone();
+    appended.extend_from_slice(&original[..8]);
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("appended to", appended),
+        ("rewritten in place", rewritten),
+        ("truncated", original[..original.len() - 100].to_vec()),
+    ];
+    for (case, log) in &cases {
+        assert!(index.check_log(log).is_err(), "{case}");
+    }
+    assert!(index.check_log(&original).is_ok());
+
+    // Damaged index files: an error that names what is wrong, never a panic.
+    let bytes = index.to_bytes();
+    let mut flipped = bytes.clone();
+    flipped[70] ^= 0x40;
+    for (case, b) in [
+        ("a flipped byte", flipped),
+        ("cut", bytes[..bytes.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        (
+            "not an index",
+            b"hello world, this is not an index".to_vec(),
+        ),
+    ] {
+        let err = Index::from_bytes(&b).unwrap_err();
+        assert!(err.to_string().contains("index"), "{case}: {err}");
+    }
+
+    // Through the CLI: a damaged index is an error naming it; `fb index`
+    // rebuilds it; a stale one is rebuilt on use and the answer is right.
+    let log = dir.join("a.fb");
+    std::fs::write(&log, &original).unwrap();
+    let idx = fb_cli::index::path_for(&log);
+    std::fs::write(&idx, b"FBIDX\r\n\x1a garbage").unwrap();
+    let lines = convert(&log);
+    let id = event_id(&lines[10]);
+    let out = fb(&["inspect", "--event-id", &id, p(&log)]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains(p(&idx)), "{}", out.stderr);
+    assert_eq!(fb(&["index", p(&log)]).code, 0);
+    let out = fb(&["inspect", "--event-id", &id, p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim_end(), lines[10]);
+    // The log changes under its index: rebuilt, and the answer follows.
+    let mut grown = original.clone();
+    grown.extend_from_slice(&original[8..]);
+    std::fs::write(&log, &grown).unwrap();
+    let out = fb(&["inspect", "--event-id", &id, p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("stale"), "{}", out.stderr);
+    let twice = convert(&log);
+    let want: Vec<&String> = twice.iter().filter(|l| event_id(l) == id).collect();
+    assert_eq!(out.stdout.lines().count(), want.len());
+    let rebuilt = Index::from_bytes(&std::fs::read(&idx).unwrap()).unwrap();
+    assert!(rebuilt.check_log(&grown).is_ok());
+    // Unknown id: exit 1, said.
+    let out = fb(&["inspect", "--event-id", "no-such-id", p(&log)]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("no decision with event id"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `--since/--until` read only the blocks an index points to, and write
+/// the bytes a full read writes: each problem type, several windows, one
+/// and two threads, one input and two in a row (the configuration carries).
+#[test]
+fn time_windows_through_the_index_equal_the_full_scan() {
+    let dir = scratch_dir("index-window");
+    let cases: &[(&str, &[&str])] = &[
+        ("cb", &["--problem-type", "cb", "--checkpoint-every", "300"]),
+        (
+            "ccb",
+            &[
+                "--problem-type",
+                "ccb",
+                "--zstd",
+                "--events-per-message",
+                "3",
+            ],
+        ),
+        (
+            "slates",
+            &["--problem-type", "slates", "--checkpoint-every", "700"],
+        ),
+        ("ca", &["--problem-type", "ca", "--dedup"]),
+        ("multistep", &["--problem-type", "multistep"]),
+    ];
+    // Windows inside the generated logs' hour, at its edges, and empty.
+    let windows = [
+        ("2024-01-01T00:10:00Z", "2024-01-01T00:12:30Z"),
+        ("2024-01-01T00:00:00Z", "2024-01-01T00:00:05Z"),
+        ("2024-01-01T00:40:00Z", "2024-01-02"),
+        ("2023-12-01", "2023-12-02"),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec![
+            "gen",
+            "-q",
+            "--events",
+            "2500",
+            "--seed",
+            "6",
+            "-o",
+            p(&log),
+        ];
+        args.extend_from_slice(flags);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        assert_eq!(fb(&["index", "-q", p(&log)]).code, 0, "{name}");
+        let extra: &[&str] = if *name == "multistep" {
+            &["--multistep"]
+        } else {
+            &[]
+        };
+        for (since, until) in windows {
+            for threads in ["1", "2"] {
+                for inputs in [vec![p(&log)], vec![p(&log), p(&log)]] {
+                    let run = |no_index: bool| {
+                        let mut a = vec![
+                            "convert",
+                            "--threads",
+                            threads,
+                            "--since",
+                            since,
+                            "--until",
+                            until,
+                        ];
+                        a.extend_from_slice(extra);
+                        if no_index {
+                            a.push("--no-index");
+                        }
+                        a.extend(inputs.iter().copied());
+                        fb(&a)
+                    };
+                    let (full, indexed) = (run(true), run(false));
+                    let what = format!(
+                        "{name} {since}..{until} {threads} threads, {} inputs",
+                        inputs.len()
+                    );
+                    assert_eq!(full.code, 0, "{what}: {}", full.stderr);
+                    assert_eq!(indexed.code, 0, "{what}: {}", indexed.stderr);
+                    assert!(
+                        full.stdout == indexed.stdout,
+                        "{what}: the index changed the output"
+                    );
+                }
+            }
+        }
+        // A narrow window reads fewer messages through the index.
+        let messages = |no_index: bool| {
+            let mut a = vec![
+                "convert",
+                "--threads",
+                "1",
+                "--since",
+                windows[0].0,
+                "--until",
+                windows[0].1,
+            ];
+            a.extend_from_slice(extra);
+            if no_index {
+                a.push("--no-index");
+            }
+            a.extend([p(&log), "-o", "/dev/null"]);
+            let err = fb(&a).stderr;
+            let at = err.find(" messages").unwrap_or_else(|| panic!("{err}"));
+            let n: u64 = err[..at].rsplit(' ').next().unwrap().parse().unwrap();
+            n
+        };
+        assert!(
+            messages(false) * 2 < messages(true),
+            "{name}: the index was not used"
+        );
+        // The window inside the log keeps something: the case tests it.
+        let mut a = vec![
+            "convert",
+            "-q",
+            "--since",
+            windows[0].0,
+            "--until",
+            windows[0].1,
+        ];
+        a.extend_from_slice(extra);
+        a.push(p(&log));
+        let some = fb(&a);
+        assert!(some.stdout.lines().count() > 10, "{name}");
+    }
+}

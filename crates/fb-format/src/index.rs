@@ -1,0 +1,509 @@
+//! A sidecar index of a joined log (`LOG.fbidx`), built once, so that
+//! readers can jump to the part of a log they need.
+//!
+//! The log is cut into **blocks** of whole messages, about 64 KiB of log
+//! each, never across a CHECKPOINT (so every block has one configuration).
+//! For each block the index keeps where it starts and ends, its messages,
+//! decisions and events, the earliest and latest time of its events
+//! (enqueued and client times alike: either may be the event's time, as
+//! the loop is configured), and a Bloom filter of its decisions' ids (10 bits per id, three
+//! probes: about 1% false positives, no false negatives), and another of
+//! the dedup ids its DedupInfo events define. It also lists every
+//! CHECKPOINT (offset and length: a reader takes its configuration from
+//! the log).
+//!
+//! Dedup entries are filtered per block rather than listed: an id is 8
+//! random bytes, and a log that defines a few actions per decision would
+//! need more than 1% of its size for the list alone. The message that
+//! defines an id is found by reading the blocks whose filter says so.
+//!
+//! Per block rather than per message: generated logs hold one decision per
+//! message of under a kilobyte, where 32 bytes per message would be 4% of
+//! the log. Per block the index stays well under 1% of the log.
+//!
+//! **Tied to its log.** The index records the log's size and an FNV-1a
+//! hash of its first and last 64 KiB; [`Index::check_log`] refuses an
+//! index whose log was appended to, truncated or rewritten, and readers then
+//! rebuild it or read the log whole, never trusting it.
+//!
+//! **File format** (version 1, little-endian; sizes in bytes):
+//!
+//! | field | size |
+//! |---|---|
+//! | magic `FBIDX\r\n\x1a` | 8 |
+//! | version (1) | 4 |
+//! | flags (0) | 4 |
+//! | log size | 8 |
+//! | hash of the log's first 64 KiB | 8 |
+//! | hash of the log's last 64 KiB | 8 |
+//! | blocks, checkpoints (counts) | 2 × 4 |
+//! | reserved (0) | 8 |
+//! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), then two Bloom filters (decision ids, dedup ids), each a length (4) and bytes | 60 + n + m |
+//! | per checkpoint: offset (8), length (4) | 12 |
+//! | FNV-1a hash of every byte before it | 8 |
+//!
+//! ```
+//! use fb_format::index::Index;
+//!
+//! let log = std::fs::read(concat!(
+//!     env!("CARGO_MANIFEST_DIR"),
+//!     "/../../tests/data/valid_joined_logs/average_reward_100_interactions.fb"
+//! ))
+//! .unwrap();
+//! let index = Index::build(&log).unwrap();
+//! assert_eq!(index.decisions(), 100);
+//! let bytes = index.to_bytes();
+//! let again = Index::from_bytes(&bytes).unwrap();
+//! assert_eq!(again, index);
+//! again.check_log(&log).unwrap();
+//! ```
+
+use fb_schema::{PayloadType, TimeStamp};
+
+use crate::decode::{Payload, PayloadDecoder};
+use crate::error::{Error, Result};
+use crate::framer::Message;
+use crate::kind::MessageKind;
+use crate::reader::SliceReader;
+
+/// The first bytes of every index file.
+pub const MAGIC: [u8; 8] = *b"FBIDX\r\n\x1a";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Log bytes after which a block ends (at the next message boundary).
+pub const BLOCK_BYTES: u64 = 64 << 10;
+/// Bytes at each end of the log that the index hashes.
+const HASHED: usize = 64 << 10;
+/// Bloom filter bits per decision id.
+const BLOOM_BITS: usize = 10;
+/// Probes per id.
+const PROBES: u64 = 3;
+
+/// Fixed part of the file before the blocks.
+const HEADER_LEN: usize = 64;
+/// Fixed part of a block record.
+const BLOCK_LEN: usize = 60;
+
+/// One block of whole messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// Log offset of its first message.
+    pub start: u64,
+    /// Log offset after its last message.
+    pub end: u64,
+    /// Messages in it.
+    pub messages: u32,
+    /// Decisions (interactions) in it.
+    pub decisions: u32,
+    /// Events in it (decisions, outcomes, dedup, episodes).
+    pub events: u32,
+    /// Earliest enqueued time of its events, µs since 1970 (`i64::MAX`
+    /// when it has none).
+    pub earliest: i64,
+    /// Latest enqueued time of its events (`i64::MIN` when none).
+    pub latest: i64,
+    /// Dedup ids its DedupInfo events define.
+    pub dedup: u32,
+    bloom: Vec<u8>,
+    dedup_bloom: Vec<u8>,
+}
+
+impl Block {
+    fn new(start: u64) -> Self {
+        Self {
+            start,
+            end: start,
+            messages: 0,
+            decisions: 0,
+            events: 0,
+            earliest: i64::MAX,
+            latest: i64::MIN,
+            dedup: 0,
+            bloom: Vec::new(),
+            dedup_bloom: Vec::new(),
+        }
+    }
+
+    /// Whether a decision with this id may be in the block (no false
+    /// negatives; about 1% false positives).
+    pub fn may_hold(&self, id: &str) -> bool {
+        tests(&self.bloom, id.as_bytes())
+    }
+
+    /// Whether a DedupInfo of the block may define this action id.
+    pub fn may_define(&self, id: u64) -> bool {
+        tests(&self.dedup_bloom, &id.to_le_bytes())
+    }
+
+    /// Whether some event of the block may lie in `[since, until)` (µs).
+    pub fn overlaps(&self, since: i64, until: i64) -> bool {
+        self.events > 0 && self.earliest < until && self.latest >= since
+    }
+}
+
+/// The bits a key sets: double hashing of two FNV-1a hashes.
+fn probes(key: &[u8], bits: u64) -> impl Iterator<Item = u64> + '_ {
+    let h1 = fnv(key, FNV_OFFSET);
+    let h2 = fnv(key, h1) | 1;
+    (0..PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+}
+
+/// Whether every bit `key` sets is set in `bloom`.
+fn tests(bloom: &[u8], key: &[u8]) -> bool {
+    let bits = bloom.len() as u64 * 8;
+    bits > 0
+        && probes(key, bits).all(|bit| {
+            bloom
+                .get((bit / 8) as usize)
+                .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+        })
+}
+
+/// A filter of `keys`, 10 bits each (64 at least).
+fn filter<'k>(keys: impl ExactSizeIterator<Item = &'k [u8]>) -> Vec<u8> {
+    let bits = (keys.len() * BLOOM_BITS).next_multiple_of(8).max(64);
+    let mut bloom = vec![0u8; bits / 8];
+    for key in keys {
+        for bit in probes(key, bits as u64) {
+            if let Some(byte) = bloom.get_mut((bit / 8) as usize) {
+                *byte |= 1 << (bit % 8);
+            }
+        }
+    }
+    bloom
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits: enough to tell a stale or damaged index, not a
+/// defence against forgery.
+fn fnv(bytes: &[u8], seed: u64) -> u64 {
+    bytes.iter().fold(seed, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A CHECKPOINT of the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Log offset of the message.
+    pub offset: u64,
+    /// Its length (frame included).
+    pub len: u32,
+}
+
+/// The index of one log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// The log's size when indexed.
+    pub log_size: u64,
+    head_hash: u64,
+    tail_hash: u64,
+    /// Its blocks, in log order.
+    pub blocks: Vec<Block>,
+    /// Its CHECKPOINT messages, in log order.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// The hashes of the two ends of a log.
+fn ends(log: &[u8]) -> (u64, u64) {
+    let head = log.get(..HASHED.min(log.len())).unwrap_or_default();
+    let tail = log
+        .get(log.len().saturating_sub(HASHED)..)
+        .unwrap_or_default();
+    (fnv(head, FNV_OFFSET), fnv(tail, FNV_OFFSET))
+}
+
+/// Microseconds since 1970 of a timestamp (subseconds as the writers
+/// store them: tenths of a microsecond).
+fn micros(t: &TimeStamp) -> i64 {
+    let days = fb_schema::calendar::days_from_civil(
+        i64::from(t.year()),
+        u32::from(t.month()),
+        u32::from(t.day()),
+    );
+    let secs = days * 86_400
+        + i64::from(t.hour()) * 3_600
+        + i64::from(t.minute()) * 60
+        + i64::from(t.second());
+    secs.saturating_mul(1_000_000)
+        .saturating_add(i64::from(t.subsecond() / 10))
+}
+
+impl Index {
+    /// Indexes a whole log in memory (or mapped). Errors as the plain
+    /// reader gives them: a damaged log is not indexed (repair it first).
+    pub fn build(log: &[u8]) -> Result<Self> {
+        let (head_hash, tail_hash) = ends(log);
+        let mut index = Self {
+            log_size: log.len() as u64,
+            head_hash,
+            tail_hash,
+            blocks: Vec::new(),
+            checkpoints: Vec::new(),
+        };
+        let mut decoder = PayloadDecoder::default();
+        let mut block = Block::new(0);
+        let mut ids = Ids::default();
+        let mut reader = SliceReader::new(log);
+        while let Some(msg) = reader.next_message()? {
+            let end = msg.offset + msg.len as u64;
+            if msg.kind == MessageKind::Checkpoint {
+                // A checkpoint starts a block: the configuration it sets
+                // holds for the whole block.
+                close(&mut index.blocks, &mut block, &mut ids, msg.offset);
+                index.checkpoints.push(Checkpoint {
+                    offset: msg.offset,
+                    len: u32::try_from(msg.len).unwrap_or(u32::MAX),
+                });
+            }
+            block.messages += 1;
+            block.end = end;
+            if msg.kind == MessageKind::Regular {
+                index.regular(&msg, &mut block, &mut ids, &mut decoder)?;
+            }
+            if block.end - block.start >= BLOCK_BYTES {
+                close(&mut index.blocks, &mut block, &mut ids, end);
+            }
+        }
+        close(&mut index.blocks, &mut block, &mut ids, log.len() as u64);
+        Ok(index)
+    }
+
+    fn regular<'a>(
+        &mut self,
+        msg: &Message<'a>,
+        block: &mut Block,
+        ids: &mut Ids<'a>,
+        decoder: &mut PayloadDecoder,
+    ) -> Result<()> {
+        for view in msg.events()? {
+            let view = view?;
+            block.events += 1;
+            // An event's time is its enqueued time, or its client time
+            // when the loop says so: the range covers both.
+            for t in std::iter::once(view.enqueued).chain(view.client_time()) {
+                let t = micros(&t);
+                block.earliest = block.earliest.min(t);
+                block.latest = block.latest.max(t);
+            }
+            match view.payload_type() {
+                PayloadType::Outcome | PayloadType::Episode => {}
+                PayloadType::DedupInfo => {
+                    if let Payload::Dedup(info) = decoder.payload(&view)? {
+                        for id in info.ids().into_iter().flatten() {
+                            ids.dedup.push(id.to_le_bytes());
+                            block.dedup += 1;
+                        }
+                    }
+                }
+                _ => {
+                    block.decisions += 1;
+                    ids.decisions.push(view.id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decisions in the log.
+    pub fn decisions(&self) -> u64 {
+        self.blocks.iter().map(|b| u64::from(b.decisions)).sum()
+    }
+
+    /// The blocks that may hold a decision with this id.
+    pub fn blocks_for_id<'s>(&'s self, id: &'s str) -> impl Iterator<Item = &'s Block> + 's {
+        self.blocks.iter().filter(move |b| b.may_hold(id))
+    }
+
+    /// The blocks with events in `[since, until)` (µs since 1970).
+    pub fn blocks_between(&self, since: i64, until: i64) -> impl Iterator<Item = &Block> {
+        self.blocks.iter().filter(move |b| b.overlaps(since, until))
+    }
+
+    /// Refuses the index unless `log` is the log it was built from, as far
+    /// as its size and the hashes of its two ends tell.
+    pub fn check_log(&self, log: &[u8]) -> std::result::Result<(), String> {
+        if log.len() as u64 != self.log_size {
+            return Err(format!(
+                "the log has {} bytes, the index was built for {}: it was appended to, \
+                 truncated or replaced",
+                log.len(),
+                self.log_size
+            ));
+        }
+        if ends(log) != (self.head_hash, self.tail_hash) {
+            return Err("the log's bytes differ from those indexed: it was rewritten".into());
+        }
+        Ok(())
+    }
+
+    /// The index as its file holds it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let blooms: usize = self.blocks.iter().map(|b| b.bloom.len()).sum();
+        let mut out = Vec::with_capacity(
+            HEADER_LEN + self.blocks.len() * BLOCK_LEN + blooms + self.checkpoints.len() * 12 + 8,
+        );
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        for v in [self.log_size, self.head_hash, self.tail_hash] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for n in [self.blocks.len(), self.checkpoints.len()] {
+            out.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+        out.extend_from_slice(&0u64.to_le_bytes());
+        for b in &self.blocks {
+            out.extend_from_slice(&b.start.to_le_bytes());
+            out.extend_from_slice(&b.end.to_le_bytes());
+            for n in [b.messages, b.decisions, b.events, b.dedup] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+            out.extend_from_slice(&b.earliest.to_le_bytes());
+            out.extend_from_slice(&b.latest.to_le_bytes());
+            for bloom in [&b.bloom, &b.dedup_bloom] {
+                out.extend_from_slice(&(bloom.len() as u32).to_le_bytes());
+                out.extend_from_slice(bloom);
+            }
+        }
+        for c in &self.checkpoints {
+            out.extend_from_slice(&c.offset.to_le_bytes());
+            out.extend_from_slice(&c.len.to_le_bytes());
+        }
+        let sum = fnv(&out, FNV_OFFSET);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Reads an index file. Damage is an error that says where; nothing in
+    /// the file is trusted to size an allocation beyond the file itself.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad = |offset: usize, what: &str| Error::BadIndex {
+            offset: offset as u64,
+            what: what.to_string(),
+        };
+        if bytes.get(..8) != Some(&MAGIC[..]) {
+            return Err(bad(0, "not an fb index (no FBIDX magic)"));
+        }
+        let body_len = bytes
+            .len()
+            .checked_sub(8)
+            .ok_or_else(|| bad(0, "too short"))?;
+        let (body, sum) = bytes.split_at(body_len);
+        if sum != fnv(body, FNV_OFFSET).to_le_bytes() {
+            return Err(bad(
+                body_len,
+                "its checksum does not match: the file is damaged",
+            ));
+        }
+        let mut r = Cursor { bytes: body, at: 8 };
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(bad(
+                8,
+                &format!("version {version}; this fb reads version {VERSION}"),
+            ));
+        }
+        let _flags = r.u32()?;
+        let (log_size, head_hash, tail_hash) = (r.u64()?, r.u64()?, r.u64()?);
+        let (blocks, checkpoints) = (r.u32()?, r.u32()?);
+        let _reserved = r.u64()?;
+        let mut index = Self {
+            log_size,
+            head_hash,
+            tail_hash,
+            // Counts are checked against the bytes left as records are read.
+            blocks: Vec::with_capacity((blocks as usize).min(body.len() / BLOCK_LEN)),
+            checkpoints: Vec::with_capacity((checkpoints as usize).min(body.len() / 12)),
+        };
+        for _ in 0..blocks {
+            let mut b = Block::new(r.u64()?);
+            b.end = r.u64()?;
+            (b.messages, b.decisions, b.events) = (r.u32()?, r.u32()?, r.u32()?);
+            b.dedup = r.u32()?;
+            (b.earliest, b.latest) = (r.u64()? as i64, r.u64()? as i64);
+            let n = r.u32()? as usize;
+            b.bloom = r.take(n)?.to_vec();
+            let n = r.u32()? as usize;
+            b.dedup_bloom = r.take(n)?.to_vec();
+            index.blocks.push(b);
+        }
+        for _ in 0..checkpoints {
+            index.checkpoints.push(Checkpoint {
+                offset: r.u64()?,
+                len: r.u32()?,
+            });
+        }
+        if r.at != body.len() {
+            return Err(bad(r.at, "bytes after the last record"));
+        }
+        Ok(index)
+    }
+}
+
+/// The keys of the block being built.
+#[derive(Default)]
+struct Ids<'a> {
+    decisions: Vec<&'a str>,
+    dedup: Vec<[u8; 8]>,
+}
+
+/// Ends `block` at `end` (if it holds anything) and starts the next there.
+fn close(blocks: &mut Vec<Block>, block: &mut Block, ids: &mut Ids<'_>, end: u64) {
+    if block.messages > 0 {
+        block.bloom = filter(ids.decisions.iter().map(|id| id.as_bytes()));
+        block.dedup_bloom = filter(ids.dedup.iter().map(|id| &id[..]));
+        blocks.push(std::mem::replace(block, Block::new(end)));
+    } else {
+        *block = Block::new(end);
+    }
+    ids.decisions.clear();
+    ids.dedup.clear();
+}
+
+/// Reads an index file's fields in order, each bounds-checked.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.at.checked_add(n);
+        let got = end.and_then(|e| self.bytes.get(self.at..e));
+        match (got, end) {
+            (Some(b), Some(e)) => {
+                self.at = e;
+                Ok(b)
+            }
+            _ => Err(Error::BadIndex {
+                offset: self.at as u64,
+                what: "a record runs past the end of the file: it is cut or damaged".into(),
+            }),
+        }
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes(b.try_into().unwrap_or_default()))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    }
+}
+
+impl Index {
+    /// Dedup ids defined in the log (counted as the DedupInfo events list
+    /// them).
+    pub fn dedup_ids(&self) -> u64 {
+        self.blocks.iter().map(|b| u64::from(b.dedup)).sum()
+    }
+
+    /// The blocks that may define this dedup id.
+    pub fn blocks_defining(&self, id: u64) -> impl Iterator<Item = &Block> {
+        self.blocks.iter().filter(move |b| b.may_define(id))
+    }
+}
