@@ -120,6 +120,23 @@ fn json_number(text: &str, key: &str) -> Option<u64> {
         .ok()
 }
 
+/// An hour before the `last` event time of `fb stats --json` (to the
+/// minute; the start of its day when that is within the first hour).
+fn last_hour(stats: &str) -> String {
+    let at = stats
+        .find("\"last\"")
+        .and_then(|i| stats[i..].find("\"time\":\"").map(|j| i + j + 8));
+    let Some(t) = at.and_then(|i| stats.get(i..i + 16)) else {
+        return "1970-01-01".into();
+    };
+    // "YYYY-MM-DDTHH:MM"
+    let hour: u32 = t.get(11..13).and_then(|h| h.parse().ok()).unwrap_or(0);
+    match hour {
+        0 => t[..10].to_string(),
+        h => format!("{}T{:02}{}:00Z", &t[..10], h - 1, &t[13..16]),
+    }
+}
+
 /// The value after `--name` in `args`, if any.
 fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     let at = args.iter().position(|a| a == name)?;
@@ -298,6 +315,34 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 export(&["--threads", "1"]),
             ),
         ];
+        let mut commands = commands;
+        if log.name == "cb" {
+            // The index beside the log, then the log's last hour read
+            // through it and without it.
+            let since = last_hour(&stats);
+            commands.push((
+                "fb index",
+                fb.clone(),
+                vec!["index".into(), "-q".into(), p.clone()],
+            ));
+            for (label, extra) in [
+                ("fb convert --since (last hour, index)", None),
+                (
+                    "fb convert --since (last hour, --no-index)",
+                    Some("--no-index"),
+                ),
+            ] {
+                let mut argv: Vec<String> = vec![
+                    "convert".into(),
+                    "-q".into(),
+                    "--since".into(),
+                    since.clone(),
+                ];
+                argv.extend(extra.map(String::from));
+                argv.extend([p.clone(), "-o".into(), "/dev/null".into()]);
+                commands.push((label, fb.clone(), argv));
+            }
+        }
         // Rounds of one run of each command, so that a noisy moment of a
         // shared host weighs on all of them alike and their ratios hold.
         let mut all: Vec<Vec<Sample>> = commands.iter().map(|_| Vec::new()).collect();
@@ -497,6 +542,26 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if let Some(parquet) = find("cb 10 GiB", "fb export --threads 1 (Parquet)") {
         let _ = writeln!(exports, "| cb 10 GiB | - | - | -, {:.1} |", parquet.4);
     }
+    let mut index_rows = String::new();
+    if let (Some(cat), Some(ix), Some(with), Some(without)) = (
+        find("cb", "cat (ceiling)"),
+        find("cb", "fb index"),
+        find("cb", "fb convert --since (last hour, index)"),
+        find("cb", "fb convert --since (last hour, --no-index)"),
+    ) {
+        let index_len =
+            std::fs::metadata(cache.join(format!("cb-{size}.fb.fbidx"))).map_or(0, |m| m.len());
+        let log_len = std::fs::metadata(cache.join(format!("cb-{size}.fb"))).map_or(1, |m| m.len());
+        index_rows = format!(
+            "### Index (cb log)\n\n| `fb index` MB/s (target: framing speed; cat {:.0}) | index size (target < 1%) | last hour with the index / full scan (target < 1% on 10 GiB) |\n|---:|---:|---:|\n| {:.0} | {:.2}% | {:.1}% ({:.3} s / {:.3} s) |\n\n",
+            cat.3,
+            ix.3,
+            100.0 * index_len as f64 / log_len as f64,
+            100.0 * with.2 / without.2,
+            with.2,
+            without.2
+        );
+    }
     let python = if args.iter().any(|a| a == "--python") {
         python_bench(root, &fb, &cache)?
     } else {
@@ -512,7 +577,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
          page faults). Each round runs every command of a log \
          once, so that a noisy moment of the shared host weighs on all of them alike. \
          `--compat reference` writes the reference's bytes, and so does not check that every \
-         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n{speed}### Export\n\n{exports}\n{python}## Results\n\n{table}"
+         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n{speed}### Export\n\n{exports}\n{index_rows}{python}## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());

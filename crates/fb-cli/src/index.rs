@@ -102,18 +102,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         };
         let started = Instant::now();
         // Mapped: a 10 GiB log is not read into memory.
-        let read: Vec<u8>;
-        let map = crate::input::map(input);
-        let data: &[u8] = match &map {
-            Some(m) => m,
-            None => {
-                read = std::fs::read(log)
-                    .map_err(|e| Error::Msg(format!("cannot read {}: {e}", log.display())))?;
-                &read
-            }
-        };
+        let data = crate::input::whole(input)?;
         let out = args.output.clone().unwrap_or_else(|| path_for(log));
-        let index = write(log, data, &out)?;
+        let index = write(log, &data, &out)?;
         if !global.quiet {
             let size = std::fs::metadata(&out).map_or(0, |m| m.len());
             eprintln!(

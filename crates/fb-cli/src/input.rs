@@ -83,6 +83,40 @@ pub fn map(input: &Input) -> Option<crate::mapped::Mapped> {
     }
 }
 
+/// A whole input in memory: mapped when it can be (see [`map`]), else
+/// read.
+pub enum Whole {
+    /// A mapped file.
+    Mapped(crate::mapped::Mapped),
+    /// The bytes read.
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for Whole {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Whole::Mapped(m) => m,
+            Whole::Read(v) => v,
+        }
+    }
+}
+
+/// All of `input`: mapped when safe, else read to its end.
+pub fn whole(input: &Input) -> Result<Whole, String> {
+    if let Some(m) = map(input) {
+        return Ok(Whole::Mapped(m));
+    }
+    let mut opened = open(input)?;
+    let mut buf = Vec::new();
+    opened
+        .reader
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{}: {e}", input.name()))?;
+    Ok(Whole::Read(buf))
+}
+
 /// What the first bytes of an input say about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Head {

@@ -296,25 +296,13 @@ fn by_event_id(
 ) -> Result<ExitCode, Error> {
     let mut lines = 0;
     for input in inputs {
-        let read: Vec<u8>;
-        let map = crate::input::map(input);
-        let data: &[u8] = match &map {
-            Some(m) => m,
-            None => {
-                let mut opened = crate::input::open(input)?;
-                let mut buf = Vec::new();
-                std::io::Read::read_to_end(&mut opened.reader, &mut buf)
-                    .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
-                read = buf;
-                &read
-            }
-        };
+        let data = crate::input::whole(input)?;
         let index = match args.no_index {
             true => None,
-            false => crate::lookup::index_for(input, data, global.quiet)?,
+            false => crate::lookup::index_for(input, &data, global.quiet)?,
         };
         let found = crate::lookup::event_lines(
-            data,
+            &data,
             index.as_ref(),
             id,
             fb_join::Options::default(),

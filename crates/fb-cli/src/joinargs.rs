@@ -502,21 +502,8 @@ where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let map = input::map(input);
-    let read: Vec<u8>;
-    let bytes: &[u8] = match &map {
-        Some(m) => m,
-        None => {
-            let mut opened = input::open(input)?;
-            let mut buf = Vec::new();
-            opened
-                .reader
-                .read_to_end(&mut buf)
-                .map_err(|e| format!("{}: {e}", input.name()))?;
-            read = buf;
-            &read
-        }
-    };
+    let whole = input::whole(input)?;
+    let bytes: &[u8] = &whole;
     let head = Head::of(bytes.get(..4).unwrap_or(bytes));
     if head == Head::Empty {
         report.head(input, &head, quiet);
@@ -527,7 +514,7 @@ where
     let joined_before = pipeline.joiner().metrics().joined;
     // Recovery reads the map in place to the end: another process that
     // wants to change the file makes it stop (see `mapped`).
-    let mapped = map.is_some();
+    let mapped = matches!(whole, input::Whole::Mapped(_));
     let stop = move || mapped && (mapped::broken() || mapped::tripped());
     let mut fed = pipeline
         .feed(Source::Recover(bytes), (0, 0), &stop, progress)
