@@ -29,6 +29,7 @@ pub mod mapped;
 pub mod output;
 pub mod progress;
 pub mod repair;
+pub mod sample;
 pub mod stats;
 pub mod validate;
 

@@ -1,6 +1,6 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
-use fb_cli::{convert, export, gen, index, inspect, repair, stats, validate, Global};
+use fb_cli::{convert, export, gen, index, inspect, repair, sample, stats, validate, Global};
 
 use std::process::ExitCode;
 
@@ -59,6 +59,13 @@ enum Command {
         fb inspect --events --offset 160 tests/data/valid_joined_logs/cb_simple.log"
     )]
     Inspect(inspect::Args),
+    /// A uniform random sample of a log's decisions (the same seed, the same
+    /// sample), as DSJSON or as a joined log, reading only the blocks of
+    /// its index that hold them.
+    #[command(
+        after_help = "Example:\n  fb sample --fraction 0.01 --seed 7 big.fb -o sample.dsjson"
+    )]
+    Sample(sample::Args),
     /// Counts, rewards, skipped events by reason, and counterfactual
     /// estimates (IPS, SNIPS) of the baseline policy.
     #[command(after_help = "Examples:\n  fb stats tests/data/valid_joined_logs/\n  \
@@ -88,6 +95,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(&args, &cli.global),
         Command::Index(args) => index::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
+        Command::Sample(args) => sample::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),
         Command::Repair(args) => repair::run(&args, &cli.global),

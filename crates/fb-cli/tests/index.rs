@@ -365,3 +365,94 @@ fn time_windows_through_the_index_equal_the_full_scan() {
         assert!(some.stdout.lines().count() > 10, "{name}");
     }
 }
+
+/// `fb sample`: the drawn decisions' lines are the full scan's, the same
+/// for a seed with and without an index, and `--format log` writes a valid
+/// log that converts to those very lines.
+#[test]
+fn samples_are_lines_of_the_log_and_the_same_for_a_seed() {
+    let dir = scratch_dir("index-sample");
+    let cases: &[(&str, &[&str])] = &[
+        ("cb", &["--problem-type", "cb"]),
+        (
+            "ccb-zstd-dedup",
+            &[
+                "--problem-type",
+                "ccb",
+                "--zstd",
+                "--dedup",
+                "--events-per-message",
+                "4",
+            ],
+        ),
+        (
+            "slates",
+            &["--problem-type", "slates", "--checkpoint-every", "400"],
+        ),
+        ("ca", &["--problem-type", "ca"]),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec![
+            "gen",
+            "-q",
+            "--events",
+            "1500",
+            "--seed",
+            "12",
+            "-o",
+            p(&log),
+        ];
+        args.extend_from_slice(flags);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        let full = convert(&log);
+        let whole: std::collections::HashSet<&String> = full.iter().collect();
+        let draw = |seed: &str| {
+            let mut a = vec!["sample", "-q", "--decisions", "60", "--seed", seed];
+            a.push(p(&log));
+            let out = fb(&a);
+            assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+            out.stdout
+        };
+        let unindexed = draw("5");
+        assert_eq!(fb(&["index", "-q", p(&log)]).code, 0);
+        let indexed = draw("5");
+        assert!(unindexed == indexed, "{name}: the index changed the sample");
+        let lines: Vec<&str> = indexed.lines().collect();
+        assert_eq!(lines.len(), 60, "{name}");
+        for l in &lines {
+            assert!(
+                whole.contains(&l.to_string()),
+                "{name}: a line the log does not give"
+            );
+        }
+        assert!(
+            draw("6") != indexed,
+            "{name}: another seed, the same sample"
+        );
+        // As a log: valid, and converting it gives the sample's lines.
+        let sampled = dir.join(format!("{name}-sample.fb"));
+        assert_eq!(
+            fb(&[
+                "sample",
+                "-q",
+                "--decisions",
+                "60",
+                "--seed",
+                "5",
+                "--format",
+                "log",
+                p(&log),
+                "-o",
+                p(&sampled)
+            ])
+            .code,
+            0
+        );
+        assert_eq!(fb(&["validate", p(&sampled)]).code, 0, "{name}");
+        assert!(
+            convert(&sampled).join("\n") + "\n" == indexed,
+            "{name}: the sampled log converts otherwise"
+        );
+    }
+}

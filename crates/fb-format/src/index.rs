@@ -38,7 +38,11 @@
 //! | hash of the log's last 64 KiB | 8 |
 //! | blocks, checkpoints (counts) | 2 × 4 |
 //! | reserved (0) | 8 |
-//! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), then two Bloom filters (decision ids, dedup ids), each a length (4) and bytes | 60 + n + m |
+//! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), then the two Bloom filters (decision ids, dedup ids) and the message table, each a length (4) and bytes | 60 + 12 + n |
+//!
+//! The message table holds, per message of the block, its length and its
+//! decisions as two LEB128 varints (3 bytes for a typical small message):
+//! a sample reads only the messages that hold its decisions.
 //! | per checkpoint: offset (8), length (4) | 12 |
 //! | FNV-1a hash of every byte before it | 8 |
 //!
@@ -82,7 +86,7 @@ const PROBES: u64 = 3;
 /// Fixed part of the file before the blocks.
 const HEADER_LEN: usize = 64;
 /// Fixed part of a block record.
-const BLOCK_LEN: usize = 60;
+const BLOCK_LEN: usize = 72;
 
 /// One block of whole messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +110,8 @@ pub struct Block {
     pub dedup: u32,
     bloom: Vec<u8>,
     dedup_bloom: Vec<u8>,
+    /// Per message, its length and its decisions, as varints.
+    table: Vec<u8>,
 }
 
 impl Block {
@@ -121,7 +127,29 @@ impl Block {
             dedup: 0,
             bloom: Vec::new(),
             dedup_bloom: Vec::new(),
+            table: Vec::new(),
         }
+    }
+
+    /// Each message of the block: its log offset, length and decisions.
+    /// Empty when the table does not add up (an index is checked whole on
+    /// reading, so only a bug could make it so).
+    pub fn messages(&self) -> Vec<(u64, u64, u32)> {
+        let mut out = Vec::with_capacity(self.messages as usize);
+        let mut rest = &self.table[..];
+        let mut at = self.start;
+        while !rest.is_empty() {
+            let (Some(len), Some(decisions)) = (take_varint(&mut rest), take_varint(&mut rest))
+            else {
+                return Vec::new();
+            };
+            out.push((at, len, decisions as u32));
+            at = at.saturating_add(len);
+        }
+        if at != self.end || out.len() != self.messages as usize {
+            return Vec::new();
+        }
+        out
     }
 
     /// Whether a decision with this id may be in the block (no false
@@ -259,9 +287,12 @@ impl Index {
             }
             block.messages += 1;
             block.end = end;
+            let before = block.decisions;
             if msg.kind == MessageKind::Regular {
                 index.regular(&msg, &mut block, &mut ids, &mut decoder)?;
             }
+            put_varint(&mut block.table, msg.len as u64);
+            put_varint(&mut block.table, u64::from(block.decisions - before));
             if block.end - block.start >= BLOCK_BYTES {
                 close(&mut index.blocks, &mut block, &mut ids, end);
             }
@@ -362,9 +393,9 @@ impl Index {
             }
             out.extend_from_slice(&b.earliest.to_le_bytes());
             out.extend_from_slice(&b.latest.to_le_bytes());
-            for bloom in [&b.bloom, &b.dedup_bloom] {
-                out.extend_from_slice(&(bloom.len() as u32).to_le_bytes());
-                out.extend_from_slice(bloom);
+            for bytes in [&b.bloom, &b.dedup_bloom, &b.table] {
+                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                out.extend_from_slice(bytes);
             }
         }
         for c in &self.checkpoints {
@@ -427,6 +458,11 @@ impl Index {
             b.bloom = r.take(n)?.to_vec();
             let n = r.u32()? as usize;
             b.dedup_bloom = r.take(n)?.to_vec();
+            let n = r.u32()? as usize;
+            b.table = r.take(n)?.to_vec();
+            if b.messages > 0 && b.messages().is_empty() {
+                return Err(bad(r.at, "a block's message table does not add up"));
+            }
             index.blocks.push(b);
         }
         for _ in 0..checkpoints {
@@ -460,6 +496,27 @@ fn close(blocks: &mut Vec<Block>, block: &mut Block, ids: &mut Ids<'_>, end: u64
     }
     ids.decisions.clear();
     ids.dedup.clear();
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn take_varint(rest: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, tail) = rest.split_first()?;
+        *rest = tail;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// Reads an index file's fields in order, each bounds-checked.
