@@ -432,13 +432,9 @@ where
     let mut fed_to = 0u64;
     let mut config: Option<u64> = None;
     let mut feed = |p: &mut Pipeline<S, K>, start: u64, end: u64, at: u64| -> Result<(), Error> {
-        let slice = usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(s, e)| log.get(s..e))
-            .ok_or_else(|| {
-                Error::Msg(format!("{}: the index points past the log", input.name()))
-            })?;
+        let slice = fb_format::index::span(log, start, end).ok_or_else(|| {
+            Error::Msg(format!("{}: the index points past the log", input.name()))
+        })?;
         let fed = p
             .feed(
                 Source::Slice(slice),
@@ -465,24 +461,18 @@ where
         }
     }
     for (start, end, this) in runs {
-        let at = index.checkpoints.partition_point(|c| c.offset < start);
-        if let Some(c) = at.checked_sub(1).and_then(|k| index.checkpoints.get(k)) {
+        if let Some(c) = index.checkpoint_before(start) {
             if config != Some(c.offset) && c.offset >= fed_to {
-                feed(pipeline, c.offset, c.offset + u64::from(c.len), 0)?;
+                feed(pipeline, c.offset, c.end(), 0)?;
             }
         }
         feed(pipeline, start, end, this)?;
         fed_to = end;
-        config = index
-            .checkpoints
-            .iter()
-            .rev()
-            .find(|c| c.offset < end)
-            .map(|c| c.offset);
+        config = index.checkpoint_before(end).map(|c| c.offset);
     }
     if let Some(c) = index.checkpoints.last() {
         if config != Some(c.offset) {
-            feed(pipeline, c.offset, c.offset + u64::from(c.len), 0)?;
+            feed(pipeline, c.offset, c.end(), 0)?;
         }
     }
     Ok(())

@@ -36,10 +36,7 @@ pub fn event_lines(
     let mut pipeline = Pipeline::new(opts, keep, LinesSink::new(out, compat), 1);
     let mut read = 0u64;
     let mut feed = |p: &mut Pipeline<LinesSink<&mut dyn Write>, _>, start: u64, end: u64| {
-        let slice = usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(s, e)| data.get(s..e))
+        let slice = fb_format::index::span(data, start, end)
             .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))?;
         read += slice.len() as u64;
         p.feed(Source::Slice(slice), (start, 0), &|| false, &mut |_| {})
@@ -50,12 +47,8 @@ pub fn event_lines(
         None => feed(&mut pipeline, 0, data.len() as u64)?,
         Some(index) => {
             for block in index.blocks_for_id(id) {
-                // The configuration in force: the last checkpoint before.
-                let at = index
-                    .checkpoints
-                    .partition_point(|c| c.offset < block.start);
-                if let Some(c) = at.checked_sub(1).and_then(|k| index.checkpoints.get(k)) {
-                    feed(&mut pipeline, c.offset, c.offset + u64::from(c.len))?;
+                if let Some(c) = index.checkpoint_before(block.start) {
+                    feed(&mut pipeline, c.offset, c.end())?;
                 }
                 feed(&mut pipeline, block.start, block.end)?;
             }

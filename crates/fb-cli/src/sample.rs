@@ -102,14 +102,6 @@ pub fn choose(total: u64, k: u64, seed: u64) -> Vec<u64> {
     out
 }
 
-/// Whether an event is a decision, as the index counts them.
-fn is_decision(kind: PayloadType) -> bool {
-    !matches!(
-        kind,
-        PayloadType::Outcome | PayloadType::Episode | PayloadType::DedupInfo
-    )
-}
-
 /// A message holding drawn decisions: where it is, and their ids.
 struct Drawn<'a> {
     start: u64,
@@ -156,7 +148,7 @@ fn drawn<'a>(log: &'a [u8], index: &Index, chosen: &[u64]) -> Result<Vec<Drawn<'
             let mut want = local.iter().peekable();
             for view in msg.events().map_err(|e| Error::Msg(e.to_string()))? {
                 let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-                if !is_decision(view.payload_type()) {
+                if !fb_format::index::is_decision(view.payload_type()) {
                     continue;
                 }
                 if want.next_if(|&&o| o == ordinal).is_some() {
@@ -176,10 +168,7 @@ fn drawn<'a>(log: &'a [u8], index: &Index, chosen: &[u64]) -> Result<Vec<Drawn<'
 }
 
 fn slice(log: &[u8], start: u64, end: u64) -> Result<&[u8], Error> {
-    usize::try_from(start)
-        .ok()
-        .zip(usize::try_from(end).ok())
-        .and_then(|(s, e)| log.get(s..e))
+    fb_format::index::span(log, start, end)
         .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))
 }
 
@@ -241,14 +230,6 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     })
 }
 
-/// The checkpoint in force at `start`, if any.
-fn governing(index: &Index, start: u64) -> Option<fb_format::index::Checkpoint> {
-    let at = index.checkpoints.partition_point(|c| c.offset < start);
-    at.checked_sub(1)
-        .and_then(|k| index.checkpoints.get(k))
-        .copied()
-}
-
 fn write_lines(
     log: &[u8],
     index: &Index,
@@ -268,9 +249,9 @@ fn write_lines(
     let mut gathered = Vec::new();
     let mut config = None;
     for d in &drawn {
-        if let Some(c) = governing(index, d.start) {
+        if let Some(c) = index.checkpoint_before(d.start) {
             if config != Some(c.offset) {
-                gathered.extend_from_slice(slice(log, c.offset, c.offset + u64::from(c.len))?);
+                gathered.extend_from_slice(slice(log, c.offset, c.end())?);
                 config = Some(c.offset);
             }
         }
@@ -310,9 +291,9 @@ fn write_log(
     let mut config = None;
     let drawn = drawn(log, index, chosen)?;
     for d in &drawn {
-        if let Some(c) = governing(index, d.start) {
+        if let Some(c) = index.checkpoint_before(d.start) {
             if config != Some(c.offset) {
-                let cp = slice(log, c.offset, c.offset + u64::from(c.len))?;
+                let cp = slice(log, c.offset, c.end())?;
                 let msg = SliceReader::new(cp)
                     .next_message()
                     .ok()

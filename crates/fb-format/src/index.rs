@@ -211,6 +211,22 @@ fn fnv(bytes: &[u8], seed: u64) -> u64 {
     })
 }
 
+/// Whether an event of this payload type is a decision (an interaction or
+/// a multistep step): what the index counts, and what a sample draws.
+pub fn is_decision(kind: PayloadType) -> bool {
+    !matches!(
+        kind,
+        PayloadType::Outcome | PayloadType::Episode | PayloadType::DedupInfo
+    )
+}
+
+/// `log[start..end]`, `None` when the range is not inside it (an index
+/// that does not belong to the log).
+pub fn span(log: &[u8], start: u64, end: u64) -> Option<&[u8]> {
+    let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
+    log.get(start..end)
+}
+
 /// A CHECKPOINT of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -218,6 +234,13 @@ pub struct Checkpoint {
     pub offset: u64,
     /// Its length (frame included).
     pub len: u32,
+}
+
+impl Checkpoint {
+    /// The log offset after it.
+    pub fn end(&self) -> u64 {
+        self.offset + u64::from(self.len)
+    }
 }
 
 /// The index of one log.
@@ -319,7 +342,6 @@ impl Index {
                 block.latest = block.latest.max(t);
             }
             match view.payload_type() {
-                PayloadType::Outcome | PayloadType::Episode => {}
                 PayloadType::DedupInfo => {
                     if let Payload::Dedup(info) = decoder.payload(&view)? {
                         for id in info.ids().into_iter().flatten() {
@@ -328,10 +350,11 @@ impl Index {
                         }
                     }
                 }
-                _ => {
+                kind if is_decision(kind) => {
                     block.decisions += 1;
                     ids.decisions.push(view.id);
                 }
+                _ => {}
             }
         }
         Ok(())
@@ -345,6 +368,15 @@ impl Index {
     /// The blocks that may hold a decision with this id.
     pub fn blocks_for_id<'s>(&'s self, id: &'s str) -> impl Iterator<Item = &'s Block> + 's {
         self.blocks.iter().filter(move |b| b.may_hold(id))
+    }
+
+    /// The last checkpoint before `offset`: the configuration in force
+    /// there.
+    pub fn checkpoint_before(&self, offset: u64) -> Option<Checkpoint> {
+        let at = self.checkpoints.partition_point(|c| c.offset < offset);
+        at.checked_sub(1)
+            .and_then(|k| self.checkpoints.get(k))
+            .copied()
     }
 
     /// The blocks with events in `[since, until)` (µs since 1970).
