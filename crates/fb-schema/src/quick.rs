@@ -1075,7 +1075,9 @@ fn guessed_layout(buf: &[u8], pos: usize) -> Result<(usize, &[u8], TimeStamp), &
             return Ok((pos, event, stamp));
         }
     }
-    Err("its table is not there (nor is its vtable, lost with the first events)")
+    // Cut: the vtable went with the first events. Corrupt: the offset or
+    // the table is damaged. Either way, no layout reads it.
+    Err("its table cannot be read (its vtable is not there, and no known layout fits)")
 }
 
 /// A date and time that exist (subseconds below a second in any unit the
