@@ -342,6 +342,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 argv.extend([p.clone(), "-o".into(), "/dev/null".into()]);
                 commands.push((label, fb.clone(), argv));
             }
+            commands.push((
+                "fb sample --fraction 0.01 (index)",
+                fb.clone(),
+                ["sample", "-q", "--fraction", "0.01", "--seed", "1"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([p.clone(), "-o".into(), "/dev/null".into()])
+                    .collect(),
+            ));
         }
         // Rounds of one run of each command, so that a noisy moment of a
         // shared host weighs on all of them alike and their ratios hold.
@@ -443,6 +452,67 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             bytes as f64 / 1e6 / s.secs,
             s.max_rss_kb as f64 / 1024.0,
         ));
+        // The index of the 10 GiB log, then the last hour and a 1% sample
+        // read through it, against the full scan: rounds of one run each.
+        let huge = path.display().to_string();
+        let stats = sh(Command::new(&fb).args(["stats", "--json", "-q", &huge]))?;
+        let since = last_hour(&stats);
+        let argv = |words: &[&str]| -> Vec<String> {
+            words
+                .iter()
+                .map(|s| s.to_string())
+                .chain([huge.clone(), "-o".into(), "/dev/null".into()])
+                .collect()
+        };
+        let index_argv: Vec<String> = vec!["index".into(), "-q".into(), huge.clone()];
+        let huge_commands: [(&str, Vec<String>); 4] = [
+            ("fb index", index_argv),
+            (
+                "fb convert --since (last hour, index)",
+                argv(&["convert", "-q", "--since", &since]),
+            ),
+            (
+                "fb convert --since (last hour, --no-index)",
+                argv(&["convert", "-q", "--no-index", "--since", &since]),
+            ),
+            (
+                "fb sample --fraction 0.01 (index)",
+                argv(&["sample", "-q", "--fraction", "0.01", "--seed", "1"]),
+            ),
+        ];
+        let mut huge_samples: Vec<Vec<Sample>> = huge_commands.iter().map(|_| Vec::new()).collect();
+        for _ in 0..huge_runs {
+            for ((label, argv), runs) in huge_commands.iter().zip(huge_samples.iter_mut()) {
+                let s = measure(&fb, argv)?;
+                eprintln!("bench: 10 GiB {label}: {:.3} s", s.secs);
+                runs.push(s);
+            }
+        }
+        for ((label, _), mut runs) in huge_commands.into_iter().zip(huge_samples) {
+            runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+            let (Some(min), Some(median), Some(max)) =
+                (runs.first(), runs.get(runs.len() / 2), runs.last())
+            else {
+                continue;
+            };
+            let rss = runs.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
+            let _ = writeln!(
+                table,
+                "| cb 10 GiB | `{label}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
+                median.secs,
+                min.secs,
+                max.secs,
+                bytes as f64 / 1e6 / median.secs,
+                rss as f64 / 1024.0
+            );
+            seen.push((
+                "cb 10 GiB".to_string(),
+                label.to_string(),
+                median.secs,
+                bytes as f64 / 1e6 / median.secs,
+                rss as f64 / 1024.0,
+            ));
+        }
         for (threads, mut runs) in thread_counts.iter().zip(samples) {
             runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
             let (Some(min), Some(median), Some(max)) =
@@ -542,25 +612,49 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if let Some(parquet) = find("cb 10 GiB", "fb export --threads 1 (Parquet)") {
         let _ = writeln!(exports, "| cb 10 GiB | - | - | -, {:.1} |", parquet.4);
     }
+    // (log as the table names it, its file)
+    let indexed = [
+        ("cb", format!("cb-{size}.fb"), "cb"),
+        ("cb 10 GiB", "cb-10GiB.fb".to_string(), "cb"),
+    ];
     let mut index_rows = String::new();
-    if let (Some(cat), Some(ix), Some(with), Some(without)) = (
-        find("cb", "cat (ceiling)"),
-        find("cb", "fb index"),
-        find("cb", "fb convert --since (last hour, index)"),
-        find("cb", "fb convert --since (last hour, --no-index)"),
-    ) {
+    for (log, file, small) in indexed {
+        let (Some(cat), Some(ix), Some(with), Some(without), Some(sample), Some(full)) = (
+            find(small, "cat (ceiling)"),
+            find(log, "fb index"),
+            find(log, "fb convert --since (last hour, index)"),
+            find(log, "fb convert --since (last hour, --no-index)"),
+            find(log, "fb sample --fraction 0.01 (index)"),
+            find(log, "fb convert --threads 2"),
+        ) else {
+            continue;
+        };
         let index_len =
-            std::fs::metadata(cache.join(format!("cb-{size}.fb.fbidx"))).map_or(0, |m| m.len());
-        let log_len = std::fs::metadata(cache.join(format!("cb-{size}.fb"))).map_or(1, |m| m.len());
-        index_rows = format!(
-            "### Index (cb log)\n\n| `fb index` MB/s (target: framing speed; cat {:.0}) | index size (target < 1%) | last hour with the index / full scan (target < 1% on 10 GiB) |\n|---:|---:|---:|\n| {:.0} | {:.2}% | {:.1}% ({:.3} s / {:.3} s) |\n\n",
-            cat.3,
+            std::fs::metadata(cache.join(format!("{file}.fbidx"))).map_or(0, |m| m.len());
+        let log_len = std::fs::metadata(cache.join(&file)).map_or(1, |m| m.len());
+        if index_rows.is_empty() {
+            index_rows = format!(
+                "### Index
+
+| log | `fb index` MB/s (target: framing speed; cat {:.0} on the 1 GiB log) | index size (target < 1%) | last hour with the index / full scan (target < 1% on 10 GiB) | 1% sample / full convert on 2 threads (target < 5% on 10 GiB) |\n|---|---:|---:|---:|---:|\n",
+                cat.3
+            );
+        }
+        let _ = writeln!(
+            index_rows,
+            "| {log} | {:.0} | {:.2}% | {:.1}% ({:.3} s / {:.3} s) | {:.1}% ({:.3} s / {:.3} s) |",
             ix.3,
             100.0 * index_len as f64 / log_len as f64,
             100.0 * with.2 / without.2,
             with.2,
-            without.2
+            without.2,
+            100.0 * sample.2 / full.2,
+            sample.2,
+            full.2
         );
+    }
+    if !index_rows.is_empty() {
+        index_rows.push('\n');
     }
     let python = if args.iter().any(|a| a == "--python") {
         python_bench(root, &fb, &cache)?

@@ -142,43 +142,11 @@ fn partitioned(
         "hour" => fb_arrow::Partitioning::Hour,
         _ => fb_arrow::Partitioning::Date,
     };
-    let name = args
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
-    let parent = match args.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let temp = parent.join(format!(".{name}.fb-{}.tmp", std::process::id()));
     let target = args.output.display().to_string();
-    std::fs::create_dir(&temp)
-        .map_err(|e| Error::Msg(format!("cannot create {}: {e}", temp.display())))?;
-    // Gone again unless renamed into place.
-    struct Cleanup<'a>(&'a std::path::Path, bool);
-    impl Drop for Cleanup<'_> {
-        fn drop(&mut self) {
-            if !self.1 {
-                let _ = std::fs::remove_dir_all(self.0);
-            }
-        }
-    }
-    let mut cleanup = Cleanup(&temp, false);
-    let writer = fb_arrow::Partitioned::new(&temp, by, args.row_group_rows.max(1));
+    let dir = crate::output::DirOutput::create(&args.output, inputs)?;
+    let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows.max(1));
     let (rows, report) = export(args, global, inputs, writer, &target)?;
-    let old = parent.join(format!(".{name}.fb-{}.old", std::process::id()));
-    let replacing = args.output.exists();
-    if replacing {
-        std::fs::rename(&args.output, &old)
-            .map_err(|e| Error::Msg(format!("cannot move the old {target} aside: {e}")))?;
-    }
-    std::fs::rename(&temp, &args.output)
-        .map_err(|e| Error::Msg(format!("cannot put {target} in place: {e}")))?;
-    cleanup.1 = true;
-    if replacing {
-        let _ = std::fs::remove_dir_all(&old).or_else(|_| std::fs::remove_file(&old));
-    }
+    dir.finish()?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(

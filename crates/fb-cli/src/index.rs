@@ -1,7 +1,9 @@
 //! `fb index`: a sidecar index beside each log (`LOG.fbidx`, format in
 //! `fb_format::index`), and how the other commands find and trust one.
 
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -50,38 +52,98 @@ fn write(log: &Path, data: &[u8], out: &Path) -> Result<Index, Error> {
     Ok(index)
 }
 
-/// The index of `log` if one is beside it. A stale one (the log changed
-/// since) is rebuilt in place and said so on standard error unless
-/// `quiet`; a damaged one is an error naming it.
-pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
+/// What lies beside a log.
+enum Found {
+    Nothing,
+    Fresh(Index),
+    /// An index that cannot be used, and why.
+    Stale(String),
+}
+
+/// Reads the index beside `log` and checks it with `check`. A damaged
+/// one is an error naming it.
+fn find(log: &Path, check: impl FnOnce(&Index) -> Result<(), String>) -> Result<Found, Error> {
     let at = path_for(log);
     let bytes = match std::fs::read(&at) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
         Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
     };
-    let index = Index::from_bytes(&bytes).map_err(|e| {
+    // An index of an earlier version is rebuilt; a later or unknown
+    // version is an error (from_bytes), not something to overwrite.
+    if let Some(v) = fb_format::index::file_version(&bytes) {
+        if (1..fb_format::index::VERSION).contains(&v) {
+            return Ok(Found::Stale(format!("format version {v}")));
+        }
+    }
+    let index = Index::from_vec(bytes).map_err(|e| {
         Error::Msg(format!(
             "{}: {e}; or remove it, or pass --no-index",
             at.display()
         ))
     })?;
-    match index.check_log(data) {
-        Ok(()) => Ok(Some(index)),
-        Err(why) => {
+    Ok(match check(&index) {
+        Ok(()) => Found::Fresh(index),
+        Err(why) => Found::Stale(why),
+    })
+}
+
+/// The index of `log` if one is beside it. A stale one (the log changed
+/// since) is rebuilt in place and said so on standard error unless
+/// `quiet`; a damaged one is an error naming it.
+pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
+    match find(log, |index| index.check_log(data))? {
+        Found::Nothing => Ok(None),
+        Found::Fresh(index) => Ok(Some(index)),
+        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
+    }
+}
+
+/// [`load`] for a log that is read in pieces, not mapped: checked against
+/// its size and the two ends read from `file`; mapped only if the index
+/// must be rebuilt.
+pub fn load_unmapped(log: &Path, file: &File, quiet: bool) -> Result<Option<Index>, Error> {
+    let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
+    let size = file.metadata().map_err(cannot)?.len();
+    let found = find(log, |index| {
+        let n = (fb_format::index::HASHED as u64).min(size);
+        let mut head = vec![0; n as usize];
+        let mut tail = vec![0; n as usize];
+        file.read_exact_at(&mut head, 0)
+            .and_then(|()| file.read_exact_at(&mut tail, size - n))
+            .map_err(|e| format!("its log cannot be read: {e}"))?;
+        index.check_ends(size, &head, &tail)
+    })?;
+    match found {
+        Found::Nothing => Ok(None),
+        Found::Fresh(index) => Ok(Some(index)),
+        Found::Stale(why) => {
+            let data = crate::input::whole(&Input::File(log.to_path_buf()))?;
+            rebuild(log, &data, &path_for(log), &why, quiet)
+        }
+    }
+}
+
+/// Rebuilds the index at `at` that cannot be used (`why`), saying so
+/// unless `quiet`; `None` when the log cannot be indexed.
+fn rebuild(
+    log: &Path,
+    data: &[u8],
+    at: &Path,
+    why: &str,
+    quiet: bool,
+) -> Result<Option<Index>, Error> {
+    if !quiet {
+        eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
+    }
+    match write(log, data, at) {
+        Ok(index) => Ok(Some(index)),
+        // Never trusted: the log is read whole instead.
+        Err(e) => {
             if !quiet {
-                eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
+                eprintln!("fb: {e}; reading the whole log");
             }
-            match write(log, data, &at) {
-                Ok(index) => Ok(Some(index)),
-                // Never trusted: the log is read whole instead.
-                Err(e) => {
-                    if !quiet {
-                        eprintln!("fb: {e}; reading the whole log");
-                    }
-                    Ok(None)
-                }
-            }
+            Ok(None)
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod output;
 pub mod progress;
 pub mod repair;
 pub mod sample;
+pub mod split;
 pub mod stats;
 pub mod validate;
 

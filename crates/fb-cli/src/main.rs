@@ -1,6 +1,8 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
-use fb_cli::{convert, export, gen, index, inspect, repair, sample, stats, validate, Global};
+use fb_cli::{
+    convert, export, gen, index, inspect, repair, sample, split, stats, validate, Global,
+};
 
 use std::process::ExitCode;
 
@@ -66,6 +68,13 @@ enum Command {
         after_help = "Example:\n  fb sample --fraction 0.01 --seed 7 big.fb -o sample.dsjson"
     )]
     Sample(sample::Args),
+    /// Cut a log into self-contained valid logs (by size, hour or day),
+    /// each converting on its own to its share of the whole log's lines.
+    #[command(
+        after_help = "Examples:\n  fb split big.fb --max-size 1GiB -o pieces/\n  \
+        fb split big.fb --by hour -o hours/"
+    )]
+    Split(split::Args),
     /// Counts, rewards, skipped events by reason, and counterfactual
     /// estimates (IPS, SNIPS) of the baseline policy.
     #[command(after_help = "Examples:\n  fb stats tests/data/valid_joined_logs/\n  \
@@ -96,6 +105,7 @@ fn main() -> ExitCode {
         Command::Index(args) => index::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
         Command::Sample(args) => sample::run(&args, &cli.global),
+        Command::Split(args) => split::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),
         Command::Repair(args) => repair::run(&args, &cli.global),

@@ -263,3 +263,80 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         }
     }
 }
+
+/// A directory of outputs (a partitioned export, the pieces of a split):
+/// filled under a temporary name beside its target and renamed into place
+/// when complete, so that a failed or interrupted run leaves the old
+/// directory (or nothing), never a partial one. Dropped unfinished, it
+/// removes what it wrote.
+pub struct DirOutput {
+    temp: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl DirOutput {
+    /// A new temporary directory for `target`, refused when `target` holds
+    /// one of `inputs` (replacing it would delete them).
+    pub fn create(target: &Path, inputs: &[Input]) -> Result<Self, Error> {
+        if let Ok(dir) = target.canonicalize() {
+            for input in inputs {
+                let Input::File(path) = input else { continue };
+                if path.canonicalize().is_ok_and(|p| p.starts_with(&dir)) {
+                    return Err(Error::Msg(format!(
+                        "{} is inside {}: refusing to replace it; write the output elsewhere",
+                        path.display(),
+                        target.display()
+                    )));
+                }
+            }
+        }
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let temp = parent.join(format!(".{name}.fb-{}.tmp", std::process::id()));
+        std::fs::create_dir(&temp)
+            .map_err(|e| Error::Msg(format!("cannot create {}: {e}", temp.display())))?;
+        Ok(Self {
+            temp,
+            target: target.to_path_buf(),
+            done: false,
+        })
+    }
+
+    /// Where to write the files (the temporary directory).
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Puts the directory in place, replacing what `target` was.
+    pub fn finish(mut self) -> Result<(), Error> {
+        let target = self.target.display().to_string();
+        let old = self.temp.with_extension("old");
+        let replacing = self.target.exists();
+        if replacing {
+            std::fs::rename(&self.target, &old)
+                .map_err(|e| Error::Msg(format!("cannot move the old {target} aside: {e}")))?;
+        }
+        std::fs::rename(&self.temp, &self.target)
+            .map_err(|e| Error::Msg(format!("cannot put {target} in place: {e}")))?;
+        self.done = true;
+        if replacing {
+            let _ = std::fs::remove_dir_all(&old).or_else(|_| std::fs::remove_file(&old));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DirOutput {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.temp);
+        }
+    }
+}

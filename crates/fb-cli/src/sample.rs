@@ -2,16 +2,21 @@
 //! the blocks of its index that hold them.
 //!
 //! The sample is a set of decision ordinals (the k-th decision of the log,
-//! counted as the index counts them), drawn by selection sampling (Knuth's
-//! Algorithm S) from a generator seeded by `--seed`: every set of that size
-//! is equally likely, and the same seed and log give the same sample. The
+//! counted as the index counts them), drawn from a generator seeded by
+//! `--seed`: by Floyd's algorithm when the sample is small (its cost is
+//! that of the sample, not of the log), by selection sampling (Knuth's
+//! Algorithm S) when it is an eighth of the log or more (no set of ordinals
+//! to keep). Either way every set of that size is equally likely, and the
+//! same seed and log give the same sample. The
 //! index's message tables say which messages hold the chosen ordinals;
 //! only those are read: their decisions counted in order to find the
 //! chosen ones' ids, then joined (each after the checkpoint in force)
 //! keeping those ids.
 
 use std::collections::HashSet;
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -83,13 +88,44 @@ impl SplitMix {
     fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
+
+    /// Uniform in `0..n` (`n > 0`), without bias (Lemire's multiply and
+    /// reject; a rejection is rarer than one in 2^32 for any `n` here).
+    fn below(&mut self, n: u64) -> u64 {
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let m = u128::from(self.next()) * u128::from(n);
+            if (m as u64) >= threshold {
+                return (m >> 64) as u64;
+            }
+        }
+    }
 }
 
+/// A set of ids or ordinals hashed fast: the keys are not chosen by an
+/// adversary who could flood one bucket.
+type FastSet<T> = HashSet<T, foldhash::fast::FixedState>;
+
 /// `k` of the ordinals `0..total`, in order, each set of `k` equally
-/// likely (Algorithm S).
+/// likely.
 pub fn choose(total: u64, k: u64, seed: u64) -> Vec<u64> {
     let k = k.min(total);
     let mut rng = SplitMix(seed);
+    if k < total / 8 {
+        // Floyd: for j in total-k..total, take a uniform t in 0..=j, or j
+        // itself when t is taken already.
+        let mut set = FastSet::default();
+        set.reserve(k as usize);
+        for j in total - k..total {
+            let t = rng.below(j + 1);
+            if !set.insert(t) {
+                set.insert(j);
+            }
+        }
+        let mut out: Vec<u64> = set.into_iter().collect();
+        out.sort_unstable();
+        return out;
+    }
     let mut out = Vec::with_capacity(usize::try_from(k).unwrap_or(0).min(1 << 24));
     let mut i = 0u64;
     while (out.len() as u64) < k && i < total {
@@ -102,17 +138,17 @@ pub fn choose(total: u64, k: u64, seed: u64) -> Vec<u64> {
     out
 }
 
-/// A message holding drawn decisions: where it is, and their ids.
-struct Drawn<'a> {
+/// A message holding drawn decisions: where it is, and which of its
+/// decisions (counted from 0 in the message) were drawn.
+struct Wanted {
     start: u64,
-    end: u64,
-    ids: HashSet<&'a str>,
+    len: u64,
+    ordinals: Vec<u64>,
 }
 
 /// The messages that hold the `chosen` ordinals (sorted), found through
-/// each block's message table, with the ids of the drawn decisions (read
-/// from those messages alone).
-fn drawn<'a>(log: &'a [u8], index: &Index, chosen: &[u64]) -> Result<Vec<Drawn<'a>>, Error> {
+/// each block's message table without reading the log.
+fn wanted(index: &Index, chosen: &[u64]) -> Result<Vec<Wanted>, Error> {
     let mut out = Vec::new();
     let mut first = 0u64;
     let mut next = chosen.iter().copied().peekable();
@@ -122,63 +158,189 @@ fn drawn<'a>(log: &'a [u8], index: &Index, chosen: &[u64]) -> Result<Vec<Drawn<'
             first = block_end;
             continue;
         }
-        let messages = block.messages();
-        if messages.is_empty() {
-            return Err(Error::Msg(
-                "the index's message table does not add up: run fb index".into(),
-            ));
-        }
-        for (start, len, decisions) in messages {
-            let end = first + u64::from(decisions);
-            let mut local = Vec::new();
+        // The table is read only as far as the block's last drawn decision.
+        let mut entries = block.table_entries();
+        while next.peek().is_some_and(|&o| o < block_end) {
+            let Some((start, len, decisions)) = entries.next() else {
+                return Err(Error::Msg(
+                    "the index's message table does not add up: run fb index".into(),
+                ));
+            };
+            if start.saturating_add(len) > block.end {
+                return Err(Error::Msg(
+                    "the index's message table runs past its block: run fb index".into(),
+                ));
+            }
+            let end = (first + u64::from(decisions)).min(block_end);
+            let mut ordinals = Vec::new();
             while let Some(o) = next.next_if(|&o| o < end) {
-                local.push(o - first);
+                ordinals.push(o - first);
             }
             first = end;
-            if local.is_empty() {
-                continue;
+            if !ordinals.is_empty() {
+                out.push(Wanted {
+                    start,
+                    len,
+                    ordinals,
+                });
             }
-            let bytes = slice(log, start, start + len)?;
-            let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(start, 0))
-                .next_message()
-                .map_err(|e| Error::Msg(e.to_string()))?
-                .ok_or_else(|| Error::Msg(format!("no message at byte {start}: run fb index")))?;
-            let mut ids = HashSet::new();
-            let mut ordinal = 0u64;
-            let mut want = local.iter().peekable();
-            for view in msg.events().map_err(|e| Error::Msg(e.to_string()))? {
-                let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-                if !fb_format::index::is_decision(view.payload_type()) {
-                    continue;
-                }
-                if want.next_if(|&&o| o == ordinal).is_some() {
-                    ids.insert(view.id);
-                }
-                ordinal += 1;
-            }
-            out.push(Drawn {
-                start,
-                end: start + len,
-                ids,
-            });
         }
         first = block_end;
     }
     Ok(out)
 }
 
-fn slice(log: &[u8], start: u64, end: u64) -> Result<&[u8], Error> {
-    fb_format::index::span(log, start, end)
-        .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))
+/// The log, read in pieces: mapped when it had to be read whole (no
+/// index, or a stale one), else through `pread`, which touches only the
+/// pages asked for (a mapping would fault in and unmap its neighbours).
+enum Log {
+    Whole(crate::input::Whole),
+    File(File, u64),
+}
+
+impl Log {
+    fn len(&self) -> u64 {
+        match self {
+            Log::Whole(w) => w.len() as u64,
+            Log::File(_, size) => *size,
+        }
+    }
+
+    /// Appends the bytes `start..end` of the log to `out`.
+    fn append(&self, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), Error> {
+        let past = || Error::Msg(format!("the index points past the log ({start}..{end})"));
+        match self {
+            Log::Whole(w) => {
+                out.extend_from_slice(fb_format::index::span(w, start, end).ok_or_else(past)?)
+            }
+            Log::File(file, size) => {
+                if start > end || end > *size {
+                    return Err(past());
+                }
+                let at = out.len();
+                out.resize(at + (end - start) as usize, 0);
+                file.read_exact_at(&mut out[at..], start)
+                    .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of drawn messages read and filtered at a time: memory stays
+/// bounded whatever the size of the sample.
+const CHUNK: usize = 8 << 20;
+
+/// Reads the wanted messages in chunks and writes each as a REGULAR
+/// holding only its drawn decisions, their outcomes and its DedupInfo
+/// events (which their contexts may use), each after the checkpoint in
+/// force when that changes. `emit` gets every chunk of the filtered log
+/// (and may keep it, leaving another buffer in its place). The number of
+/// bytes read.
+fn filtered(
+    log: &Log,
+    index: &Index,
+    wanted: &[Wanted],
+    mut emit: impl FnMut(&mut Vec<u8>) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
+    let mut read = 0u64;
+    let mut config = None;
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    // Runs of wanted messages of about CHUNK bytes.
+    let mut size = 0usize;
+    let chunks = wanted.chunk_by(move |_, w| {
+        size += w.len as usize;
+        let fits = size <= CHUNK;
+        if !fits {
+            size = 0;
+        }
+        fits
+    });
+    for chunk in chunks {
+        buf.clear();
+        // (log offset, range in buf) of each message to write, checkpoints
+        // included.
+        let mut parts = Vec::with_capacity(chunk.len());
+        for w in chunk {
+            if let Some(c) = index.checkpoint_before(w.start) {
+                if config != Some(c.offset) {
+                    let at = buf.len();
+                    log.append(c.offset, c.end(), &mut buf)?;
+                    parts.push((c.offset, at..buf.len(), None));
+                    config = Some(c.offset);
+                }
+            }
+            let at = buf.len();
+            log.append(w.start, w.start + w.len, &mut buf)?;
+            parts.push((w.start, at..buf.len(), Some(&w.ordinals)));
+        }
+        read += buf.len() as u64;
+        let mut ids: Vec<&str> = Vec::new();
+        let mut writer = fb_writer::LogWriter::new(&mut out);
+        for (offset, range, ordinals) in parts {
+            let bytes = buf.get(range).unwrap_or_default();
+            let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
+                .next_message()
+                .map_err(|e| Error::Msg(e.to_string()))?
+                .ok_or_else(|| Error::Msg(format!("no message at byte {offset}: run fb index")))?;
+            let Some(ordinals) = ordinals else {
+                writer
+                    .message(msg.kind.type_id(), msg.payload)
+                    .map_err(failed)?;
+                continue;
+            };
+            // The drawn decisions' ids.
+            ids.clear();
+            let mut ordinal = 0u64;
+            let mut want = ordinals.iter().peekable();
+            let events = msg.events().map_err(|e| Error::Msg(e.to_string()))?;
+            for view in events {
+                let view = view.map_err(|e| Error::Msg(e.to_string()))?;
+                if !fb_format::index::is_decision(view.payload_type()) {
+                    continue;
+                }
+                if want.next_if(|&&o| o == ordinal).is_some() {
+                    ids.push(view.id);
+                }
+                ordinal += 1;
+            }
+            let (_, list) = fb_schema::event_list(msg.payload)
+                .ok_or_else(|| Error::Msg(format!("message at byte {offset}: no event list")))?;
+            let events = msg.events().map_err(|e| Error::Msg(e.to_string()))?;
+            for (position, view) in events.enumerate() {
+                let view = view.map_err(|e| Error::Msg(e.to_string()))?;
+                if view.payload_type() == PayloadType::DedupInfo || ids.contains(&view.id) {
+                    let (_, raw, stamp) = fb_schema::listed_event(msg.payload, list, position)
+                        .map_err(|why| {
+                            Error::Msg(format!("event {position} at byte {offset}: {why}"))
+                        })?;
+                    writer
+                        .push_raw_event(Some(raw), Some(stamp))
+                        .map_err(failed)?;
+                }
+            }
+            writer.end_regular().map_err(failed)?;
+        }
+        drop(writer);
+        emit(&mut out)?;
+        out.clear();
+    }
+    Ok(read)
 }
 
 /// Draws the sample and writes it; exit 0, or 1 when the log has no
 /// decision.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let input = Input::File(args.input.clone());
-    let log = crate::input::whole(&input)?;
-    let index = match crate::index::load(&args.input, &log, global.quiet)? {
-        Some(index) => index,
+    let file = File::open(&args.input)
+        .map_err(|e| Error::Msg(format!("cannot open {}: {e}", args.input.display())))?;
+    let (log, index) = match crate::index::load_unmapped(&args.input, &file, global.quiet)? {
+        Some(index) => {
+            let size = file.metadata().map_or(0, |m| m.len());
+            (Log::File(file, size), index)
+        }
         None => {
             if !global.quiet {
                 eprintln!(
@@ -187,7 +349,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                     args.input.display()
                 );
             }
-            Index::build(&log).map_err(|e| Error::Msg(format!("{}: {e}", args.input.display())))?
+            let whole = crate::input::whole(&input)?;
+            let index = Index::build(&whole)
+                .map_err(|e| Error::Msg(format!("{}: {e}", args.input.display())))?;
+            (Log::Whole(whole), index)
         }
     };
     let total = index.decisions();
@@ -202,24 +367,29 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         (None, None) => 0,
     };
     let chosen = choose(total, k, args.seed);
-    let compress = match args.format.as_str() {
-        "log" => Compress::Never,
-        _ => Compress::ByExtension {
-            level: None,
-            threads: 1,
-        },
+    let wanted = wanted(&index, &chosen)?;
+    let mut out = match args.format.as_str() {
+        "log" => Output::create(args.output.as_deref(), &[input], Compress::Never)?,
+        _ => Output::create(
+            args.output.as_deref(),
+            &[input],
+            Compress::ByExtension {
+                level: None,
+                threads: 1,
+            },
+        )?,
     };
-    let mut out = Output::create(args.output.as_deref(), &[input], compress)?;
-    let (blocks, read) = match args.format.as_str() {
-        "log" => write_log(&log, &index, &chosen, &mut out)?,
-        _ => write_lines(&log, &index, &chosen, args, &mut out)?,
+    let read = match args.format.as_str() {
+        "log" => write_log(&log, &index, &wanted, &mut out)?,
+        _ => write_lines(&log, &index, &wanted, args, &mut out)?,
     };
     out.finish()?;
     if !global.quiet {
         eprintln!(
-            "fb: {} of {total} decisions drawn (seed {}); {blocks} messages read, {read} of {} bytes",
+            "fb: {} of {total} decisions drawn (seed {}); {} messages read, {read} of {} bytes",
             chosen.len(),
             args.seed,
+            wanted.len(),
             log.len()
         );
     }
@@ -230,52 +400,69 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     })
 }
 
+/// The sample as DSJSON: the filtered log joined as `fb convert` joins.
 fn write_lines(
-    log: &[u8],
+    log: &Log,
     index: &Index,
-    chosen: &[u64],
+    wanted: &[Wanted],
     args: &Args,
     out: &mut Output,
-) -> Result<(usize, u64), Error> {
+) -> Result<u64, Error> {
     let opts = args.join.options();
     let compat = opts.compat;
-    let drawn = drawn(log, index, chosen)?;
-    let ids: HashSet<&str> = drawn.iter().flat_map(|d| d.ids.iter().copied()).collect();
-    let keep = |ev: &JoinedEvent<'_>| ids.contains(ev.event_id.as_str());
-    let mut pipeline = Pipeline::new(opts, keep, LinesSink::new(&mut *out, compat), 1);
-    // The drawn messages, each after the checkpoint in force when that
-    // changes, gathered into one buffer and joined in one go: a join per
-    // message would cost more than the message.
-    let mut gathered = Vec::new();
-    let mut config = None;
-    for d in &drawn {
-        if let Some(c) = index.checkpoint_before(d.start) {
-            if config != Some(c.offset) {
-                gathered.extend_from_slice(slice(log, c.offset, c.end())?);
-                config = Some(c.offset);
+    let mut pipeline = Pipeline::new(
+        opts,
+        |_: &JoinedEvent<'_>| true,
+        LinesSink::new(&mut *out, compat),
+        1,
+    );
+    // Reading (mostly the kernel's work) on a thread of its own, joining
+    // on this one: two chunks in flight, their buffers handed back.
+    std::thread::scope(|scope| {
+        let (full, chunks) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        let (recycle, spare) = std::sync::mpsc::channel::<Vec<u8>>();
+        let reader = scope.spawn(move || {
+            filtered(log, index, wanted, |chunk| {
+                let next = spare.try_recv().unwrap_or_default();
+                full.send(std::mem::replace(chunk, next))
+                    .map_err(|_| Error::Msg("the sample's writer stopped".into()))
+            })
+        });
+        let mut joined = || -> Result<(), Error> {
+            for mut chunk in &chunks {
+                pipeline
+                    .feed(Source::Slice(&chunk), (0, 0), &|| false, &mut |_| {})
+                    .map_err(|e| Error::Msg(e.to_string()))?;
+                chunk.clear();
+                let _ = recycle.send(chunk);
             }
-        }
-        gathered.extend_from_slice(slice(log, d.start, d.end)?);
-    }
-    let read = gathered.len() as u64;
-    pipeline
-        .feed(Source::Slice(&gathered), (0, 0), &|| false, &mut |_| {})
-        .map_err(|e| Error::Msg(e.to_string()))?;
-    Ok((drawn.len(), read))
+            Ok(())
+        };
+        let joined = joined();
+        // A failed join stops the reader at its next chunk.
+        drop(chunks);
+        let read = reader
+            .join()
+            .map_err(|_| Error::Msg("the sample's reading thread failed".into()))?;
+        joined?;
+        read
+    })
 }
 
-fn write_log(
-    log: &[u8],
-    index: &Index,
-    chosen: &[u64],
-    out: &mut Output,
-) -> Result<(usize, u64), Error> {
+/// The sample as a joined log: the file magic, the log's HEADER, then the
+/// filtered messages.
+fn write_log(log: &Log, index: &Index, wanted: &[Wanted], out: &mut Output) -> Result<u64, Error> {
     let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
     let mut writer = fb_writer::LogWriter::new(&mut *out);
     writer.file_magic(1).map_err(failed)?;
-    // The log's HEADER, when it has one, before its first REGULAR.
-    for msg in SliceReader::new(log) {
-        let msg = msg.map_err(|e| Error::Msg(e.to_string()))?;
+    // The log's HEADER, when it has one, before its first REGULAR: looked
+    // for in the first block.
+    let mut head = Vec::new();
+    if let Some(first) = index.blocks.first() {
+        log.append(first.start, first.end, &mut head)?;
+    }
+    for msg in SliceReader::new(&head) {
+        let Ok(msg) = msg else { break };
         match msg.kind {
             MessageKind::Header => {
                 writer
@@ -287,56 +474,15 @@ fn write_log(
             _ => {}
         }
     }
-    let mut read = 0u64;
-    let mut config = None;
-    let drawn = drawn(log, index, chosen)?;
-    for d in &drawn {
-        if let Some(c) = index.checkpoint_before(d.start) {
-            if config != Some(c.offset) {
-                let cp = slice(log, c.offset, c.end())?;
-                let msg = SliceReader::new(cp)
-                    .next_message()
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| {
-                        Error::Msg("the index names a checkpoint that is not there".into())
-                    })?;
-                writer
-                    .message(msg.kind.type_id(), msg.payload)
-                    .map_err(failed)?;
-                config = Some(c.offset);
-            }
-        }
-        let bytes = slice(log, d.start, d.end)?;
-        read += bytes.len() as u64;
-        let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(d.start, 0))
-            .next_message()
-            .map_err(|e| Error::Msg(e.to_string()))?
-            .ok_or_else(|| Error::Msg(format!("no message at byte {}", d.start)))?;
-        let (_, start) = fb_schema::event_list(msg.payload)
-            .ok_or_else(|| Error::Msg(format!("message at byte {}: no event list", msg.offset)))?;
-        let events = msg.events().map_err(|e| Error::Msg(e.to_string()))?;
-        for (position, view) in events.enumerate() {
-            let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-            // The drawn decisions, their outcomes, and the message's dedup
-            // entries their contexts may use.
-            if view.payload_type() == PayloadType::DedupInfo || d.ids.contains(view.id) {
-                let (_, raw, stamp) = fb_schema::listed_event(msg.payload, start, position)
-                    .map_err(|why| {
-                        Error::Msg(format!("event {position} at byte {}: {why}", msg.offset))
-                    })?;
-                writer
-                    .push_raw_event(Some(raw), Some(stamp))
-                    .map_err(failed)?;
-            }
-        }
-        writer.end_regular().map_err(failed)?;
-    }
+    writer.flush().map_err(failed)?;
+    drop(writer);
+    let read = filtered(log, index, wanted, |chunk| out.put(chunk))?;
+    let mut writer = fb_writer::LogWriter::new(&mut *out);
     writer.eof().map_err(failed)?;
     writer.flush().map_err(failed)?;
     drop(writer);
     out.flush().map_err(|e| out.error(e))?;
-    Ok((drawn.len(), read))
+    Ok(read)
 }
 
 #[cfg(test)]
@@ -357,23 +503,35 @@ mod tests {
     }
 
     /// Positions drawn from 100,000 decisions fall evenly over the log: a
-    /// chi-square test over 20 equal parts, deterministic for its seed.
+    /// chi-square test over 20 equal parts, deterministic for its seed,
+    /// for each way of drawing.
     #[test]
     fn the_sample_is_uniform() {
         let total = 100_000u64;
-        let chosen = choose(total, 10_000, 42);
-        let mut counts = [0f64; 20];
-        for o in &chosen {
-            counts[(o * 20 / total) as usize] += 1.0;
+        // (how, k, seed)
+        for (how, k, seed) in [
+            ("Floyd, 2%", 2_000, 42),
+            ("Floyd, 10%", 10_000, 42),
+            ("Algorithm S, 12.5%", 12_500, 42),
+        ] {
+            let chosen = choose(total, k, seed);
+            assert_eq!(chosen.len() as u64, k, "{how}");
+            let mut counts = [0f64; 20];
+            for o in &chosen {
+                counts[(o * 20 / total) as usize] += 1.0;
+            }
+            let expected = chosen.len() as f64 / 20.0;
+            let chi2: f64 = counts
+                .iter()
+                .map(|c| (c - expected).powi(2) / expected)
+                .sum();
+            // 19 degrees of freedom: 43.82 is the 0.1% critical value.
+            assert!(chi2 < 43.82, "{how}: chi-square {chi2:.1} over {counts:?}");
+            // And not suspiciously even either (1st percentile: 7.63).
+            assert!(
+                chi2 > 7.63,
+                "{how}: chi-square {chi2:.1}: too even to be random"
+            );
         }
-        let expected = chosen.len() as f64 / 20.0;
-        let chi2: f64 = counts
-            .iter()
-            .map(|c| (c - expected).powi(2) / expected)
-            .sum();
-        // 19 degrees of freedom: 43.82 is the 0.1% critical value.
-        assert!(chi2 < 43.82, "chi-square {chi2:.1} over {counts:?}");
-        // And not suspiciously even either (1st percentile: 7.63).
-        assert!(chi2 > 7.63, "chi-square {chi2:.1}: too even to be random");
     }
 }

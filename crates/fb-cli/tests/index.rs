@@ -217,6 +217,19 @@ fn a_stale_or_damaged_index_is_never_trusted() {
     let out = fb(&["inspect", "--event-id", &id, p(&log)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim_end(), lines[10]);
+    // An index of format version 1 is rebuilt on use, by each reader.
+    let mut v1 = std::fs::read(&idx).unwrap();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    for args in [
+        vec!["inspect", "--event-id", &id, p(&log)],
+        vec!["sample", "--decisions", "3", p(&log)],
+    ] {
+        std::fs::write(&idx, &v1).unwrap();
+        let out = fb(&args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("format version 1"), "{}", out.stderr);
+        assert!(Index::from_bytes(&std::fs::read(&idx).unwrap()).is_ok());
+    }
     // The log changes under its index: rebuilt, and the answer follows.
     let mut grown = original.clone();
     grown.extend_from_slice(&original[8..]);

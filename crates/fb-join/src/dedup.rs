@@ -47,12 +47,24 @@ impl DedupCache {
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
+
+    /// The cached actions, most recent first: applied back to front to an
+    /// empty cache as one `DedupInfo`, they rebuild this cache.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &str)> + '_ {
+        self.order
+            .iter()
+            .filter_map(|id| Some((*id, self.values.get(id)?.as_str())))
+    }
 }
 
-/// Replaces every `{"__aid":N}` in `context` with the cached action text.
-///
-/// Returns the first id that is not cached, leaving `out` incomplete.
-pub fn inline_actions(context: &[u8], cache: &DedupCache, out: &mut Vec<u8>) -> Result<(), u64> {
+/// One piece of a context: text as it is, or a `{"__aid":N}` reference.
+enum Piece<'a> {
+    Text(&'a [u8]),
+    Reference(u64),
+}
+
+/// Walks `context` as text and references, in order, until `each` fails.
+fn walk<E>(context: &[u8], mut each: impl FnMut(Piece<'_>) -> Result<(), E>) -> Result<(), E> {
     const KEY: &[u8] = b"\"__aid\"";
     let mut rest = context;
     while let Some(pos) = find(rest, KEY) {
@@ -63,20 +75,42 @@ pub fn inline_actions(context: &[u8], cache: &DedupCache, out: &mut Vec<u8>) -> 
         let reference = open.filter(|&o| before.get(o) == Some(&b'{'));
         match (reference, parse_reference(after_key)) {
             (Some(reference), Some((id, used))) => {
-                let text = cache.get(id).ok_or(id)?;
-                out.extend_from_slice(before.get(..reference).unwrap_or_default());
-                out.extend_from_slice(text.as_bytes());
+                each(Piece::Text(before.get(..reference).unwrap_or_default()))?;
+                each(Piece::Reference(id))?;
                 rest = after_key.get(used..).unwrap_or_default();
             }
             _ => {
-                out.extend_from_slice(before);
-                out.extend_from_slice(KEY);
+                each(Piece::Text(before))?;
+                each(Piece::Text(KEY))?;
                 rest = after_key;
             }
         }
     }
-    out.extend_from_slice(rest);
-    Ok(())
+    each(Piece::Text(rest))
+}
+
+/// Calls `found` with the id of every `{"__aid":N}` reference in
+/// `context`, in order (what [`inline_actions`] would replace).
+pub fn references(context: &[u8], mut found: impl FnMut(u64)) {
+    let _ = walk::<()>(context, |piece| {
+        if let Piece::Reference(id) = piece {
+            found(id);
+        }
+        Ok(())
+    });
+}
+
+/// Replaces every `{"__aid":N}` in `context` with the cached action text.
+///
+/// Returns the first id that is not cached, leaving `out` incomplete.
+pub fn inline_actions(context: &[u8], cache: &DedupCache, out: &mut Vec<u8>) -> Result<(), u64> {
+    walk(context, |piece| {
+        match piece {
+            Piece::Text(text) => out.extend_from_slice(text),
+            Piece::Reference(id) => out.extend_from_slice(cache.get(id).ok_or(id)?.as_bytes()),
+        }
+        Ok(())
+    })
 }
 
 /// Parses `  :  123  }` and returns the id and the bytes used.
@@ -140,5 +174,24 @@ mod tests {
             inline_actions(br#"[{"__aid":9}]"#, &cache, &mut out),
             Err(9)
         );
+        let mut found = Vec::new();
+        references(ctx, |id| found.push(id));
+        assert_eq!(found, [7, 8]);
+        // A key that is not a reference (no brace before it) is text.
+        found.clear();
+        references(br#"{"a":"__aid","b":[1, "__aid" :3}]"#, |id| found.push(id));
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn entries_applied_back_to_front_rebuild_the_cache() {
+        let mut cache = DedupCache::default();
+        cache.apply([(1, "a"), (2, "b"), (3, "c"), (2, "b2")]);
+        let entries: Vec<(u64, String)> =
+            cache.entries().map(|(i, v)| (i, v.to_string())).collect();
+        let mut rebuilt = DedupCache::default();
+        rebuilt.apply(entries.iter().rev().map(|(i, v)| (*i, v.as_str())));
+        assert!(rebuilt.entries().eq(cache.entries()));
+        assert_eq!(cache.get(2), Some("b2"));
     }
 }

@@ -47,12 +47,13 @@ mod pipeline;
 mod put;
 mod reward;
 mod simd;
+pub mod split;
 pub mod time;
 
 use std::io::{Read, Write};
 
 pub use config::{LearningMode, LoopConfig, Overrides};
-pub use dedup::{inline_actions, DedupCache};
+pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
 pub use fb_format::{Problem, RewardFunction};

@@ -1,0 +1,426 @@
+//! `fb split`: every piece is a valid log of its own, and converting the
+//! pieces one by one gives the whole log's lines, byte for byte.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{data, fb, p, scratch_dir};
+use fb_format::{MessageKind, Payload, PayloadDecoder, SliceReader};
+use fb_join::{Compat, Options};
+use fb_schema::{OutcomeEventArgs, RewardFunctionType, TimeStamp, UnionArg};
+use fb_writer::{CbSpec, CheckpointConfig, DedupSpec, JoinedEventSpec, LogWriter, PayloadSpec};
+
+/// The DSJSON of `log` read on its own.
+fn convert(log: &[u8], opts: Options) -> Vec<u8> {
+    let mut out = Vec::new();
+    fb_join::convert(log, &mut out, opts).unwrap();
+    out
+}
+
+/// The pieces `fb split` writes, in name order.
+fn split(log: &Path, dir: &Path, flags: &[&str]) -> (i32, Vec<PathBuf>) {
+    let mut args = vec!["split", "-q", p(log), "-o", p(dir), "--force"];
+    args.extend_from_slice(flags);
+    let out = fb(&args);
+    assert!(out.code <= 1, "{}: {}", log.display(), out.stderr);
+    let mut pieces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pieces.sort();
+    (out.code, pieces)
+}
+
+/// Splits `log` and checks the pieces convert to the whole log's lines
+/// under each option set; returns how many pieces it made.
+fn split_converts_as_whole(name: &str, log: &Path, dir: &Path, flags: &[&str]) -> usize {
+    let whole = std::fs::read(log).unwrap();
+    let (code, pieces) = split(log, dir, flags);
+    let multistep = name.contains("multistep");
+    let option_sets = [
+        ("sane", Options::default()),
+        ("reference", Options::default().compat(Compat::Reference)),
+        ("inline dedup", Options::default().inline_dedup(true)),
+    ];
+    for (what, opts) in option_sets {
+        let opts = opts.multistep(multistep);
+        let mut joined = Vec::new();
+        for piece in &pieces {
+            joined.extend(convert(&std::fs::read(piece).unwrap()[..], opts.clone()));
+        }
+        let expected = convert(&whole, opts);
+        assert!(
+            joined == expected,
+            "{name} {flags:?} ({what}): {} pieces give {} bytes, the whole log {}",
+            pieces.len(),
+            joined.len(),
+            expected.len()
+        );
+    }
+    // A log that validates gives pieces that do; each starts as the log
+    // does (with its file magic, when it has one).
+    if code == 0 && fb(&["validate", "-q", p(log)]).code == 0 {
+        let starts = SliceReader::new(&whole).next().unwrap().unwrap().kind;
+        for piece in &pieces {
+            let bytes = std::fs::read(piece).unwrap();
+            let first = SliceReader::new(&bytes).next().unwrap().unwrap();
+            if starts == MessageKind::FileMagic {
+                assert_eq!(first.kind, starts, "{name}: {piece:?}");
+            }
+            let out = fb(&["validate", "-q", p(piece)]);
+            assert_eq!(out.code, 0, "{name}: {piece:?}: {}", out.stderr);
+        }
+    }
+    pieces.len()
+}
+
+#[test]
+fn corpus_logs_split_then_converted_give_the_whole_logs_lines() {
+    let dir = scratch_dir("split-corpus");
+    let mut logs = Vec::new();
+    for sub in [
+        "valid_joined_logs",
+        "invalid_joined_logs",
+        "skip_learn/cb",
+        "skip_learn/ccb",
+        "skip_learn/slates",
+        "skip_learn/ca",
+        "literal_outcomes",
+    ] {
+        for entry in std::fs::read_dir(data(sub)).unwrap() {
+            logs.push(entry.unwrap().path());
+        }
+    }
+    logs.sort();
+    let mut pieces = 0;
+    for log in &logs {
+        let name = log.display().to_string();
+        // Every message a piece of its own: the most state to carry.
+        pieces += split_converts_as_whole(&name, log, &dir.join("each"), &["--max-size", "1"]);
+        split_converts_as_whole(&name, log, &dir.join("4k"), &["--max-size", "4KiB"]);
+    }
+    assert!(logs.len() >= 40, "{} logs", logs.len());
+    assert!(pieces > 3 * logs.len() / 2, "{pieces} pieces");
+}
+
+#[test]
+fn generated_logs_split_then_converted_give_the_whole_logs_lines() {
+    let dir = scratch_dir("split-gen");
+    // (name, gen flags): each problem type, with and without zstd, dedup.
+    let cases: &[(&str, &[&str])] = &[
+        ("cb", &["--problem-type", "cb", "--events-per-message", "3"]),
+        (
+            "cb-zstd-dedup",
+            &["--problem-type", "cb", "--zstd", "--dedup"],
+        ),
+        (
+            "ccb-dedup",
+            &[
+                "--problem-type",
+                "ccb",
+                "--dedup",
+                "--checkpoint-every",
+                "9",
+            ],
+        ),
+        ("ccb-zstd", &["--problem-type", "ccb", "--zstd"]),
+        (
+            "slates",
+            &["--problem-type", "slates", "--reward-function", "sum"],
+        ),
+        ("ca", &["--problem-type", "ca", "--deferred", "0.2"]),
+        ("multistep", &["--problem-type", "multistep", "--dedup"]),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec!["gen", "-q", "--events", "400", "--seed", "4", "-o", p(&log)];
+        args.extend_from_slice(flags);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        let n = split_converts_as_whole(name, &log, &dir.join("out"), &["--max-size", "8KiB"]);
+        assert!(n > 5, "{name}: {n} pieces");
+        // No piece is larger than asked unless one message is.
+        let (_, pieces) = split(&log, &dir.join("out"), &["--max-size", "8KiB"]);
+        for piece in &pieces {
+            let bytes = std::fs::read(piece).unwrap();
+            let largest = SliceReader::new(&bytes)
+                .map(|m| m.unwrap().len)
+                .max()
+                .unwrap();
+            assert!(
+                bytes.len() <= 8192 || largest > 4096,
+                "{name}: {piece:?} has {} bytes",
+                bytes.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_log_spanning_hours_splits_by_hour() {
+    let dir = scratch_dir("split-hour");
+    let log = dir.join("cb.fb");
+    // About a decision a second: some three hours.
+    let out = fb(&[
+        "gen",
+        "-q",
+        "--events",
+        "11000",
+        "--seed",
+        "6",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(out.code, 0);
+    let n = split_converts_as_whole("by hour", &log, &dir.join("h"), &["--by", "hour"]);
+    assert!((3..=5).contains(&n), "{n} pieces");
+}
+
+/// A CB log whose first message defines actions 1, 2 and 3 that the next
+/// eight messages refer to (1 or 2, never 3), seven hours apart; a
+/// checkpoint with a reward function out of range (the previous one, sum,
+/// stays in force) comes before the sixth; the tenth message defines
+/// action 4 alone, which the last three use.
+fn dedup_log() -> Vec<u8> {
+    let texts = [
+        r#"{"TAction":{"a":1}}"#,
+        r#"{"TAction":{"a":2}}"#,
+        r#"{"TAction":{"a":3}}"#,
+        r#"{"TAction":{"a":4}}"#,
+    ];
+    let config = CheckpointConfig {
+        reward_function: RewardFunctionType::Sum,
+        ..CheckpointConfig::default()
+    };
+    let contexts: Vec<String> = (0..13)
+        .map(|i| {
+            let aid = if i >= 9 { 4 } else { i % 2 + 1 };
+            format!(r#"{{"U":{{"i":{i}}},"_multi":[{{"__aid":{aid}}}]}}"#)
+        })
+        .collect();
+    let ids: Vec<String> = (0..13).map(|i| format!("decision-{i}")).collect();
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    let start = TimeStamp::new(2026, 3, 1, 0, 30, 0, 0);
+    w.header(&[("joiner", "split test")], start).unwrap();
+    w.checkpoint(&config).unwrap();
+    for i in 0..13 {
+        let hours = 7 * i as u32;
+        let at = TimeStamp::new(
+            2026,
+            3,
+            1 + (hours / 24) as u8,
+            (hours % 24) as u8,
+            30,
+            0,
+            0,
+        );
+        if i == 5 {
+            w.checkpoint(&CheckpointConfig {
+                reward_function: RewardFunctionType(99),
+                default_reward: -2.0,
+                ..config
+            })
+            .unwrap();
+        }
+        if i == 0 {
+            w.push_event(&JoinedEventSpec::new(
+                "dedup-a",
+                at,
+                PayloadSpec::Dedup(DedupSpec {
+                    ids: &[1, 2, 3],
+                    values: &texts[..3],
+                }),
+            ))
+            .unwrap();
+        }
+        if i == 9 {
+            w.push_event(&JoinedEventSpec::new(
+                "dedup-b",
+                at,
+                PayloadSpec::Dedup(DedupSpec {
+                    ids: &[4],
+                    values: &texts[3..],
+                }),
+            ))
+            .unwrap();
+        }
+        w.push_event(&JoinedEventSpec::new(
+            &ids[i],
+            at,
+            PayloadSpec::Cb(CbSpec {
+                action_ids: Some(&[1]),
+                probabilities: Some(&[1.0]),
+                context: Some(contexts[i].as_bytes()),
+                ..CbSpec::default()
+            }),
+        ))
+        .unwrap();
+        for value in [1.0, 2.0] {
+            w.push_event(&JoinedEventSpec::new(
+                &ids[i],
+                at,
+                PayloadSpec::Outcome(OutcomeEventArgs {
+                    value: UnionArg::Numeric(value),
+                    index: UnionArg::None,
+                    action_taken: false,
+                }),
+            ))
+            .unwrap();
+        }
+        w.end_regular().unwrap();
+    }
+    w.eof().unwrap();
+    w.into_inner()
+}
+
+/// The ids of a piece's synthetic DedupInfo (its first REGULAR message,
+/// when that holds a DedupInfo alone).
+fn carried_ids(piece: &[u8]) -> Vec<u64> {
+    let mut decoder = PayloadDecoder::default();
+    let Some(msg) = SliceReader::new(piece)
+        .map(Result::unwrap)
+        .find(|m| m.kind == MessageKind::Regular)
+    else {
+        return Vec::new();
+    };
+    let views: Vec<_> = msg.events().unwrap().map(Result::unwrap).collect();
+    match (
+        views.len(),
+        views.first().map(|v| decoder.payload(v).unwrap()),
+    ) {
+        (1, Some(Payload::Dedup(info))) => info.ids().unwrap().iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn a_piece_carries_the_dedup_entries_and_checkpoints_it_needs() {
+    let dir = scratch_dir("split-dedup");
+    let log = dir.join("dedup.fb");
+    let bytes = dedup_log();
+    std::fs::write(&log, &bytes).unwrap();
+    // The whole log inlines every action and sums two outcomes.
+    let whole = String::from_utf8(convert(&bytes, Options::default().inline_dedup(true))).unwrap();
+    assert_eq!(whole.lines().count(), 13);
+    assert!(!whole.contains("__aid"), "{whole}");
+    assert!(
+        whole.lines().all(|l| l.starts_with(r#"{"_label_cost":-3"#)),
+        "{whole}"
+    );
+
+    let n = split_converts_as_whole("dedup", &log, &dir.join("each"), &["--max-size", "1"]);
+    assert!(n >= 13, "{n} pieces");
+    let (_, pieces) = split(&log, &dir.join("each"), &["--max-size", "1"]);
+    let carried: Vec<Vec<u64>> = pieces
+        .iter()
+        .map(|piece| carried_ids(&std::fs::read(piece).unwrap()))
+        .collect();
+    // Exactly the referenced entry: never 3, and none where the piece
+    // brings its own DedupInfo or holds no decision.
+    let wanted: Vec<Vec<u64>> = pieces
+        .iter()
+        .map(|piece| {
+            let text =
+                String::from_utf8(convert(&std::fs::read(piece).unwrap(), Options::default()))
+                    .unwrap();
+            let own = text.contains(r#""i":0}"#) || text.contains(r#""i":9}"#);
+            match text.find(r#""__aid":"#) {
+                Some(at) if !own => vec![u64::from(text.as_bytes()[at + 8] - b'0')],
+                _ => Vec::new(),
+            }
+        })
+        .collect();
+    assert_eq!(carried, wanted);
+    assert!(
+        carried.iter().filter(|c| !c.is_empty()).count() >= 10,
+        "{carried:?}"
+    );
+
+    // By day and by hour: names carry the period and sort in log order.
+    let (_, days) = split(&log, &dir.join("days"), &["--by", "day"]);
+    let names: Vec<String> = days
+        .iter()
+        .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "part-00000-2026-03-01.fb",
+            "part-00001-2026-03-02.fb",
+            "part-00002-2026-03-03.fb",
+            "part-00003-2026-03-04.fb"
+        ]
+    );
+    split_converts_as_whole("dedup", &log, &dir.join("days"), &["--by", "day"]);
+    let (_, hours) = split(&log, &dir.join("hours"), &["--by", "hour"]);
+    assert_eq!(hours.len(), 13);
+    assert!(
+        hours[1].ends_with("part-00001-2026-03-01T07.fb"),
+        "{hours:?}"
+    );
+}
+
+#[test]
+fn existing_outputs_damage_and_inputs_inside_the_output() {
+    let dir = scratch_dir("split-safety");
+    let log = dir.join("log.fb");
+    std::fs::copy(
+        data("valid_joined_logs/ccb_sum_reward_100_interactions.fb"),
+        &log,
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(out_dir.join("keep"), b"x").unwrap();
+    // (case, arguments, exit code, what stderr says)
+    let cases: [(&str, Vec<&str>, i32, &str); 3] = [
+        (
+            "output exists",
+            vec!["split", p(&log), "--max-size", "1", "-o", p(&out_dir)],
+            2,
+            "--force",
+        ),
+        (
+            "input inside the output",
+            vec![
+                "split",
+                p(&log),
+                "--max-size",
+                "1",
+                "-o",
+                p(&dir),
+                "--force",
+            ],
+            2,
+            "inside",
+        ),
+        (
+            "no rule",
+            vec!["split", p(&log), "-o", p(&out_dir)],
+            2,
+            "--max-size",
+        ),
+    ];
+    for (case, args, code, says) in cases {
+        let out = fb(&args);
+        assert_eq!(out.code, code, "{case}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{case}: {}", out.stderr);
+    }
+    assert!(out_dir.join("keep").exists());
+    assert!(log.exists());
+
+    // A cut log: the pieces hold what comes before the damage, exit 1.
+    let bytes = std::fs::read(&log).unwrap();
+    let cut = dir.join("cut.fb");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let (code, pieces) = split(&cut, &dir.join("cut"), &["--max-size", "1"]);
+    assert_eq!(code, 1);
+    assert!(!pieces.is_empty());
+    split_converts_as_whole("cut", &cut, &dir.join("cut"), &["--max-size", "1"]);
+    assert!(!dir.read_dir().unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".tmp")));
+}
