@@ -151,6 +151,81 @@ fn count(args: &[String], name: &str, default: usize) -> usize {
         .max(1)
 }
 
+/// Issue 21: `fb join` with a window over raw streams taken apart from
+/// generated CB logs of two sizes: MB/s of raw input and peak RSS, which
+/// must not grow with the streams.
+fn join_bench(fb: &Path, cache: &Path, runs: usize) -> Result<String, String> {
+    let mut rows = String::from(
+        "### Join (raw streams, `--eud 10m`, to /dev/null)\n\n| streams | MB of raw input | median s | MB/s (target 500) | peak RSS MiB (target: flat in the size) |\n|---|---:|---:|---:|---:|\n",
+    );
+    for (size, seed) in [("100MiB", "6"), ("1GiB", "5")] {
+        let log = cache.join(format!("cb-raw-{size}.fb"));
+        let stem = cache.join(format!("cb-raw-{size}"));
+        let interactions = format!("{}.interactions.fb", stem.display());
+        let observations = format!("{}.observations.fb", stem.display());
+        if !Path::new(&observations).exists() {
+            eprintln!("bench: generating {}", log.display());
+            let gen: Vec<String> = [
+                "gen",
+                "-q",
+                "--size",
+                size,
+                "--seed",
+                seed,
+                "--raw-streams",
+                "-o",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([log.display().to_string()])
+            .collect();
+            measure(fb, &gen)?;
+        }
+        let bytes = [&interactions, &observations]
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .sum::<u64>();
+        for p in [&interactions, &observations] {
+            cache_as_read_from_disk(Path::new(p))?;
+        }
+        let argv: Vec<String> = [
+            "join",
+            "-q",
+            "--problem-type",
+            "cb",
+            "--eud",
+            "10m",
+            "--interactions",
+            &interactions,
+            "--observations",
+            &observations,
+            "-o",
+            "/dev/null",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut samples = Vec::new();
+        for _ in 0..runs {
+            samples.push(measure(fb, &argv)?);
+        }
+        samples.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+        let median = &samples[samples.len() / 2];
+        let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
+        let _ = writeln!(
+            rows,
+            "| cb {size} | {:.0} | {:.3} | {:.0} | {:.1} |",
+            bytes as f64 / 1e6,
+            median.secs,
+            bytes as f64 / 1e6 / median.secs,
+            rss as f64 / 1024.0
+        );
+        eprintln!("bench: join {size}: {:.3} s", median.secs);
+    }
+    rows.push('\n');
+    Ok(rows)
+}
+
 /// `--python`: `bench/spark_scaling.py` in the venv of `.ci/run`, with the
 /// release wheel of vwlogs built and installed first: `vwlogs.read`
 /// against `fb export --format arrow` on the 1 GiB CB log, and Spark
@@ -656,6 +731,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if !index_rows.is_empty() {
         index_rows.push('\n');
     }
+    let join_rows = join_bench(&fb, &cache, runs)?;
     let python = if args.iter().any(|a| a == "--python") {
         python_bench(root, &fb, &cache)?
     } else {
@@ -671,7 +747,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
          page faults). Each round runs every command of a log \
          once, so that a noisy moment of the shared host weighs on all of them alike. \
          `--compat reference` writes the reference's bytes, and so does not check that every \
-         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n{speed}### Export\n\n{exports}\n{index_rows}{python}## Results\n\n{table}"
+         context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n{speed}### Export\n\n{exports}\n{index_rows}{join_rows}{python}## Results\n\n{table}"
     );
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("bench: wrote {}", out.display());

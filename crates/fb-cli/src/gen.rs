@@ -102,6 +102,11 @@ pub struct Args {
     /// Output file ("-" or absent: standard output, unless it is a terminal).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Also take the log apart into the raw streams a client would have
+    /// written (`OUT-STEM.interactions.fb`, `.observations.fb`, and
+    /// `.episodes.fb` for multistep), for `fb join`.
+    #[arg(long)]
+    pub raw_streams: bool,
 }
 
 impl Args {
@@ -211,7 +216,54 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
             summary.events
         );
     }
+    if args.raw_streams {
+        let Some(path) = args.output.as_deref().filter(|_| !to_stdout) else {
+            return Err("--raw-streams writes files beside the log: give -o FILE".into());
+        };
+        raw_streams(path, global)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `LOG` taken apart into `LOG-STEM.interactions.fb`, `.observations.fb`
+/// and `.episodes.fb` beside it (the raw streams a client would have
+/// written), for `fb join` to join again.
+fn raw_streams(log: &std::path::Path, global: &crate::Global) -> Result<(), Error> {
+    let input = crate::input::Input::File(log.to_path_buf());
+    let data = crate::input::whole(&input)?;
+    let stem = log.with_extension("");
+    let paths = ["interactions", "observations", "episodes"]
+        .map(|side| std::path::PathBuf::from(format!("{}.{side}.fb", stem.display())));
+    let inputs = [input];
+    let mut outs = Vec::new();
+    for path in &paths {
+        outs.push(Output::create(Some(path), &inputs, Compress::Never)?);
+    }
+    let counts = {
+        let [i, o, e] = &mut outs[..] else {
+            return Err("three outputs".into());
+        };
+        let writers = [i, o, e].map(|out| BufWriter::with_capacity(OUTPUT_BUFFER, out));
+        fb_writer::raw::take_apart_into(&data, writers, 256)
+            .map_err(|e| Error::Msg(format!("{}: {e}", log.display())))?
+    };
+    for (out, path) in outs.into_iter().zip(&paths) {
+        if counts.episodes == 0 && path.to_string_lossy().ends_with(".episodes.fb") {
+            drop(out);
+            continue;
+        }
+        out.finish()?;
+    }
+    if !global.quiet {
+        eprintln!(
+            "fb gen: {} interactions, {} observations, {} episode events written to {}.*.fb",
+            counts.interactions,
+            counts.observations,
+            counts.episodes,
+            stem.display()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

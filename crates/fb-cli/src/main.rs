@@ -1,7 +1,7 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 use fb_cli::{
-    convert, export, gen, index, inspect, repair, sample, split, stats, validate, Global,
+    convert, export, gen, index, inspect, join, repair, sample, split, stats, validate, Global,
 };
 
 use std::process::ExitCode;
@@ -55,6 +55,15 @@ enum Command {
         after_help = "Example:\n  fb index tests/data/valid_joined_logs/average_reward_100_interactions.fb"
     )]
     Index(index::Args),
+    /// Join the client's raw interaction and observation streams (and
+    /// multistep episodes) into a joined log, optionally within a window
+    /// (`--eud`).
+    #[command(
+        after_help = "Examples:\n  fb join --interactions tests/data/reward_functions/cb/cb_v2.fb \\\n    \
+        --observations tests/data/reward_functions/cb/f-reward_3obs_v2.fb --reward-function average -o joined.fb\n  \
+        fb join --interactions i.fb --observations o.fb --eud 10m --unjoined late.fb -o joined.fb"
+    )]
+    Join(join::Args),
     /// List the messages of a log, or dump its events as JSON lines.
     #[command(
         after_help = "Examples:\n  fb inspect tests/data/valid_joined_logs/cb_simple.log\n  \
@@ -104,6 +113,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(&args, &cli.global),
         Command::Index(args) => index::run(&args, &cli.global),
         Command::Inspect(args) => inspect::run(&args, &cli.global),
+        Command::Join(args) => join::run(&args, &cli.global),
         Command::Sample(args) => sample::run(&args, &cli.global),
         Command::Split(args) => split::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),

@@ -55,6 +55,59 @@ impl<'a> RawMessage<'a> {
     }
 }
 
+/// One event of a raw batch: its bytes, and what a joiner keys and orders
+/// it by.
+#[derive(Debug, Clone, Copy)]
+pub struct RawEvent<'a> {
+    /// The serialized `Event`, as stored.
+    pub bytes: &'a [u8],
+    /// `meta.id`: the event id (the episode id for multistep).
+    pub id: &'a str,
+    /// `meta.payload_type`.
+    pub kind: fb_schema::PayloadType,
+    /// `meta.client_time_utc`, `None` when absent or all zeros.
+    pub client_time: Option<fb_schema::TimeStamp>,
+}
+
+impl<'a> RawMessage<'a> {
+    /// The events of the batch with their ids, types and client times,
+    /// each verified as an `Event`; an event without metadata or id is an
+    /// error that says which.
+    pub fn raw_events(&self) -> Result<Vec<RawEvent<'a>>> {
+        let batch = self.batch()?;
+        let mut out = Vec::with_capacity(batch.events().map_or(0, |e| e.len()));
+        for serialized in batch.events().iter().flatten() {
+            let bytes = serialized.payload().map_or(&[][..], |v| v.bytes());
+            let parts = match fb_schema::event_parts(bytes) {
+                Some(parts) => parts,
+                None => verified::<Event>(bytes)
+                    .map_err(|source| Error::InvalidFlatbuffer {
+                        offset: self.offset,
+                        index: self.index,
+                        what: "Event",
+                        source,
+                    })?
+                    .into(),
+            };
+            let missing = |field| Error::MissingField {
+                offset: self.offset,
+                index: self.index,
+                what: if field == "meta" { "Event" } else { "Metadata" },
+                field,
+            };
+            parts.meta.ok_or_else(|| missing("meta"))?;
+            let id = parts.id.ok_or_else(|| missing("id"))?;
+            out.push(RawEvent {
+                bytes,
+                id,
+                kind: parts.payload_type,
+                client_time: parts.client_time.filter(|t| !t.is_zero()),
+            });
+        }
+        Ok(out)
+    }
+}
+
 /// Reads the preamble-framed messages of a raw stream held in a slice.
 #[derive(Debug, Clone)]
 pub struct RawStreamReader<'a> {

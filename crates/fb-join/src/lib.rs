@@ -45,6 +45,7 @@ mod number;
 mod parallel;
 mod pipeline;
 mod put;
+pub mod rawjoin;
 mod reward;
 mod simd;
 pub mod split;
@@ -221,6 +222,22 @@ pub enum Error {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// Joining raw streams with a window needs every event's client time.
+    #[error(
+        "input {input}, batch {message} at byte {offset}: event `{event_id}` has no client time, \
+         so it cannot be placed in a join window: join without --eud (events are then stamped \
+         with the time of the join)"
+    )]
+    NoClientTime {
+        /// The input (its position among those given).
+        input: usize,
+        /// Byte offset of the batch.
+        offset: u64,
+        /// Index of the batch.
+        message: u64,
+        /// The event's id.
+        event_id: String,
     },
     /// A worker thread could not be started (too many threads for the
     /// system's limits): try fewer threads.

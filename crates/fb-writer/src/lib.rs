@@ -56,6 +56,7 @@
 
 pub mod broken;
 mod error;
+pub mod raw;
 mod spec;
 pub mod synth;
 mod writer;

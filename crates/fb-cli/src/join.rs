@@ -1,0 +1,398 @@
+//! `fb join`: the client's raw interaction and observation streams (and
+//! multistep episodes) joined into a joined log, with the loop's
+//! configuration in its CHECKPOINT.
+//!
+//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened,
+//! the groups written as REGULAR messages of bounded size (a group never
+//! split; a DedupInfo starts a message), each event stamped with its
+//! client time (or the time of the join when it has none), and what
+//! joined nothing reported, or written to `--unjoined`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use fb_format::raw::RawStreamReader;
+use fb_format::{Problem, RewardFunction};
+use fb_join::rawjoin::{join, Config, Input as RawInput, Item, Read, Side};
+use fb_join::LearningMode;
+use fb_schema::{LearningModeType, PayloadType, TimeStamp};
+use fb_writer::raw::RawStreamWriter;
+use fb_writer::{CheckpointConfig, LogWriter};
+
+use crate::error::Error;
+use crate::input::{Input, Whole};
+use crate::joinargs::named;
+use crate::output::{Compress, Output};
+use crate::Global;
+
+/// Arguments of `fb join`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Interaction streams (decisions, multistep steps, DedupInfo events).
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    pub interactions: Vec<PathBuf>,
+
+    /// Observation streams (outcomes, activations).
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    pub observations: Vec<PathBuf>,
+
+    /// Multistep episode streams.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub episodes: Vec<PathBuf>,
+
+    /// The joined log to write.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// The experimental unit duration (`30s`, `10m`, `2h`, `1d`): an
+    /// observation joins only within this time after its interaction. By
+    /// default every observation joins its interaction wherever it is.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub eud: Option<i64>,
+
+    /// How much earlier than its interaction an observation may be, and
+    /// how far out of time order the streams may be (with `--eud`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
+    pub skew: i64,
+
+    /// Write the observations that joined nothing here, as a raw stream.
+    #[arg(long, value_name = "FILE")]
+    pub unjoined: Option<PathBuf>,
+
+    /// Skip a batch that does not verify and go on.
+    #[arg(long)]
+    pub recover: bool,
+
+    /// Largest REGULAR message (a decision with its observations is never
+    /// split, so one larger group makes a larger message).
+    #[arg(long, value_name = "SIZE", value_parser = crate::gen::parse_size, default_value = "1MiB")]
+    pub max_message_size: u64,
+
+    /// The problem type in the checkpoint (default: the first decision's).
+    #[arg(long, value_name = "TYPE", value_parser = named::<Problem>(Problem::NAMES))]
+    pub problem_type: Option<Problem>,
+
+    /// The reward function in the checkpoint.
+    #[arg(long, value_name = "F", default_value = "earliest", value_parser = named::<RewardFunction>(RewardFunction::NAMES))]
+    pub reward_function: RewardFunction,
+
+    /// The default reward in the checkpoint.
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub default_reward: f32,
+
+    /// The learning mode in the checkpoint.
+    #[arg(long, value_name = "MODE", default_value = "online", value_parser = named::<LearningMode>(LearningMode::NAMES))]
+    pub learning_mode: LearningMode,
+
+    /// The checkpoint asks converters to use the client time.
+    #[arg(long)]
+    pub use_client_time: bool,
+}
+
+/// Parses `500ms`, `30s`, `10m`, `2h`, `1d` (or a number of seconds) into
+/// microseconds.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let micros = match unit {
+        "" | "s" => 1e6,
+        "ms" => 1e3,
+        "m" | "min" => 60e6,
+        "h" => 3600e6,
+        "d" => 86400e6,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}`: use ms, s, m, h or d (e.g. 10m)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: expected e.g. 30s, 10m, 2h"))?;
+    let total = value * micros;
+    if !(0.0..=1e17).contains(&total) {
+        return Err(format!(
+            "`{s}`: give a duration from 0 to a few thousand years"
+        ));
+    }
+    Ok(total as i64)
+}
+
+/// A duration as the header states it.
+fn show_duration(micros: i64) -> String {
+    format!("{}s", micros as f64 / 1e6)
+}
+
+/// The problem type of the first decision of the interaction streams.
+fn first_problem(inputs: &[(Side, Whole)]) -> Option<Problem> {
+    for (side, bytes) in inputs {
+        if *side != Side::Interactions {
+            continue;
+        }
+        let mut reader = RawStreamReader::new(bytes);
+        while let Ok(Some(msg)) = reader.next_message() {
+            let Ok(events) = msg.raw_events() else { break };
+            for e in events {
+                let problem = match e.kind {
+                    PayloadType::CB => Problem::Cb,
+                    PayloadType::CCB => Problem::Ccb,
+                    PayloadType::Slates => Problem::Slates,
+                    PayloadType::CA => Problem::Ca,
+                    PayloadType::MultiStep => Problem::Multistep,
+                    _ => continue,
+                };
+                return Some(problem);
+            }
+        }
+    }
+    None
+}
+
+/// Now, as a `TimeStamp` (the stamp of events without client time).
+fn now() -> TimeStamp {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    fb_writer::synth::timestamp_from_ticks(
+        since.as_secs() * fb_writer::synth::TICKS_PER_SECOND
+            + u64::from(since.subsec_nanos() / 100),
+    )
+}
+
+/// Joins; exit 0, or 1 when an input was damaged.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    let started = Instant::now();
+    let mut paths = Vec::new();
+    for (side, files) in [
+        (Side::Interactions, &args.interactions),
+        (Side::Episodes, &args.episodes),
+        (Side::Observations, &args.observations),
+    ] {
+        for path in files {
+            paths.push((side, path.clone()));
+        }
+    }
+    let mut inputs = Vec::new();
+    for (side, path) in &paths {
+        inputs.push((*side, crate::input::whole(&Input::File(path.clone()))?));
+    }
+    let name = |k: usize| {
+        paths
+            .get(k)
+            .map_or("?".into(), |(_, p)| p.display().to_string())
+    };
+    let problem = match args.problem_type.or_else(|| first_problem(&inputs)) {
+        Some(p) => p,
+        None => {
+            return Err(Error::Msg(
+                "the interaction streams hold no decision to tell the problem type: \
+                 give --problem-type"
+                    .into(),
+            ))
+        }
+    };
+    let checkpoint = CheckpointConfig {
+        reward_function: args.reward_function.to_wire(),
+        default_reward: args.default_reward,
+        learning_mode: match args.learning_mode {
+            LearningMode::Online => LearningModeType::Online,
+            LearningMode::Apprentice => LearningModeType::Apprentice,
+            LearningMode::LoggingOnly => LearningModeType::LoggingOnly,
+            LearningMode::Other(v) => LearningModeType(v),
+        },
+        problem_type: problem.to_wire(),
+        use_client_time: args.use_client_time,
+    };
+    let all: Vec<Input> = paths.iter().map(|(_, p)| Input::File(p.clone())).collect();
+    let mut out = Output::create(Some(&args.output), &all, Compress::Never)?;
+    let mut unjoined = match &args.unjoined {
+        Some(path) => Some(RawStreamWriter::new(Output::create(
+            Some(path),
+            &all,
+            Compress::Never,
+        )?)),
+        None => None,
+    };
+    let join_time = now();
+    let failed = |e: fb_writer::Error| Error::Msg(format!("{}: {e}", args.output.display()));
+    let mut writer = LogWriter::new(&mut out).with_max_message_size(
+        usize::try_from(args.max_message_size)
+            .unwrap_or(usize::MAX)
+            .max(fb_writer::MAX_MESSAGE_SIZE),
+    );
+    writer.file_magic(1).map_err(failed)?;
+    let eud = args.eud.map_or("none".to_string(), show_duration);
+    let skew = show_duration(args.skew);
+    writer
+        .header(
+            &[
+                ("joiner", "fb join"),
+                ("joiner.version", env!("CARGO_PKG_VERSION")),
+                ("eud", &eud),
+                ("skew", &skew),
+            ],
+            join_time,
+        )
+        .map_err(failed)?;
+    writer.checkpoint(&checkpoint).map_err(failed)?;
+
+    let raw_inputs: Vec<RawInput<'_>> = inputs
+        .iter()
+        .map(|(side, bytes)| RawInput { side: *side, bytes })
+        .collect();
+    let cfg = Config {
+        eud: args.eud,
+        skew: args.skew,
+        recover: args.recover,
+    };
+    let max = args.max_message_size;
+    let mut in_message = 0u64;
+    let mut held: Vec<&[u8]> = Vec::new();
+    let stamp = |r: &Read<'_>| r.event.client_time.unwrap_or(join_time);
+    let io = |e: fb_writer::Error| std::io::Error::other(e.to_string());
+    let mut sink = |item| -> std::io::Result<()> {
+        match item {
+            Item::Dedup(read) => {
+                if in_message > 0 {
+                    writer.end_regular().map_err(io)?;
+                }
+                writer
+                    .push_raw_event(Some(read.event.bytes), Some(stamp(&read)))
+                    .map_err(io)?;
+                in_message = read.event.bytes.len() as u64 + 32;
+            }
+            Item::Group(events) => {
+                let size: u64 = events.iter().map(|r| r.event.bytes.len() as u64 + 32).sum();
+                if in_message > 0 && in_message + size > max {
+                    writer.end_regular().map_err(io)?;
+                    in_message = 0;
+                }
+                for read in &events {
+                    writer
+                        .push_raw_event(Some(read.event.bytes), Some(stamp(read)))
+                        .map_err(io)?;
+                }
+                in_message += size;
+            }
+            Item::Unjoined(read, _) => {
+                if let Some(w) = unjoined.as_mut() {
+                    held.push(read.event.bytes);
+                    if held.len() >= 256 {
+                        w.batch(&held, "IDENTITY").map_err(io)?;
+                        held.clear();
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    let mut releasers: Vec<crate::mapped::Releaser> =
+        inputs.iter().map(|_| Default::default()).collect();
+    let mut release = |input: usize, offset: u64| {
+        if let (Some((_, Whole::Mapped(map))), Some(r)) =
+            (inputs.get(input), releasers.get_mut(input))
+        {
+            r.done(map, offset);
+        }
+    };
+    let joined = join(&raw_inputs, cfg, &mut sink, &mut release);
+    let report = match joined {
+        Ok(report) => report,
+        Err(fb_join::Error::NoClientTime {
+            input,
+            offset,
+            message,
+            event_id,
+        }) => {
+            return Err(Error::Msg(format!(
+                "{}: batch {message} at byte {offset}: event `{event_id}` has no client time, \
+                 so --eud cannot place it in a window: join without --eud (events are then \
+                 stamped with the time of the join)",
+                name(input)
+            )))
+        }
+        Err(e) => return Err(Error::Msg(format!("{}: {e}", args.output.display()))),
+    };
+    if in_message > 0 {
+        writer.end_regular().map_err(failed)?;
+    }
+    writer.eof().map_err(failed)?;
+    writer.flush().map_err(failed)?;
+    drop(writer);
+    if let Some(mut w) = unjoined {
+        if !held.is_empty() {
+            w.batch(&held, "IDENTITY")
+                .map_err(|e| Error::Msg(format!("--unjoined: {e}")))?;
+        }
+        w.flush()
+            .map_err(|e| Error::Msg(format!("--unjoined: {e}")))?;
+        w.into_inner().finish()?;
+    }
+    out.finish()?;
+    for d in &report.damage {
+        let then = if d.skipped {
+            "batch skipped"
+        } else {
+            "the rest of this input is not read (--recover skips a batch that does not verify)"
+        };
+        eprintln!("fb: {}: {}; {then}", name(d.input), d.error);
+    }
+    if !global.quiet {
+        let secs = started.elapsed().as_secs_f64();
+        let bytes: usize = inputs.iter().map(|(_, b)| b.len()).sum();
+        eprintln!(
+            "fb: {} ({} interactions, {} episode events, {} DedupInfo) joined with {} of \
+             {} observations; unjoined: {} late, {} early, {} orphan; most groups open at once {}; \
+             {} in {secs:.2} s ({:.0} MB/s of input)",
+            crate::plural(report.groups, "group"),
+            report.interactions,
+            report.episodes,
+            report.dedup,
+            report.joined,
+            report.observations,
+            report.late,
+            report.early,
+            report.orphans,
+            report.most_pending,
+            args.output.display(),
+            bytes as f64 / 1e6 / secs.max(1e-6),
+        );
+    }
+    Ok(if report.damage.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_to_microseconds() {
+        // (text, microseconds)
+        for (text, micros) in [
+            ("0", 0),
+            ("30s", 30_000_000),
+            ("1.5s", 1_500_000),
+            ("500ms", 500_000),
+            ("10m", 600_000_000),
+            ("2h", 7_200_000_000),
+            ("1d", 86_400_000_000),
+        ] {
+            assert_eq!(parse_duration(text), Ok(micros), "{text}");
+        }
+        for bad in ["", "m", "10x", "-5s", "1e30s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}
