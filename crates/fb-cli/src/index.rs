@@ -60,11 +60,41 @@ enum Found {
     Stale(String),
 }
 
-/// Reads the index beside `log` and checks it with `check`. A damaged
-/// one is an error naming it.
-fn find(log: &Path, check: impl FnOnce(&Index) -> Result<(), String>) -> Result<Found, Error> {
+/// The summary of the index file at `at` (see `Index::from_summary`), or
+/// its first bytes when they do not say how long that is (for the parser
+/// to say what is wrong).
+fn read_summary(at: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = File::open(at)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(fb_format::index::SUMMARY_HEAD as u64)
+        .read_to_end(&mut bytes)?;
+    if fb_format::index::file_version(&bytes) != Some(fb_format::index::VERSION) {
+        return Ok(bytes);
+    }
+    if let Ok(len) = Index::summary_len(&bytes) {
+        let rest = len.min(size).saturating_sub(bytes.len() as u64);
+        file.take(rest).read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
+}
+
+/// Reads the index beside `log` (its summary alone when `summary`) and
+/// checks it with `check`. A damaged one is an error naming it.
+fn find(
+    log: &Path,
+    summary: bool,
+    check: impl FnOnce(&Index) -> Result<(), String>,
+) -> Result<Found, Error> {
     let at = path_for(log);
-    let bytes = match std::fs::read(&at) {
+    let read = if summary {
+        read_summary(&at)
+    } else {
+        std::fs::read(&at)
+    };
+    let bytes = match read {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
         Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
@@ -76,7 +106,12 @@ fn find(log: &Path, check: impl FnOnce(&Index) -> Result<(), String>) -> Result<
             return Ok(Found::Stale(format!("format version {v}")));
         }
     }
-    let index = Index::from_vec(bytes).map_err(|e| {
+    let parsed = if summary {
+        Index::from_summary(&bytes)
+    } else {
+        Index::from_vec(bytes)
+    };
+    let index = parsed.map_err(|e| {
         Error::Msg(format!(
             "{}: {e}; or remove it, or pass --no-index",
             at.display()
@@ -92,7 +127,18 @@ fn find(log: &Path, check: impl FnOnce(&Index) -> Result<(), String>) -> Result<
 /// since) is rebuilt in place and said so on standard error unless
 /// `quiet`; a damaged one is an error naming it.
 pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    match find(log, |index| index.check_log(data))? {
+    match find(log, false, |index| index.check_log(data))? {
+        Found::Nothing => Ok(None),
+        Found::Fresh(index) => Ok(Some(index)),
+        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
+    }
+}
+
+/// [`load`] reading only the index's summary (blocks' ranges, counts and
+/// times, checkpoints): enough for a time window, a few MB for a 10 GiB
+/// log. A rebuilt index comes back whole.
+pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
+    match find(log, true, |index| index.check_log(data))? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
@@ -105,7 +151,7 @@ pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error
 pub fn load_unmapped(log: &Path, file: &File, quiet: bool) -> Result<Option<Index>, Error> {
     let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
     let size = file.metadata().map_err(cannot)?.len();
-    let found = find(log, |index| {
+    let found = find(log, false, |index| {
         let n = (fb_format::index::HASHED as u64).min(size);
         let mut head = vec![0; n as usize];
         let mut tail = vec![0; n as usize];

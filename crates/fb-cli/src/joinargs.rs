@@ -346,7 +346,7 @@ where
             }
             let indexed = match (window, input) {
                 (Some(window), Input::File(path)) if !pipeline.joiner().options().inline_dedup => {
-                    crate::index::load(path, &map, quiet)?.map(|index| (window, index))
+                    crate::index::load_summary(path, &map, quiet)?.map(|index| (window, index))
                 }
                 _ => None,
             };

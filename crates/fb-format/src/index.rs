@@ -26,33 +26,39 @@
 //! index whose log was appended to, truncated or rewritten, and readers then
 //! rebuild it or read the log whole, never trusting it.
 //!
-//! **File format** (version 2, little-endian; sizes in bytes):
+//! **File format** (version 3, little-endian; sizes in bytes). Two parts,
+//! each with its own checksum: the *summary* (counts, offsets, times,
+//! checkpoints), which is all a time window needs and is read alone for
+//! one (2.5 MB for a 10 GiB log), then the *detail* (Bloom filters and
+//! message tables), read by lookups and samples.
 //!
 //! | field | size |
 //! |---|---|
 //! | magic `FBIDX\r\n\x1a` | 8 |
-//! | version (2) | 4 |
+//! | version (3) | 4 |
 //! | flags (0) | 4 |
 //! | log size | 8 |
 //! | hash of the log's first 64 KiB | 8 |
 //! | hash of the log's last 64 KiB | 8 |
 //! | blocks, checkpoints (counts) | 2 × 4 |
-//! | reserved (0) | 8 |
-//! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), then the two Bloom filters (decision ids, dedup ids) and the message table, each a length (4) and bytes | 60 + 12 + n |
+//! | length of the detail part | 8 |
+//! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), the lengths of its two Bloom filters (decision ids, dedup ids) and of its message table (4 each) | 60 |
 //! | per checkpoint: offset (8), length (4) | 12 |
-//! | checksum of every byte before it (see below) | 8 |
+//! | checksum of the summary: every byte before it | 8 |
+//! | detail: per block, its two Bloom filters and its message table | n |
+//! | checksum of the detail | 8 |
 //!
 //! The message table holds, per message of the block, its length and its
 //! decisions as two LEB128 varints (3 bytes for a typical small message):
 //! a sample reads only the messages that hold its decisions, and the table
 //! is checked against the block's counts when it is used.
 //!
-//! The checksum runs four lanes over the body's 8-byte little-endian words
-//! (word `i` in lane `i % 4`; each lane starts at the FNV-1a offset basis
-//! xor its number, and takes a word as `lane = rotl((lane ^ word) ×
-//! FNV prime, 31)`), folds the lanes and then the leftover bytes and the
-//! length in with FNV-1a. Version 1 used FNV-1a over every byte, at a
-//! tenth of the speed: a version 1 index is rebuilt.
+//! The checksum runs four lanes over 8-byte little-endian words (word `i`
+//! in lane `i % 4`; each lane starts at the FNV-1a offset basis xor its
+//! number, and takes a word as `lane = rotl((lane ^ word) × FNV prime,
+//! 31)`), folds the lanes and then the leftover bytes and the length in
+//! with FNV-1a. Versions 1 and 2 (one part; version 1 with FNV-1a over
+//! every byte) are rebuilt on use.
 //!
 //! ```
 //! use fb_format::index::Index;
@@ -83,9 +89,9 @@ use crate::reader::SliceReader;
 /// The first bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FBIDX\r\n\x1a";
 /// The format version this code writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Log bytes after which a block ends (at the next message boundary).
-pub const BLOCK_BYTES: u64 = 64 << 10;
+pub const BLOCK_BYTES: u64 = 256 << 10;
 /// Bytes at each end of the log that the index hashes.
 pub const HASHED: usize = 64 << 10;
 /// Bloom filter bits per decision id.
@@ -94,9 +100,13 @@ const BLOOM_BITS: usize = 10;
 const PROBES: u64 = 3;
 
 /// Fixed part of the file before the blocks.
-const HEADER_LEN: usize = 64;
-/// Fixed part of a block record.
-const BLOCK_LEN: usize = 72;
+const HEADER_LEN: usize = 56;
+/// Bytes of an index file that say how long its summary is.
+pub const SUMMARY_HEAD: usize = HEADER_LEN;
+/// A block's record in the summary.
+const BLOCK_LEN: usize = 60;
+/// A checkpoint's record in the summary.
+const CHECKPOINT_LEN: usize = 12;
 
 /// One block of whole messages.
 #[derive(Clone)]
@@ -385,6 +395,9 @@ pub struct Index {
     pub blocks: Vec<Block>,
     /// Its CHECKPOINT messages, in log order.
     pub checkpoints: Vec<Checkpoint>,
+    /// Whether the blocks hold their Bloom filters and message tables (not
+    /// when read with [`Index::from_summary`]).
+    detail: bool,
 }
 
 /// The hashes of the two ends of a log.
@@ -423,6 +436,7 @@ impl Index {
             tail_hash,
             blocks: Vec::new(),
             checkpoints: Vec::new(),
+            detail: true,
         };
         let mut decoder = PayloadDecoder::default();
         let mut block = Block::new(0);
@@ -548,13 +562,17 @@ impl Index {
 
     /// The index as its file holds it.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let blooms: usize = self
+        let detail: usize = self
             .blocks
             .iter()
             .map(|b| b.parts.iter().map(|(from, to)| to - from).sum::<usize>())
             .sum();
         let mut out = Vec::with_capacity(
-            HEADER_LEN + self.blocks.len() * BLOCK_LEN + blooms + self.checkpoints.len() * 12 + 8,
+            HEADER_LEN
+                + self.blocks.len() * BLOCK_LEN
+                + self.checkpoints.len() * CHECKPOINT_LEN
+                + detail
+                + 16,
         );
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -565,7 +583,7 @@ impl Index {
         for n in [self.blocks.len(), self.checkpoints.len()] {
             out.extend_from_slice(&(n as u32).to_le_bytes());
         }
-        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&(detail as u64 + 8).to_le_bytes());
         for b in &self.blocks {
             out.extend_from_slice(&b.start.to_le_bytes());
             out.extend_from_slice(&b.end.to_le_bytes());
@@ -576,7 +594,6 @@ impl Index {
             out.extend_from_slice(&b.latest.to_le_bytes());
             for bytes in [b.bloom(), b.dedup_bloom(), b.table()] {
                 out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                out.extend_from_slice(bytes);
             }
         }
         for c in &self.checkpoints {
@@ -585,7 +602,32 @@ impl Index {
         }
         let sum = checksum(&out);
         out.extend_from_slice(&sum.to_le_bytes());
+        let summary = out.len();
+        for b in &self.blocks {
+            for bytes in [b.bloom(), b.dedup_bloom(), b.table()] {
+                out.extend_from_slice(bytes);
+            }
+        }
+        let sum = checksum(out.get(summary..).unwrap_or_default());
+        out.extend_from_slice(&sum.to_le_bytes());
         out
+    }
+
+    /// The length of an index file's summary, from its first
+    /// [`SUMMARY_HEAD`] bytes: what to read for [`Index::from_summary`].
+    pub fn summary_len(head: &[u8]) -> Result<u64> {
+        let mut r = Cursor { bytes: head, at: 8 };
+        if head.get(..8) != Some(&MAGIC[..]) {
+            return Err(Error::BadIndex {
+                offset: 0,
+                what: "not an fb index (no FBIDX magic)".into(),
+            });
+        }
+        let _version = r.u32()?;
+        let _flags = r.u32()?;
+        let _ = (r.u64()?, r.u64()?, r.u64()?);
+        let (blocks, checkpoints) = (u64::from(r.u32()?), u64::from(r.u32()?));
+        Ok(HEADER_LEN as u64 + blocks * BLOCK_LEN as u64 + checkpoints * CHECKPOINT_LEN as u64 + 8)
     }
 
     /// Reads an index file. Damage is an error that says where; nothing in
@@ -598,26 +640,85 @@ impl Index {
     /// then share.
     pub fn from_vec(bytes: Vec<u8>) -> Result<Self> {
         let data = Arc::new(bytes);
-        let bytes = &data[..];
+        let (mut index, lengths, summary) = Self::summary(&data)?;
+        let detail = data.get(summary..).unwrap_or_default();
         let bad = |offset: usize, what: &str| Error::BadIndex {
             offset: offset as u64,
             what: what.to_string(),
         };
-        if bytes.get(..8) != Some(&MAGIC[..]) {
-            return Err(bad(0, "not an fb index (no FBIDX magic)"));
-        }
-        let body_len = bytes
+        let body_len = detail
             .len()
             .checked_sub(8)
-            .ok_or_else(|| bad(0, "too short"))?;
-        let (body, sum) = bytes.split_at(body_len);
+            .ok_or_else(|| bad(summary, "the detail part is missing: the file is cut"))?;
+        let (body, sum) = detail.split_at(body_len);
         if sum != checksum(body).to_le_bytes() {
             return Err(bad(
-                body_len,
-                "its checksum does not match: the file is damaged",
+                summary + body_len,
+                "the checksum of its detail part does not match: the file is damaged",
             ));
         }
-        let mut r = Cursor { bytes: body, at: 8 };
+        let mut at = summary;
+        for (b, lens) in index.blocks.iter_mut().zip(lengths) {
+            for (part, len) in b.parts.iter_mut().zip(lens) {
+                let end = at
+                    .checked_add(len as usize)
+                    .filter(|&e| e <= summary + body_len);
+                let end = end.ok_or_else(|| bad(at, "a block's detail runs past the file"))?;
+                *part = (at, end);
+                at = end;
+            }
+            b.data = Arc::clone(&data);
+        }
+        if at != summary + body_len {
+            return Err(bad(at, "bytes after the last block's detail"));
+        }
+        index.detail = true;
+        Ok(index)
+    }
+
+    /// Reads an index file's summary alone (its first
+    /// [`Index::summary_len`] bytes): blocks and checkpoints without their
+    /// Bloom filters and message tables, which is what a time window
+    /// needs. Lookups and samples need [`Index::from_vec`].
+    pub fn from_summary(bytes: &[u8]) -> Result<Self> {
+        Ok(Self::summary(bytes)?.0)
+    }
+
+    /// Whether the blocks hold their Bloom filters and message tables.
+    pub fn has_detail(&self) -> bool {
+        self.detail
+    }
+
+    /// The summary: the index without detail, each block's detail lengths,
+    /// and where the summary ends.
+    #[allow(clippy::type_complexity)]
+    fn summary(bytes: &[u8]) -> Result<(Self, Vec<[u32; 3]>, usize)> {
+        let bad = |offset: usize, what: &str| Error::BadIndex {
+            offset: offset as u64,
+            what: what.to_string(),
+        };
+        let head = bytes
+            .get(..HEADER_LEN)
+            .ok_or_else(|| bad(0, "too short to be an fb index"))?;
+        let len = Self::summary_len(head)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= bytes.len())
+            .ok_or_else(|| bad(bytes.len(), "its summary runs past the file: it is cut"))?;
+        let (summary, sum) = bytes
+            .get(..len)
+            .ok_or_else(|| bad(0, "too short"))?
+            .split_at(len - 8);
+        if sum != checksum(summary).to_le_bytes() {
+            return Err(bad(
+                len - 8,
+                "the checksum of its summary does not match: the file is damaged",
+            ));
+        }
+        let mut r = Cursor {
+            bytes: summary,
+            at: 8,
+        };
         let version = r.u32()?;
         if version != VERSION {
             return Err(bad(
@@ -627,29 +728,28 @@ impl Index {
         }
         let _flags = r.u32()?;
         let (log_size, head_hash, tail_hash) = (r.u64()?, r.u64()?, r.u64()?);
-        let (blocks, checkpoints) = (r.u32()?, r.u32()?);
-        let _reserved = r.u64()?;
+        let (blocks, checkpoints) = (r.u32()? as usize, r.u32()? as usize);
+        let _detail = r.u64()?;
         let mut index = Self {
             log_size,
             head_hash,
             tail_hash,
-            // Counts are checked against the bytes left as records are read.
-            blocks: Vec::with_capacity((blocks as usize).min(body.len() / BLOCK_LEN)),
-            checkpoints: Vec::with_capacity((checkpoints as usize).min(body.len() / 12)),
+            // The summary's length was checked against the file: the
+            // counts are as large as the bytes allow.
+            blocks: Vec::with_capacity(blocks),
+            checkpoints: Vec::with_capacity(checkpoints),
+            detail: false,
         };
+        let mut lengths = Vec::with_capacity(blocks);
+        let empty = Arc::new(Vec::new());
         for _ in 0..blocks {
             let mut b = Block::new(r.u64()?);
+            b.data = Arc::clone(&empty);
             b.end = r.u64()?;
             (b.messages, b.decisions, b.events) = (r.u32()?, r.u32()?, r.u32()?);
             b.dedup = r.u32()?;
             (b.earliest, b.latest) = (r.u64()? as i64, r.u64()? as i64);
-            for part in &mut b.parts {
-                let n = r.u32()? as usize;
-                let from = r.at;
-                r.take(n)?;
-                *part = (from, r.at);
-            }
-            b.data = Arc::clone(&data);
+            lengths.push([r.u32()?, r.u32()?, r.u32()?]);
             index.blocks.push(b);
         }
         for _ in 0..checkpoints {
@@ -658,10 +758,7 @@ impl Index {
                 len: r.u32()?,
             });
         }
-        if r.at != body.len() {
-            return Err(bad(r.at, "bytes after the last record"));
-        }
-        Ok(index)
+        Ok((index, lengths, len))
     }
 }
 
@@ -757,5 +854,71 @@ impl Index {
     /// The blocks that may define this dedup id.
     pub fn blocks_defining(&self, id: u64) -> impl Iterator<Item = &Block> {
         self.blocks.iter().filter(move |b| b.may_define(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/../../tests/data/valid_joined_logs/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    /// The summary read alone gives the blocks (without detail) and
+    /// checkpoints of the whole file; damage in either part is found by
+    /// the reader of that part, and named.
+    #[test]
+    fn the_summary_reads_alone_and_each_part_has_its_checksum() {
+        let index = Index::build(&corpus("average_reward_100_interactions.fb")).unwrap();
+        let bytes = index.to_bytes();
+        let len = Index::summary_len(&bytes[..SUMMARY_HEAD]).unwrap() as usize;
+        assert!(len < bytes.len());
+        let summary = Index::from_summary(&bytes[..len]).unwrap();
+        let whole = Index::from_bytes(&bytes).unwrap();
+        assert!(!summary.has_detail() && whole.has_detail());
+        assert_eq!(whole, index);
+        assert_eq!(summary.checkpoints, index.checkpoints);
+        let counts = |i: &Index| -> Vec<(u64, u64, u32, u32, i64, i64)> {
+            i.blocks
+                .iter()
+                .map(|b| {
+                    (
+                        b.start,
+                        b.end,
+                        b.messages,
+                        b.decisions,
+                        b.earliest,
+                        b.latest,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(counts(&summary), counts(&index));
+        summary
+            .check_log(&corpus("average_reward_100_interactions.fb"))
+            .unwrap();
+        // (case, byte flipped, summary reader fails, whole reader fails)
+        for (case, at, in_summary) in [
+            ("a block record", SUMMARY_HEAD + 3, true),
+            ("the summary's checksum", len - 2, true),
+            ("a Bloom filter", len + 1, false),
+            ("the detail's checksum", bytes.len() - 1, false),
+        ] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            let summary = Index::from_summary(&damaged[..len]);
+            assert_eq!(summary.is_err(), in_summary, "{case}");
+            let err = Index::from_bytes(&damaged).unwrap_err();
+            assert!(err.to_string().contains("checksum"), "{case}: {err}");
+        }
+        // Cut in the detail: the summary still reads, the whole does not.
+        assert!(Index::from_summary(&bytes[..len]).is_ok());
+        assert!(Index::from_bytes(&bytes[..len + 3]).is_err());
+        assert!(Index::from_bytes(&bytes[..len - 3]).is_err());
     }
 }
