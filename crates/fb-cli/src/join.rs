@@ -60,7 +60,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub unjoined: Option<PathBuf>,
 
-    /// Skip a batch that does not verify and go on.
+    /// Read on past damage: after a batch that does not verify, or from
+    /// the next whole batch after damaged framing; what is skipped is
+    /// reported.
     #[arg(long)]
     pub recover: bool,
 
@@ -338,10 +340,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     }
     out.finish()?;
     for d in &report.damage {
-        let then = if d.skipped {
-            "batch skipped"
-        } else {
-            "the rest of this input is not read (--recover skips a batch that does not verify)"
+        let then = match d.resumed_at {
+            Some(at) => format!("skipped; read on from byte {at}"),
+            None if args.recover => "nothing readable after it".to_string(),
+            None => "the rest of this input is not read (--recover reads on past damage)".into(),
         };
         eprintln!("fb: {}: {}; {then}", name(d.input), d.error);
     }

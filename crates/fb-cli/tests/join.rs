@@ -576,3 +576,61 @@ fn damaged_streams_are_reported_with_where() {
     assert!(out.stderr.contains("2 orphan"), "{}", out.stderr);
     assert_eq!(fb(&["validate", "-q", p(&dir.join("out.fb"))]).code, 0);
 }
+
+/// A damaged preamble in the middle of a stream: the input ends there
+/// (exit 1, said with the file and offset), or with `--recover` reading
+/// goes on at the next whole batch and only the damaged batch is lost.
+#[test]
+fn recover_reads_on_past_a_damaged_batch() {
+    let dir = scratch_dir("join-recover");
+    let log = dir.join("cb.fb");
+    assert_eq!(
+        fb(&["gen", "-q", "--events", "100", "--seed", "2", "-o", p(&log)]).code,
+        0
+    );
+    let mut streams = Streams::default();
+    take_apart(&std::fs::read(&log).unwrap(), &mut streams, 10).unwrap();
+    // The fourth batch's size field says far more than is there.
+    let mut reader = RawStreamReader::new(&streams.interactions);
+    let fourth = (0..4)
+        .map(|_| reader.next_message().unwrap().unwrap())
+        .last()
+        .unwrap();
+    let mut damaged = streams.interactions.clone();
+    let at = fourth.offset as usize;
+    damaged[at + 4..at + 8].copy_from_slice(&0x00ff_0000u32.to_be_bytes());
+    let (i, o) = (dir.join("i.fb"), dir.join("o.fb"));
+    std::fs::write(&i, &damaged).unwrap();
+    std::fs::write(&o, &streams.observations).unwrap();
+    // (case, flags, exit code, decisions joined, orphans)
+    for (case, flags, code, decisions, orphans) in [
+        ("stop", &[][..], 1, 30, 70),
+        ("recover", &["--recover"][..], 1, 90, 10),
+    ] {
+        let out = dir.join(format!("{case}.joined.fb"));
+        let mut args = vec![
+            "join",
+            "--interactions",
+            p(&i),
+            "--observations",
+            p(&o),
+            "-o",
+            p(&out),
+        ];
+        args.extend_from_slice(flags);
+        let run = fb(&args);
+        assert_eq!(run.code, code, "{case}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("byte {at}")),
+            "{case}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!("{orphans} orphan")),
+            "{case}: {}",
+            run.stderr
+        );
+        let lines = fb(&["convert", "-q", p(&out)]).stdout.lines().count();
+        assert_eq!(lines, decisions, "{case}");
+    }
+}

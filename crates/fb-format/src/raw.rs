@@ -108,6 +108,10 @@ impl<'a> RawMessage<'a> {
     }
 }
 
+/// The preamble's message type of an event batch (the only type the
+/// client library writes).
+pub const TYPE_EVENT_BATCH: u16 = 13;
+
 /// Reads the preamble-framed messages of a raw stream held in a slice.
 #[derive(Debug, Clone)]
 pub struct RawStreamReader<'a> {
@@ -171,6 +175,58 @@ impl<'a> RawStreamReader<'a> {
         self.pos += 8 + size as usize;
         self.index += 1;
         Ok(Some(msg))
+    }
+}
+
+impl RawStreamReader<'_> {
+    /// After an error, finds the next offset where a message of type
+    /// [`TYPE_EVENT_BATCH`] starts whose `EventBatch` verifies, and reads
+    /// on from there. Returns the byte range skipped, or `None` when no
+    /// such message is left (the reader is then at its end). Verification
+    /// is budgeted (16 times the input, and a mebibyte), so that bytes
+    /// made to look like many preambles cannot make this quadratic.
+    pub fn resync(&mut self) -> Option<(u64, u64)> {
+        let from = self.pos;
+        let mut budget = self.data.len().saturating_mul(16).saturating_add(1 << 20);
+        let mut at = from + 1;
+        let found = loop {
+            let Some(head) = self.data.get(at..at + 8) else {
+                break None;
+            };
+            let [0, _, t0, t1, s0, s1, s2, s3] = *head else {
+                at += 1;
+                continue;
+            };
+            let size = u32::from_be_bytes([s0, s1, s2, s3]);
+            let payload = self
+                .data
+                .get(at + 8..(at + 8).saturating_add(size as usize));
+            if let (true, true, Some(payload)) = (
+                u16::from_be_bytes([t0, t1]) == TYPE_EVENT_BATCH,
+                size <= DEFAULT_MAX_PAYLOAD,
+                payload,
+            ) {
+                if budget < payload.len() {
+                    break None;
+                }
+                budget -= payload.len();
+                if verified::<EventBatch>(payload).is_ok() {
+                    break Some(at);
+                }
+            }
+            at += 1;
+        };
+        self.failed = false;
+        match found {
+            Some(at) => {
+                self.pos = at;
+                Some((from as u64, at as u64))
+            }
+            None => {
+                self.pos = self.data.len();
+                None
+            }
+        }
     }
 }
 

@@ -21,6 +21,11 @@
 //!   by more than the skew, or with no interaction are handed out as
 //!   unjoined, with the reason. Every event needs a client time.
 //!
+//! A multistep episode is one group: its steps (from the interaction
+//! streams) and its episode event (from the episode streams) share the
+//! episode id; with a window, a step that comes after its episode's group
+//! was handed out starts a group of its own.
+//!
 //! A `DedupInfo` of the interaction side is handed out in its place among
 //! the groups, so that a writer can start a message with it: its actions
 //! are then cached before the decisions after it are joined, and a later
@@ -80,8 +85,8 @@ pub struct Config {
     /// How much earlier than its interaction an observation may be, and
     /// how far out of time order a stream may be, in microseconds.
     pub skew: i64,
-    /// Skip a batch that does not verify and go on (a damaged preamble
-    /// still ends its input).
+    /// Go on past damage: after a batch that does not verify, or at the
+    /// next message that does after damaged framing.
     pub recover: bool,
 }
 
@@ -141,9 +146,10 @@ pub struct Damage {
     pub input: usize,
     /// What is wrong, and where.
     pub error: fb_format::Error,
-    /// Whether reading went on after it (`--recover`, a batch that does
-    /// not verify); otherwise the input ended there.
-    pub skipped: bool,
+    /// Where reading went on (`recover`: after a batch that does not
+    /// verify, or at the next message that does after damaged framing);
+    /// `None` when the input ended there.
+    pub resumed_at: Option<u64>,
 }
 
 /// What a join did.
@@ -214,22 +220,28 @@ impl<'a> Cursor<'a> {
                         self.at = (msg.offset, msg.index);
                     }
                     Err(error) => {
+                        let next = msg.offset + 8 + msg.payload.len() as u64;
                         damage.push(Damage {
                             input: self.input,
                             error,
-                            skipped: recover,
+                            resumed_at: recover.then_some(next),
                         });
                         self.done = !recover;
                     }
                 },
                 Ok(None) => self.done = true,
                 Err(error) => {
+                    let resumed_at = if recover {
+                        self.reader.resync().map(|(_, at)| at)
+                    } else {
+                        None
+                    };
                     damage.push(Damage {
                         input: self.input,
                         error,
-                        skipped: false,
+                        resumed_at,
                     });
-                    self.done = true;
+                    self.done = resumed_at.is_none();
                 }
             }
         }

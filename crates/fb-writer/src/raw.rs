@@ -29,8 +29,7 @@ use flatbuffers::FlatBufferBuilder;
 
 use crate::error::{Error, Result};
 
-/// The preamble's message type of an event batch.
-pub const TYPE_EVENT_BATCH: u16 = 13;
+pub use fb_format::raw::TYPE_EVENT_BATCH;
 
 /// Writes preamble-framed `EventBatch` messages.
 pub struct RawStreamWriter<W: Write> {
