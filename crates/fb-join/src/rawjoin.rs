@@ -50,6 +50,7 @@
 //! ```
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 
 use fb_format::raw::{RawEvent, RawStreamReader};
 use fb_schema::PayloadType;
@@ -343,8 +344,13 @@ struct State<'a, 's> {
     by_key: HashMap<&'a str, u64>,
     /// Keys handed out, with their deadline, while an observation for
     /// them can still be told late rather than orphan.
-    closed: HashMap<&'a str, i64>,
-    closed_order: VecDeque<(&'a str, i64)>,
+    /// Held as hashes of the keys, not the keys: a key's bytes lie in a
+    /// batch whose pages the caller may give back once the window has
+    /// passed it, and reading them again would fault them back in for good.
+    /// (A collision only calls an orphan late.)
+    closed: HashMap<u64, i64>,
+    closed_order: VecDeque<(u64, i64)>,
+    keys: std::collections::hash_map::RandomState,
 }
 
 impl<'a> State<'a, '_> {
@@ -422,7 +428,7 @@ impl<'a> State<'a, '_> {
                 self.report.joined += 1;
                 return Ok(());
             }
-            None if self.closed.contains_key(read.event.id) => Why::Late,
+            None if self.closed.contains_key(&self.keys.hash_one(read.event.id)) => Why::Late,
             None => Why::Orphan,
         };
         match why {
@@ -447,8 +453,9 @@ impl<'a> State<'a, '_> {
         };
         self.by_key.remove(key);
         if self.cfg.eud.is_some() {
-            self.closed.insert(key, first.deadline);
-            self.closed_order.push_back((key, first.deadline));
+            let hash = self.keys.hash_one(key);
+            self.closed.insert(hash, first.deadline);
+            self.closed_order.push_back((hash, first.deadline));
         }
         self.report.groups += 1;
         let mut events = first.events;
@@ -472,8 +479,8 @@ impl<'a> State<'a, '_> {
                 break;
             }
             self.closed_order.pop_front();
-            if self.closed.get(key) == Some(&deadline) {
-                self.closed.remove(key);
+            if self.closed.get(&key) == Some(&deadline) {
+                self.closed.remove(&key);
             }
         }
         Ok(())
@@ -481,7 +488,7 @@ impl<'a> State<'a, '_> {
 }
 
 /// Observations between two calls of `release`.
-const RELEASE_EVERY: u64 = 1 << 16;
+const RELEASE_EVERY: u64 = 1 << 13;
 
 /// For each input, the offset before which nothing is borrowed any more:
 /// the batch being read, and the oldest batch an open group refers to.
@@ -545,6 +552,7 @@ pub fn join<'a>(
         by_key: HashMap::new(),
         closed: HashMap::new(),
         closed_order: VecDeque::new(),
+        keys: Default::default(),
     };
     let recover = cfg.recover;
     let mut damage = Vec::new();
