@@ -151,6 +151,43 @@ fn count(args: &[String], name: &str, default: usize) -> usize {
         .max(1)
 }
 
+/// One row of the 10 GiB log: the median, fastest and slowest of `runs`
+/// into the table, and the median into `seen`.
+fn huge_row(
+    table: &mut String,
+    seen: &mut Vec<Seen>,
+    label: &str,
+    mut runs: Vec<Sample>,
+    bytes: u64,
+) {
+    runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+    let (Some(min), Some(median), Some(max)) =
+        (runs.first(), runs.get(runs.len() / 2), runs.last())
+    else {
+        return;
+    };
+    let rss = runs.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
+    let _ = writeln!(
+        table,
+        "| cb 10 GiB | `{label}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
+        median.secs,
+        min.secs,
+        max.secs,
+        bytes as f64 / 1e6 / median.secs,
+        rss as f64 / 1024.0
+    );
+    seen.push((
+        "cb 10 GiB".to_string(),
+        label.to_string(),
+        median.secs,
+        bytes as f64 / 1e6 / median.secs,
+        rss as f64 / 1024.0,
+    ));
+}
+
+/// A measured command: log, command, median seconds, MB/s, peak RSS MiB.
+type Seen = (String, String, f64, f64, f64);
+
 /// Issue 21: `fb join` with a window over raw streams taken apart from
 /// generated CB logs of two sizes: MB/s of raw input and peak RSS, which
 /// must not grow with the streams.
@@ -563,55 +600,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 runs.push(s);
             }
         }
-        for ((label, _), mut runs) in huge_commands.into_iter().zip(huge_samples) {
-            runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
-            let (Some(min), Some(median), Some(max)) =
-                (runs.first(), runs.get(runs.len() / 2), runs.last())
-            else {
-                continue;
-            };
-            let rss = runs.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
-            let _ = writeln!(
-                table,
-                "| cb 10 GiB | `{label}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
-                median.secs,
-                min.secs,
-                max.secs,
-                bytes as f64 / 1e6 / median.secs,
-                rss as f64 / 1024.0
-            );
-            seen.push((
-                "cb 10 GiB".to_string(),
-                label.to_string(),
-                median.secs,
-                bytes as f64 / 1e6 / median.secs,
-                rss as f64 / 1024.0,
-            ));
+        for ((label, _), runs) in huge_commands.into_iter().zip(huge_samples) {
+            huge_row(&mut table, &mut seen, label, runs, bytes);
         }
-        for (threads, mut runs) in thread_counts.iter().zip(samples) {
-            runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
-            let (Some(min), Some(median), Some(max)) =
-                (runs.first(), runs.get(runs.len() / 2), runs.last())
-            else {
-                continue;
-            };
-            let rss = runs.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
-            let _ = writeln!(
-                table,
-                "| cb 10 GiB | `fb convert --threads {threads}` | {:.3} | {:.3} | {:.3} | {:.0} | - | {:.1} |",
-                median.secs,
-                min.secs,
-                max.secs,
-                bytes as f64 / 1e6 / median.secs,
-                rss as f64 / 1024.0
-            );
-            seen.push((
-                "cb 10 GiB".to_string(),
-                format!("fb convert --threads {threads}"),
-                median.secs,
-                bytes as f64 / 1e6 / median.secs,
-                rss as f64 / 1024.0,
-            ));
+        for (threads, runs) in thread_counts.iter().zip(samples) {
+            let label = format!("fb convert --threads {threads}");
+            huge_row(&mut table, &mut seen, &label, runs, bytes);
         }
     }
     let machine = format!(
