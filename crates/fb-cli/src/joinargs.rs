@@ -429,7 +429,8 @@ where
     let (since, until) = (micros(since), micros(until));
     // The index of each block's first message, as a full read counts.
     let mut first = 0u64;
-    let mut fed_to = 0u64;
+    // The last checkpoint applied (re-applying one is harmless: each sets
+    // the whole configuration).
     let mut config: Option<u64> = None;
     let mut feed = |p: &mut Pipeline<S, K>, start: u64, end: u64, at: u64| -> Result<(), Error> {
         let slice = fb_format::index::span(log, start, end).ok_or_else(|| {
@@ -460,19 +461,20 @@ where
             _ => runs.push((block.start, block.end, this)),
         }
     }
-    for (start, end, this) in runs {
-        if let Some(c) = index.checkpoint_before(start) {
-            if config != Some(c.offset) && c.offset >= fed_to {
+    // Each run after the checkpoints in force at its start; at the end
+    // (`None`), those a full read ends with, for the inputs after this.
+    for run in runs.into_iter().map(Some).chain([None]) {
+        let force = index.checkpoints_in_force(run.map_or(u64::MAX, |r| r.0));
+        let last = force.last().map(|c| c.offset);
+        if last != config {
+            for c in force {
                 feed(pipeline, c.offset, c.end(), 0)?;
             }
+            config = last;
         }
-        feed(pipeline, start, end, this)?;
-        fed_to = end;
-        config = index.checkpoint_before(end).map(|c| c.offset);
-    }
-    if let Some(c) = index.checkpoints.last() {
-        if config != Some(c.offset) {
-            feed(pipeline, c.offset, c.end(), 0)?;
+        if let Some((start, end, this)) = run {
+            feed(pipeline, start, end, this)?;
+            config = index.checkpoints_in_force(end).last().map(|c| c.offset);
         }
     }
     Ok(())

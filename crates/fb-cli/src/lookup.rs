@@ -47,7 +47,7 @@ pub fn event_lines(
         None => feed(&mut pipeline, 0, data.len() as u64)?,
         Some(index) => {
             for block in index.blocks_for_id(id) {
-                if let Some(c) = index.checkpoint_before(block.start) {
+                for c in index.checkpoints_in_force(block.start) {
                     feed(&mut pipeline, c.offset, c.end())?;
                 }
                 feed(&mut pipeline, block.start, block.end)?;

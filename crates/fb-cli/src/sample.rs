@@ -264,13 +264,15 @@ fn filtered(
         // included.
         let mut parts = Vec::with_capacity(chunk.len());
         for w in chunk {
-            if let Some(c) = index.checkpoint_before(w.start) {
-                if config != Some(c.offset) {
+            let force = index.checkpoints_in_force(w.start);
+            let last = force.last().map(|c| c.offset);
+            if last != config {
+                for c in force {
                     let at = buf.len();
                     log.append(c.offset, c.end(), &mut buf)?;
                     parts.push((c.offset, at..buf.len(), None));
-                    config = Some(c.offset);
                 }
+                config = last;
             }
             let at = buf.len();
             log.append(w.start, w.start + w.len, &mut buf)?;

@@ -469,3 +469,58 @@ fn samples_are_lines_of_the_log_and_the_same_for_a_seed() {
         );
     }
 }
+
+/// A checkpoint whose reward function is out of range keeps the reward
+/// function of the one before (sum, here): reading through the index
+/// (windows, lookups, samples) applies both, and gives the full scan's
+/// lines.
+#[test]
+fn the_index_keeps_the_reward_function_an_earlier_checkpoint_set() {
+    let dir = scratch_dir("index-carried");
+    let log = dir.join("carrying.fb");
+    std::fs::write(&log, common::carrying_log()).unwrap();
+    let lines = convert(&log);
+    assert_eq!(lines.len(), 13);
+    assert!(
+        lines.iter().all(|l| l.starts_with(r#"{"_label_cost":-3"#)),
+        "not all sums"
+    );
+    assert_eq!(fb(&["index", "-q", p(&log)]).code, 0);
+    // Messages are 7 hours apart from 2026-03-01T00:30: windows after the
+    // out-of-range checkpoint (before message 5), and across it.
+    for (since, until) in [
+        ("2026-03-02T11:00:00Z", "2026-03-04T00:00:00Z"),
+        ("2026-03-03T00:00:00Z", "2026-03-05T00:00:00Z"),
+        ("2026-03-01T10:00:00Z", "2026-03-02T12:00:00Z"),
+    ] {
+        let window = |extra: &[&str]| {
+            let mut args = vec!["convert", "-q", "--since", since, "--until", until];
+            args.extend_from_slice(extra);
+            args.push(p(&log));
+            let out = fb(&args);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            out.stdout
+        };
+        let indexed = window(&[]);
+        assert!(!indexed.is_empty(), "{since}");
+        // (Lines carry 40 KB of padding: compared, not printed.)
+        assert!(
+            indexed == window(&["--no-index"]),
+            "{since}..{until}: windows differ"
+        );
+    }
+    for (k, line) in lines.iter().enumerate() {
+        let out = fb(&["inspect", "--event-id", &format!("decision-{k}"), p(&log)]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.trim_end() == line,
+            "decision-{k}: the lookup differs"
+        );
+    }
+    let out = fb(&["sample", "-q", "--decisions", "13", p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.lines().eq(lines.iter().map(String::as_str)),
+        "the sample differs"
+    );
+}

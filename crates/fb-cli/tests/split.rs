@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use common::{data, fb, p, scratch_dir};
 use fb_format::{MessageKind, Payload, PayloadDecoder, SliceReader};
 use fb_join::{Compat, Options};
-use fb_schema::{OutcomeEventArgs, RewardFunctionType, TimeStamp, UnionArg};
-use fb_writer::{CbSpec, CheckpointConfig, DedupSpec, JoinedEventSpec, LogWriter, PayloadSpec};
 
 /// The DSJSON of `log` read on its own.
 fn convert(log: &[u8], opts: Options) -> Vec<u8> {
@@ -176,104 +174,6 @@ fn a_log_spanning_hours_splits_by_hour() {
     assert!((3..=5).contains(&n), "{n} pieces");
 }
 
-/// A CB log whose first message defines actions 1, 2 and 3 that the next
-/// eight messages refer to (1 or 2, never 3), seven hours apart; a
-/// checkpoint with a reward function out of range (the previous one, sum,
-/// stays in force) comes before the sixth; the tenth message defines
-/// action 4 alone, which the last three use.
-fn dedup_log() -> Vec<u8> {
-    let texts = [
-        r#"{"TAction":{"a":1}}"#,
-        r#"{"TAction":{"a":2}}"#,
-        r#"{"TAction":{"a":3}}"#,
-        r#"{"TAction":{"a":4}}"#,
-    ];
-    let config = CheckpointConfig {
-        reward_function: RewardFunctionType::Sum,
-        ..CheckpointConfig::default()
-    };
-    let contexts: Vec<String> = (0..13)
-        .map(|i| {
-            let aid = if i >= 9 { 4 } else { i % 2 + 1 };
-            format!(r#"{{"U":{{"i":{i}}},"_multi":[{{"__aid":{aid}}}]}}"#)
-        })
-        .collect();
-    let ids: Vec<String> = (0..13).map(|i| format!("decision-{i}")).collect();
-    let mut w = LogWriter::new(Vec::new());
-    w.file_magic(1).unwrap();
-    let start = TimeStamp::new(2026, 3, 1, 0, 30, 0, 0);
-    w.header(&[("joiner", "split test")], start).unwrap();
-    w.checkpoint(&config).unwrap();
-    for i in 0..13 {
-        let hours = 7 * i as u32;
-        let at = TimeStamp::new(
-            2026,
-            3,
-            1 + (hours / 24) as u8,
-            (hours % 24) as u8,
-            30,
-            0,
-            0,
-        );
-        if i == 5 {
-            w.checkpoint(&CheckpointConfig {
-                reward_function: RewardFunctionType(99),
-                default_reward: -2.0,
-                ..config
-            })
-            .unwrap();
-        }
-        if i == 0 {
-            w.push_event(&JoinedEventSpec::new(
-                "dedup-a",
-                at,
-                PayloadSpec::Dedup(DedupSpec {
-                    ids: &[1, 2, 3],
-                    values: &texts[..3],
-                }),
-            ))
-            .unwrap();
-        }
-        if i == 9 {
-            w.push_event(&JoinedEventSpec::new(
-                "dedup-b",
-                at,
-                PayloadSpec::Dedup(DedupSpec {
-                    ids: &[4],
-                    values: &texts[3..],
-                }),
-            ))
-            .unwrap();
-        }
-        w.push_event(&JoinedEventSpec::new(
-            &ids[i],
-            at,
-            PayloadSpec::Cb(CbSpec {
-                action_ids: Some(&[1]),
-                probabilities: Some(&[1.0]),
-                context: Some(contexts[i].as_bytes()),
-                ..CbSpec::default()
-            }),
-        ))
-        .unwrap();
-        for value in [1.0, 2.0] {
-            w.push_event(&JoinedEventSpec::new(
-                &ids[i],
-                at,
-                PayloadSpec::Outcome(OutcomeEventArgs {
-                    value: UnionArg::Numeric(value),
-                    index: UnionArg::None,
-                    action_taken: false,
-                }),
-            ))
-            .unwrap();
-        }
-        w.end_regular().unwrap();
-    }
-    w.eof().unwrap();
-    w.into_inner()
-}
-
 /// The ids of a piece's synthetic DedupInfo (its first REGULAR message,
 /// when that holds a DedupInfo alone).
 fn carried_ids(piece: &[u8]) -> Vec<u64> {
@@ -298,7 +198,7 @@ fn carried_ids(piece: &[u8]) -> Vec<u64> {
 fn a_piece_carries_the_dedup_entries_and_checkpoints_it_needs() {
     let dir = scratch_dir("split-dedup");
     let log = dir.join("dedup.fb");
-    let bytes = dedup_log();
+    let bytes = common::carrying_log();
     std::fs::write(&log, &bytes).unwrap();
     // The whole log inlines every action and sums two outcomes.
     let whole = String::from_utf8(convert(&bytes, Options::default().inline_dedup(true))).unwrap();
@@ -324,7 +224,7 @@ fn a_piece_carries_the_dedup_entries_and_checkpoints_it_needs() {
             let text =
                 String::from_utf8(convert(&std::fs::read(piece).unwrap(), Options::default()))
                     .unwrap();
-            let own = text.contains(r#""i":0}"#) || text.contains(r#""i":9}"#);
+            let own = text.contains(r#""i":0,"#) || text.contains(r#""i":9,"#);
             match text.find(r#""__aid":"#) {
                 Some(at) if !own => vec![u64::from(text.as_bytes()[at + 8] - b'0')],
                 _ => Vec::new(),

@@ -26,7 +26,7 @@
 //! index whose log was appended to, truncated or rewritten, and readers then
 //! rebuild it or read the log whole, never trusting it.
 //!
-//! **File format** (version 3, little-endian; sizes in bytes). Two parts,
+//! **File format** (version 4, little-endian; sizes in bytes). Two parts,
 //! each with its own checksum: the *summary* (counts, offsets, times,
 //! checkpoints), which is all a time window needs and is read alone for
 //! one (2.5 MB for a 10 GiB log), then the *detail* (Bloom filters and
@@ -35,7 +35,7 @@
 //! | field | size |
 //! |---|---|
 //! | magic `FBIDX\r\n\x1a` | 8 |
-//! | version (3) | 4 |
+//! | version (4) | 4 |
 //! | flags (0) | 4 |
 //! | log size | 8 |
 //! | hash of the log's first 64 KiB | 8 |
@@ -43,7 +43,7 @@
 //! | blocks, checkpoints (counts) | 2 × 4 |
 //! | length of the detail part | 8 |
 //! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), the lengths of its two Bloom filters (decision ids, dedup ids) and of its message table (4 each) | 60 |
-//! | per checkpoint: offset (8), length (4) | 12 |
+//! | per checkpoint: offset (8), length (4), flags (4: bit 0, it decodes and so applies; bit 1, its reward function is in range and so replaces the one before) | 16 |
 //! | checksum of the summary: every byte before it | 8 |
 //! | detail: per block, its two Bloom filters and its message table | n |
 //! | checksum of the detail | 8 |
@@ -57,8 +57,8 @@
 //! in lane `i % 4`; each lane starts at the FNV-1a offset basis xor its
 //! number, and takes a word as `lane = rotl((lane ^ word) × FNV prime,
 //! 31)`), folds the lanes and then the leftover bytes and the length in
-//! with FNV-1a. Versions 1 and 2 (one part; version 1 with FNV-1a over
-//! every byte) are rebuilt on use.
+//! with FNV-1a. Versions 1 to 3 (1 and 2 in one part, 1 with FNV-1a over
+//! every byte; 3 without checkpoint flags) are rebuilt on use.
 //!
 //! ```
 //! use fb_format::index::Index;
@@ -89,7 +89,7 @@ use crate::reader::SliceReader;
 /// The first bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FBIDX\r\n\x1a";
 /// The format version this code writes and reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Log bytes after which a block ends (at the next message boundary).
 pub const BLOCK_BYTES: u64 = 256 << 10;
 /// Bytes at each end of the log that the index hashes.
@@ -106,7 +106,7 @@ pub const SUMMARY_HEAD: usize = HEADER_LEN;
 /// A block's record in the summary.
 const BLOCK_LEN: usize = 60;
 /// A checkpoint's record in the summary.
-const CHECKPOINT_LEN: usize = 12;
+const CHECKPOINT_LEN: usize = 16;
 
 /// One block of whole messages.
 #[derive(Clone)]
@@ -375,6 +375,12 @@ pub struct Checkpoint {
     pub offset: u64,
     /// Its length (frame included).
     pub len: u32,
+    /// It decodes, and so sets the configuration (a joiner leaves the
+    /// configuration as it was after one that does not).
+    pub applies: bool,
+    /// Its reward function is in range (one out of range leaves the
+    /// reward function as it was, and sets the other values).
+    pub sets_reward_function: bool,
 }
 
 impl Checkpoint {
@@ -448,9 +454,14 @@ impl Index {
                 // A checkpoint starts a block: the configuration it sets
                 // holds for the whole block.
                 close(&mut index.blocks, &mut block, &mut ids, msg.offset);
+                let info = msg.checkpoint().ok();
                 index.checkpoints.push(Checkpoint {
                     offset: msg.offset,
                     len: u32::try_from(msg.len).unwrap_or(u32::MAX),
+                    applies: info.is_some(),
+                    sets_reward_function: info.is_some_and(|i| {
+                        crate::RewardFunction::from_wire(i.reward_function_type()).is_some()
+                    }),
                 });
             }
             block.messages += 1;
@@ -515,13 +526,24 @@ impl Index {
         self.blocks.iter().filter(move |b| b.may_hold(id))
     }
 
-    /// The last checkpoint before `offset`: the configuration in force
-    /// there.
-    pub fn checkpoint_before(&self, offset: u64) -> Option<Checkpoint> {
+    /// The checkpoints to apply, in order, to have the configuration in
+    /// force at `offset`: the last one before it that decodes and, when
+    /// its reward function is out of range (which keeps the reward
+    /// function from before), first the last earlier one whose reward
+    /// function is in range. Empty before the first checkpoint.
+    pub fn checkpoints_in_force(&self, offset: u64) -> Vec<Checkpoint> {
         let at = self.checkpoints.partition_point(|c| c.offset < offset);
-        at.checked_sub(1)
-            .and_then(|k| self.checkpoints.get(k))
-            .copied()
+        let mut before = self.checkpoints.get(..at).unwrap_or_default().iter().rev();
+        let Some(last) = before.find(|c| c.applies).copied() else {
+            return Vec::new();
+        };
+        if last.sets_reward_function {
+            return vec![last];
+        }
+        match before.find(|c| c.applies && c.sets_reward_function) {
+            Some(reward) => vec![*reward, last],
+            None => vec![last],
+        }
     }
 
     /// The blocks with events in `[since, until)` (µs since 1970).
@@ -599,6 +621,8 @@ impl Index {
         for c in &self.checkpoints {
             out.extend_from_slice(&c.offset.to_le_bytes());
             out.extend_from_slice(&c.len.to_le_bytes());
+            let flags = u32::from(c.applies) | u32::from(c.sets_reward_function) << 1;
+            out.extend_from_slice(&flags.to_le_bytes());
         }
         let sum = checksum(&out);
         out.extend_from_slice(&sum.to_le_bytes());
@@ -753,9 +777,12 @@ impl Index {
             index.blocks.push(b);
         }
         for _ in 0..checkpoints {
+            let (offset, len, flags) = (r.u64()?, r.u32()?, r.u32()?);
             index.checkpoints.push(Checkpoint {
-                offset: r.u64()?,
-                len: r.u32()?,
+                offset,
+                len,
+                applies: flags & 1 != 0,
+                sets_reward_function: flags & 2 != 0,
             });
         }
         Ok((index, lengths, len))

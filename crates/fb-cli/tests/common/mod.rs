@@ -52,3 +52,105 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
+
+/// A CB log (the state a reader must carry between messages) whose first
+/// message defines actions 1, 2 and 3 that the next
+/// eight messages refer to (1 or 2, never 3), seven hours apart; a
+/// checkpoint with a reward function out of range (the previous one, sum,
+/// stays in force) comes before the sixth; contexts carry 40 KB of padding; the tenth message defines
+/// action 4 alone, which the last three use.
+pub fn carrying_log() -> Vec<u8> {
+    let texts = [
+        r#"{"TAction":{"a":1}}"#,
+        r#"{"TAction":{"a":2}}"#,
+        r#"{"TAction":{"a":3}}"#,
+        r#"{"TAction":{"a":4}}"#,
+    ];
+    let config = fb_writer::CheckpointConfig {
+        reward_function: fb_schema::RewardFunctionType::Sum,
+        ..fb_writer::CheckpointConfig::default()
+    };
+    let contexts: Vec<String> = (0..13)
+        .map(|i| {
+            let aid = if i >= 9 { 4 } else { i % 2 + 1 };
+            // 40 KB of padding: the messages after the out-of-range
+            // checkpoint fill more than one 256 KiB block of an index.
+            let pad = "x".repeat(40_000);
+            format!(r#"{{"U":{{"i":{i},"pad":"{pad}"}},"_multi":[{{"__aid":{aid}}}]}}"#)
+        })
+        .collect();
+    let ids: Vec<String> = (0..13).map(|i| format!("decision-{i}")).collect();
+    let mut w = fb_writer::LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    let start = fb_schema::TimeStamp::new(2026, 3, 1, 0, 30, 0, 0);
+    w.header(&[("joiner", "split test")], start).unwrap();
+    w.checkpoint(&config).unwrap();
+    for i in 0..13 {
+        let hours = 7 * i as u32;
+        let at = fb_schema::TimeStamp::new(
+            2026,
+            3,
+            1 + (hours / 24) as u8,
+            (hours % 24) as u8,
+            30,
+            0,
+            0,
+        );
+        if i == 5 {
+            w.checkpoint(&fb_writer::CheckpointConfig {
+                reward_function: fb_schema::RewardFunctionType(99),
+                default_reward: -2.0,
+                ..config
+            })
+            .unwrap();
+        }
+        if i == 0 {
+            w.push_event(&fb_writer::JoinedEventSpec::new(
+                "dedup-a",
+                at,
+                fb_writer::PayloadSpec::Dedup(fb_writer::DedupSpec {
+                    ids: &[1, 2, 3],
+                    values: &texts[..3],
+                }),
+            ))
+            .unwrap();
+        }
+        if i == 9 {
+            w.push_event(&fb_writer::JoinedEventSpec::new(
+                "dedup-b",
+                at,
+                fb_writer::PayloadSpec::Dedup(fb_writer::DedupSpec {
+                    ids: &[4],
+                    values: &texts[3..],
+                }),
+            ))
+            .unwrap();
+        }
+        w.push_event(&fb_writer::JoinedEventSpec::new(
+            &ids[i],
+            at,
+            fb_writer::PayloadSpec::Cb(fb_writer::CbSpec {
+                action_ids: Some(&[1]),
+                probabilities: Some(&[1.0]),
+                context: Some(contexts[i].as_bytes()),
+                ..fb_writer::CbSpec::default()
+            }),
+        ))
+        .unwrap();
+        for value in [1.0, 2.0] {
+            w.push_event(&fb_writer::JoinedEventSpec::new(
+                &ids[i],
+                at,
+                fb_writer::PayloadSpec::Outcome(fb_schema::OutcomeEventArgs {
+                    value: fb_schema::UnionArg::Numeric(value),
+                    index: fb_schema::UnionArg::None,
+                    action_taken: false,
+                }),
+            ))
+            .unwrap();
+        }
+        w.end_regular().unwrap();
+    }
+    w.eof().unwrap();
+    w.into_inner()
+}
