@@ -34,8 +34,10 @@
 #![deny(missing_docs)]
 
 mod partition;
+mod prepare;
 mod rows;
 mod schema;
+mod text;
 
 use std::io::Write;
 
@@ -261,6 +263,7 @@ impl<W: Write + Send> BatchWriter for ParquetFile<W> {
 pub struct ArrowSink<B> {
     writer: B,
     batch_rows: usize,
+    prepared_memory: bool,
     rows: u64,
 }
 
@@ -270,8 +273,16 @@ impl<B: BatchWriter> ArrowSink<B> {
         Self {
             writer,
             batch_rows: batch_rows.max(1),
+            prepared_memory: false,
             rows: 0,
         }
+    }
+
+    /// Builds with [`Rows::with_prepared_memory`]: worth a thread when
+    /// the reader keeps every batch and a core would otherwise wait.
+    pub fn with_prepared_memory(mut self) -> Self {
+        self.prepared_memory = true;
+        self
     }
 
     /// Rows written so far.
@@ -288,13 +299,18 @@ impl<B: BatchWriter> ArrowSink<B> {
 /// Fills [`Rows`] for an [`ArrowSink`], one per thread.
 pub struct RowMaker {
     batch_rows: usize,
+    prepared_memory: bool,
 }
 
 impl fb_join::Maker for RowMaker {
     type Batch = Rows;
 
     fn batch(&mut self) -> Rows {
-        Rows::default()
+        if self.prepared_memory {
+            Rows::with_prepared_memory()
+        } else {
+            Rows::default()
+        }
     }
 
     fn add(&mut self, batch: &mut Rows, ev: &JoinedEvent<'_>) {
@@ -317,6 +333,7 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
     fn maker(&self) -> RowMaker {
         RowMaker {
             batch_rows: self.batch_rows,
+            prepared_memory: self.prepared_memory,
         }
     }
 

@@ -15,7 +15,9 @@ use arrow_schema::{ArrowError, DataType, Field};
 use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
 use fb_schema::TimeStamp;
 
+use crate::prepare::Prepare;
 use crate::schema::{outcome_fields, schema, slot_fields};
+use crate::text::Text;
 
 /// Microseconds since 1970 (UTC) of a log's time; a subsecond that is not
 /// 100 ns ticks (above 9,999,999) counts as 0, as the joiner does.
@@ -93,7 +95,10 @@ pub struct Rows {
     ca_action: Float32Builder,
     pdf_value: Float32Builder,
     episode_id: StringBuilder,
-    context: StringBuilder,
+    /// The largest column by far (a third to a half of a batch's bytes).
+    context: Text,
+    /// Makes the context buffer of the next batch ready, when asked for.
+    prepare: Option<Prepare>,
     rows: usize,
 }
 
@@ -137,7 +142,8 @@ impl Default for Rows {
             ca_action: Float32Builder::new(),
             pdf_value: Float32Builder::new(),
             episode_id: StringBuilder::new(),
-            context: StringBuilder::new(),
+            context: Text::new(Vec::new(), 0),
+            prepare: None,
             rows: 0,
         }
     }
@@ -177,6 +183,17 @@ fn offset(n: usize) -> i32 {
 }
 
 impl Rows {
+    /// Rows whose next batches start their largest column in memory made
+    /// ready by a thread of their own (see `prepare.rs`): for readers that
+    /// keep every batch and leave a core idle, such as `read_all` in
+    /// Python. Without a thread to start, the same as `Rows::default()`.
+    pub fn with_prepared_memory() -> Self {
+        Self {
+            prepare: Prepare::start(),
+            ..Self::default()
+        }
+    }
+
     /// Rows added since the last [`Rows::finish`].
     pub fn len(&self) -> usize {
         self.rows
@@ -243,10 +260,8 @@ impl Rows {
         // Contexts are UTF-8 JSON (checked by the joiner in the default
         // mode); the lossy path, much slower, only for those that are not.
         match std::str::from_utf8(&ev.context) {
-            Ok(text) => self.context.append_value(text),
-            Err(_) => self
-                .context
-                .append_value(String::from_utf8_lossy(&ev.context)),
+            Ok(text) => self.context.push(text),
+            Err(_) => self.context.push(&String::from_utf8_lossy(&ev.context)),
         }
     }
 
@@ -310,10 +325,16 @@ impl Rows {
         self.rows >= limit
             || self.outcomes.event_id.len() >= (i32::MAX / 2) as usize
             || self.slots.id.len() >= (i32::MAX / 2) as usize
+            || self.context.bytes() >= (i32::MAX / 2) as usize
     }
 
     /// The rows as a batch; the builders are empty again after.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let bytes = self.context.bytes();
+        let room = match &mut self.prepare {
+            Some(p) => p.take(bytes),
+            None => Vec::with_capacity(bytes),
+        };
         let o = &mut self.outcomes;
         let outcomes = StructArray::try_new(
             outcome_fields(),
@@ -373,7 +394,7 @@ impl Rows {
             Arc::new(finish_num(&mut self.ca_action)),
             Arc::new(finish_num(&mut self.pdf_value)),
             Arc::new(finish_text(&mut self.episode_id)),
-            Arc::new(finish_text(&mut self.context)),
+            Arc::new(self.context.finish(room)?),
         ];
         self.rows = 0;
         RecordBatch::try_new(schema(), columns)

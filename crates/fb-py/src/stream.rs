@@ -71,7 +71,9 @@ fn start(sources: Vec<Src>, opts: Opts) -> Receiver<Item> {
     std::thread::spawn(move || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows);
+        // The consumer often keeps every batch (`read_all`, a DataFrame)
+        // and waits on this thread meanwhile: its core makes memory ready.
+        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows).with_prepared_memory();
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
