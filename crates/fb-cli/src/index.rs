@@ -26,6 +26,11 @@ pub struct Args {
     /// Write the index here instead (one log only).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+
+    /// Threads indexing parts of a log (1 to 256; default: the available
+    /// cores). The index is the same for any number.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// Where the index of `log` lives.
@@ -36,9 +41,9 @@ pub fn path_for(log: &Path) -> PathBuf {
 }
 
 /// Builds the index of `log` (its bytes `data`) and writes it to `out`,
-/// atomically; the index.
-fn write(log: &Path, data: &[u8], out: &Path) -> Result<Index, Error> {
-    let index = Index::build(data).map_err(|e| {
+/// atomically, on `threads` threads; the index.
+fn write(log: &Path, data: &[u8], out: &Path, threads: usize) -> Result<Index, Error> {
+    let index = Index::build_with_threads(data, threads).map_err(|e| {
         Error::Msg(format!(
             "{}: cannot be indexed: {e} (fb repair writes a log that can)",
             log.display()
@@ -182,7 +187,7 @@ fn rebuild(
     if !quiet {
         eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
     }
-    match write(log, data, at) {
+    match write(log, data, at, crate::convert::default_threads()) {
         Ok(index) => Ok(Some(index)),
         // Never trusted: the log is read whole instead.
         Err(e) => {
@@ -212,7 +217,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         // Mapped: a 10 GiB log is not read into memory.
         let data = crate::input::whole(input)?;
         let out = args.output.clone().unwrap_or_else(|| path_for(log));
-        let index = write(log, &data, &out)?;
+        let threads = args.threads.unwrap_or_else(crate::convert::default_threads);
+        let index = write(log, &data, &out, threads)?;
         if !global.quiet {
             let size = std::fs::metadata(&out).map_or(0, |m| m.len());
             eprintln!(

@@ -280,6 +280,7 @@ fn filtered(
         }
         read += buf.len() as u64;
         let mut ids: Vec<&str> = Vec::new();
+        let mut events: Vec<(&str, bool)> = Vec::new();
         let mut writer = fb_writer::LogWriter::new(&mut out);
         for (offset, range, ordinals) in parts {
             let bytes = buf.get(range).unwrap_or_default();
@@ -293,27 +294,37 @@ fn filtered(
                     .map_err(failed)?;
                 continue;
             };
-            // The drawn decisions' ids.
+            // One pass over the events: the drawn decisions' ids, and
+            // which events are DedupInfo.
             ids.clear();
+            events.clear();
             let mut ordinal = 0u64;
             let mut want = ordinals.iter().peekable();
-            let events = msg.events().map_err(|e| Error::Msg(e.to_string()))?;
-            for view in events {
+            for view in msg.events().map_err(|e| Error::Msg(e.to_string()))? {
                 let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-                if !fb_format::index::is_decision(view.payload_type()) {
-                    continue;
+                let kind = view.payload_type();
+                if fb_format::index::is_decision(kind) {
+                    if want.next_if(|&&o| o == ordinal).is_some() {
+                        ids.push(view.id);
+                    }
+                    ordinal += 1;
                 }
-                if want.next_if(|&&o| o == ordinal).is_some() {
-                    ids.push(view.id);
-                }
-                ordinal += 1;
+                events.push((view.id, kind == PayloadType::DedupInfo));
+            }
+            // Kept: DedupInfo, and every event of a drawn decision.
+            let kept = |&(id, dedup): &(&str, bool)| dedup || ids.contains(&id);
+            if events.iter().all(kept) {
+                // Every event stays (a message of drawn decisions only, as
+                // in logs of one decision per message): the message as it is.
+                writer
+                    .message(msg.kind.type_id(), msg.payload)
+                    .map_err(failed)?;
+                continue;
             }
             let (_, list) = fb_schema::event_list(msg.payload)
                 .ok_or_else(|| Error::Msg(format!("message at byte {offset}: no event list")))?;
-            let events = msg.events().map_err(|e| Error::Msg(e.to_string()))?;
-            for (position, view) in events.enumerate() {
-                let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-                if view.payload_type() == PayloadType::DedupInfo || ids.contains(&view.id) {
+            for (position, event) in events.iter().enumerate() {
+                if kept(event) {
                     let (_, raw, stamp) = fb_schema::listed_event(msg.payload, list, position)
                         .map_err(|why| {
                             Error::Msg(format!("event {position} at byte {offset}: {why}"))
@@ -352,7 +363,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                 );
             }
             let whole = crate::input::whole(&input)?;
-            let index = Index::build(&whole)
+            let index = Index::build_with_threads(&whole, crate::convert::default_threads())
                 .map_err(|e| Error::Msg(format!("{}: {e}", args.input.display())))?;
             (Log::Whole(whole), index)
         }
