@@ -200,6 +200,9 @@ def test_skipped_events_are_counted_and_warned():
         pytest.param({"threads": 0}, "threads", id="zero threads"),
         pytest.param({"threads": 100000}, "threads", id="too many threads"),
         pytest.param({"multistep_reward": "x"}, "multistep_reward", id="multistep reward"),
+        pytest.param({"columns": ["reward", "rewards"]}, "no column `rewards`", id="unknown column"),
+        pytest.param({"columns": "reward,reward"}, "chosen twice", id="column twice"),
+        pytest.param({"columns": []}, "no column chosen", id="no columns"),
     ],
 )
 def test_bad_options_raise_value_error(options, match):
@@ -226,6 +229,35 @@ def test_options_change_rows_as_fb_flags_do(tmp_path):
         want, code = fb_export(log, flags, tmp_path)
         assert code == 0
         assert pa.table(vwlogs.read(log, **kwargs)).equals(want), kwargs
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        pytest.param(["reward"], id="one number"),
+        pytest.param("context, event_id", id="text reordered, as a string"),
+        pytest.param(["slots", "outcomes", "pdf_value", "timestamp"], id="nested"),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::vwlogs.SkippedEventsWarning")
+def test_columns_are_the_full_reads_columns(columns):
+    full = pa.table(vwlogs.read(os.path.join(DATA, "valid_joined_logs")))
+    names = [c.strip() for c in columns.split(",")] if isinstance(columns, str) else columns
+    r = vwlogs.read(os.path.join(DATA, "valid_joined_logs"), columns=columns)
+    assert r.schema.names == names
+    assert r.schema.metadata == full.schema.metadata
+    got = r.read_all()
+    assert got.num_rows == full.num_rows > 100
+    assert got.equals(full.select(names))
+
+
+def test_convert_and_stats_refuse_columns(tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(TypeError, match="columns"):
+        vwlogs.stats(log, columns=["reward"])
+    with pytest.raises(TypeError, match="columns"):
+        vwlogs.convert(log, str(tmp_path / "x.json"), columns=["reward"])
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_threads_give_the_same_rows(tmp_path):
@@ -354,6 +386,36 @@ def test_spark_reads_a_folder_as_fb_stats_counts_it(spark, tmp_path_factory, mul
     assert row["n"] == kept
     assert check_export.close(row["reward"], reward), (row["reward"], reward)
     assert row["ids"] == len(ids)
+
+
+def test_spark_reads_the_columns_of_a_given_schema(spark, tmp_path_factory):
+    folder = spark_folder(tmp_path_factory, False)
+    full = spark.read.format("vwlogs").load(str(folder))
+    # Types Spark casts to (double), nullability relaxed, another order.
+    schema = "reward double, event_id string, timestamp timestamp, outcomes " + \
+        full.schema["outcomes"].dataType.simpleString()
+    narrow = spark.read.format("vwlogs").schema(schema).load(str(folder))
+    assert narrow.columns == ["reward", "event_id", "timestamp", "outcomes"]
+    assert narrow.schema["reward"].dataType.typeName() == "double"
+    cols = ["event_id", "timestamp", "reward", "outcomes"]
+    want = sorted(tuple(r) for r in full.select(*cols).collect())
+    got = sorted(tuple(r) for r in narrow.select(*cols).collect())
+    assert len(got) == len(want) > 100
+    for g, w in zip(got, want):
+        assert g[:2] == w[:2] and g[3] == w[3]
+        assert check_export.close(g[2], w[2]), (g, w)
+
+
+@pytest.mark.parametrize(
+    "schema, match",
+    [
+        pytest.param("reward float, rewards float", "column 'rewards'", id="unknown column"),
+        pytest.param("reward float, event_id array<int>", "does not cast", id="wrong type"),
+    ],
+)
+def test_spark_schemas_are_checked_on_the_driver(spark, schema, match):
+    with pytest.raises(Exception, match=match):
+        spark.read.format("vwlogs").schema(schema).load(DATA).count()
 
 
 def test_spark_options_are_checked_on_the_driver(spark):

@@ -319,7 +319,7 @@ fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<String, String> 
     ]))?;
     eprint!("{text}");
     Ok(format!(
-        "### Python and Spark (`--python`, bench/spark_scaling.py; best of two)\n\n```\n{text}```\n\n"
+        "### Python and Spark (`--python`, bench/spark_scaling.py; best of two, Spark best of three after three warm-up queries)\n\n```\n{text}```\n\n"
     ))
 }
 

@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod columns;
 mod partition;
 mod prepare;
 mod rows;
@@ -44,6 +45,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 use fb_join::JoinedEvent;
 
+pub use columns::Columns;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
@@ -58,6 +60,9 @@ pub enum Error {
     /// The Parquet writer failed.
     #[error("writing Parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// A choice of columns names no column, an unknown one or one twice.
+    #[error("columns: {0}")]
+    Columns(String),
     /// A partition's file or directory could not be made.
     #[error("{path}: {source}")]
     Io {
@@ -89,9 +94,14 @@ macro_rules! ipc {
         pub struct $name<W: Write>(arrow_ipc::writer::$writer<W>);
 
         impl<W: Write> $name<W> {
-            /// Starts writing to `out`.
+            /// Starts writing to `out`, every column.
             pub fn new(out: W) -> Result<Self, Error> {
-                Ok(Self(arrow_ipc::writer::$writer::try_new(out, &schema())?))
+                Self::with_schema(out, &schema())
+            }
+
+            /// Starts writing batches of `schema` (see [`Columns`]) to `out`.
+            pub fn with_schema(out: W, schema: &arrow_schema::Schema) -> Result<Self, Error> {
+                Ok(Self(arrow_ipc::writer::$writer::try_new(out, schema)?))
             }
         }
 
@@ -182,6 +192,17 @@ impl<W: Write + Send> ParquetFile<W> {
     /// Starts a file on `out`, row groups of at most `rows` rows and
     /// `bytes` bytes of Arrow rows.
     pub fn with_limits(out: W, rows: usize, bytes: usize) -> Result<Self, Error> {
+        Self::with_schema(out, rows, bytes, schema())
+    }
+
+    /// As [`ParquetFile::with_limits`], for batches of `schema` (see
+    /// [`Columns`]).
+    pub fn with_schema(
+        out: W,
+        rows: usize,
+        bytes: usize,
+        schema: arrow_schema::SchemaRef,
+    ) -> Result<Self, Error> {
         use parquet::basic::{Compression, Encoding, ZstdLevel};
         use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
         use parquet::schema::types::ColumnPath;
@@ -213,7 +234,7 @@ impl<W: Write + Send> ParquetFile<W> {
             props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);
         }
         Ok(Self {
-            writer: parquet::arrow::ArrowWriter::try_new(out, schema(), Some(props.build()))?,
+            writer: parquet::arrow::ArrowWriter::try_new(out, schema, Some(props.build()))?,
             pending: 0,
             bytes,
         })
@@ -264,6 +285,7 @@ pub struct ArrowSink<B> {
     writer: B,
     batch_rows: usize,
     prepared_memory: bool,
+    columns: Columns,
     rows: u64,
 }
 
@@ -274,8 +296,16 @@ impl<B: BatchWriter> ArrowSink<B> {
             writer,
             batch_rows: batch_rows.max(1),
             prepared_memory: false,
+            columns: Columns::all(),
             rows: 0,
         }
+    }
+
+    /// Builds only `columns`, in their order: the writer must take
+    /// batches of [`Columns::schema`].
+    pub fn with_columns(mut self, columns: Columns) -> Self {
+        self.columns = columns;
+        self
     }
 
     /// Builds with [`Rows::with_prepared_memory`]: worth a thread when
@@ -300,17 +330,14 @@ impl<B: BatchWriter> ArrowSink<B> {
 pub struct RowMaker {
     batch_rows: usize,
     prepared_memory: bool,
+    columns: Columns,
 }
 
 impl fb_join::Maker for RowMaker {
     type Batch = Rows;
 
     fn batch(&mut self) -> Rows {
-        if self.prepared_memory {
-            Rows::with_prepared_memory()
-        } else {
-            Rows::default()
-        }
+        Rows::with_columns(self.columns.clone(), self.prepared_memory)
     }
 
     fn add(&mut self, batch: &mut Rows, ev: &JoinedEvent<'_>) {
@@ -334,6 +361,7 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         RowMaker {
             batch_rows: self.batch_rows,
             prepared_memory: self.prepared_memory,
+            columns: self.columns.clone(),
         }
     }
 

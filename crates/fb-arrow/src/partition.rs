@@ -86,7 +86,11 @@ impl Partitioned {
         }
     }
 
-    fn file(&mut self, bucket: i64) -> Result<&mut ParquetFile<BufWriter<File>>, Error> {
+    fn file(
+        &mut self,
+        bucket: i64,
+        schema: arrow_schema::SchemaRef,
+    ) -> Result<&mut ParquetFile<BufWriter<File>>, Error> {
         self.clock += 1;
         if !self.open.contains_key(&bucket) {
             if self.open.len() >= Self::OPEN {
@@ -109,10 +113,11 @@ impl Partitioned {
             let path = dir.join(format!("part-{part:05}.parquet"));
             *part += 1;
             let file = File::create(&path).map_err(io(&path))?;
-            let writer = ParquetFile::with_limits(
+            let writer = ParquetFile::with_schema(
                 BufWriter::new(file),
                 self.row_group,
                 crate::ROW_GROUP_BYTES / Self::OPEN,
+                schema,
             )?;
             self.open.insert(
                 bucket,
@@ -163,13 +168,13 @@ impl BatchWriter for Partitioned {
         distinct.sort_unstable();
         distinct.dedup();
         if let [only] = distinct[..] {
-            return self.file(only)?.write(batch);
+            return self.file(only, batch.schema())?.write(batch);
         }
         // Rows keep their order inside each partition.
         for bucket in distinct {
             let mask: BooleanArray = buckets.iter().map(|&b| Some(b == bucket)).collect();
             let part = arrow_select::filter::filter_record_batch(batch, &mask)?;
-            self.file(bucket)?.write(&part)?;
+            self.file(bucket, batch.schema())?.write(&part)?;
         }
         Ok(())
     }

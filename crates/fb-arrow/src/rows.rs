@@ -15,8 +15,9 @@ use arrow_schema::{ArrowError, DataType, Field};
 use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
 use fb_schema::TimeStamp;
 
+use crate::columns::Columns;
 use crate::prepare::Prepare;
-use crate::schema::{outcome_fields, schema, slot_fields};
+use crate::schema::{col, outcome_fields, slot_fields};
 use crate::text::Text;
 
 /// Microseconds since 1970 (UTC) of a log's time; a subsecond that is not
@@ -99,6 +100,11 @@ pub struct Rows {
     context: Text,
     /// Makes the context buffer of the next batch ready, when asked for.
     prepare: Option<Prepare>,
+    /// The columns built; the others stay empty. Number columns are
+    /// always filled (an append each) and dropped at `finish` if unwanted.
+    columns: Columns,
+    /// Whether any column of the decision (actions to pdf_value) is built.
+    decisions: bool,
     rows: usize,
 }
 
@@ -144,6 +150,8 @@ impl Default for Rows {
             episode_id: StringBuilder::new(),
             context: Text::new(Vec::new(), 0),
             prepare: None,
+            columns: Columns::all(),
+            decisions: true,
             rows: 0,
         }
     }
@@ -194,6 +202,31 @@ impl Rows {
         }
     }
 
+    /// Rows that build only `columns` (batches in [`Columns::schema`]);
+    /// with `prepared_memory` as in [`Rows::with_prepared_memory`], when
+    /// the context is among them.
+    pub fn with_columns(columns: Columns, prepared_memory: bool) -> Self {
+        let decision = [
+            col::ACTIONS,
+            col::PROBABILITIES,
+            col::CHOSEN_ACTION,
+            col::SLOTS,
+            col::BASELINE_ACTIONS,
+            col::CA_ACTION,
+            col::PDF_VALUE,
+        ];
+        let prepare = match prepared_memory && columns.has(col::CONTEXT) {
+            true => Prepare::start(),
+            false => None,
+        };
+        Self {
+            decisions: decision.iter().any(|&c| columns.has(c)),
+            columns,
+            prepare,
+            ..Self::default()
+        }
+    }
+
     /// Rows added since the last [`Rows::finish`].
     pub fn len(&self) -> usize {
         self.rows
@@ -207,20 +240,56 @@ impl Rows {
     /// Appends one joined event as a row.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
         self.rows += 1;
-        self.event_id.append_value(&ev.event_id);
+        let on = |c: usize| self.columns.has(c);
+        let (event_id, problem_type, learning_mode_on, model_id) = (
+            on(col::EVENT_ID),
+            on(col::PROBLEM_TYPE),
+            on(col::LEARNING_MODE),
+            on(col::MODEL_ID),
+        );
+        let (outcomes, episode_id, context) =
+            (on(col::OUTCOMES), on(col::EPISODE_ID), on(col::CONTEXT));
+        if event_id {
+            self.event_id.append_value(&ev.event_id);
+        }
         self.timestamp.append_value(micros(&ev.time));
         self.client_time
             .append_option(ev.client_time.as_ref().map(micros));
-        self.problem_type.append_value(ev.kind.name());
-        self.learning_mode
-            .append_value(learning_mode(ev.learning_mode));
-        self.model_id.append_value(&ev.model_id);
+        if problem_type {
+            self.problem_type.append_value(ev.kind.name());
+        }
+        if learning_mode_on {
+            self.learning_mode
+                .append_value(learning_mode(ev.learning_mode));
+        }
+        if model_id {
+            self.model_id.append_value(&ev.model_id);
+        }
         self.deferred.append_value(ev.deferred);
         self.skip_learn.append_value(ev.skip_learn);
         self.pass_probability.append_value(ev.pass_probability);
         self.reward.append_value(ev.reward);
         self.original_reward.append_value(ev.original_reward);
-        self.decision(&ev.decision);
+        if self.decisions {
+            self.decision(&ev.decision);
+        }
+        if outcomes {
+            self.outcomes(ev);
+        }
+        if episode_id {
+            self.episode_id.append_option(ev.episode_id.as_deref());
+        }
+        if context {
+            // Contexts are UTF-8 JSON (checked by the joiner in the default
+            // mode); the lossy path, much slower, only for those that are not.
+            match std::str::from_utf8(&ev.context) {
+                Ok(text) => self.context.push(text),
+                Err(_) => self.context.push(&String::from_utf8_lossy(&ev.context)),
+            }
+        }
+    }
+
+    fn outcomes(&mut self, ev: &JoinedEvent<'_>) {
         let o = &mut self.outcomes;
         for out in &ev.outcomes {
             match &out.value {
@@ -256,13 +325,6 @@ impl Rows {
             o.time.append_value(micros(&out.time));
         }
         o.offsets.push(offset(o.event_id.len()));
-        self.episode_id.append_option(ev.episode_id.as_deref());
-        // Contexts are UTF-8 JSON (checked by the joiner in the default
-        // mode); the lossy path, much slower, only for those that are not.
-        match std::str::from_utf8(&ev.context) {
-            Ok(text) => self.context.push(text),
-            Err(_) => self.context.push(&String::from_utf8_lossy(&ev.context)),
-        }
     }
 
     fn decision(&mut self, decision: &Decision) {
@@ -373,7 +435,7 @@ impl Rows {
             Arc::new(slots),
             s.valid.finish(),
         )?;
-        let columns: Vec<ArrayRef> = vec![
+        let all: [ArrayRef; 21] = [
             Arc::new(finish_text(&mut self.event_id)),
             Arc::new(finish_time(&mut self.timestamp)),
             Arc::new(finish_time(&mut self.client_time)),
@@ -397,6 +459,13 @@ impl Rows {
             Arc::new(self.context.finish(room)?),
         ];
         self.rows = 0;
-        RecordBatch::try_new(schema(), columns)
+        // Columns not chosen are empty (or, for numbers, dropped here).
+        let columns = self
+            .columns
+            .order()
+            .iter()
+            .map(|&i| Arc::clone(&all[i]))
+            .collect();
+        RecordBatch::try_new(self.columns.schema(), columns)
     }
 }

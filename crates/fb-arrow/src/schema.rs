@@ -21,6 +21,33 @@ fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, true)))
 }
 
+/// Where each column is in [`schema`] (tested against the names). Some
+/// go unused: number columns are built whether chosen or not.
+#[allow(missing_docs, dead_code)]
+pub(crate) mod col {
+    pub const EVENT_ID: usize = 0;
+    pub const TIMESTAMP: usize = 1;
+    pub const CLIENT_TIME: usize = 2;
+    pub const PROBLEM_TYPE: usize = 3;
+    pub const LEARNING_MODE: usize = 4;
+    pub const MODEL_ID: usize = 5;
+    pub const DEFERRED: usize = 6;
+    pub const SKIP_LEARN: usize = 7;
+    pub const PASS_PROBABILITY: usize = 8;
+    pub const REWARD: usize = 9;
+    pub const ORIGINAL_REWARD: usize = 10;
+    pub const ACTIONS: usize = 11;
+    pub const PROBABILITIES: usize = 12;
+    pub const CHOSEN_ACTION: usize = 13;
+    pub const OUTCOMES: usize = 14;
+    pub const SLOTS: usize = 15;
+    pub const BASELINE_ACTIONS: usize = 16;
+    pub const CA_ACTION: usize = 17;
+    pub const PDF_VALUE: usize = 18;
+    pub const EPISODE_ID: usize = 19;
+    pub const CONTEXT: usize = 20;
+}
+
 /// The fields of one outcome.
 pub(crate) fn outcome_fields() -> Fields {
     Fields::from(vec![
@@ -80,4 +107,40 @@ pub fn schema() -> SchemaRef {
         let metadata = HashMap::from([(VERSION_KEY.to_string(), SCHEMA_VERSION.to_string())]);
         Arc::new(Schema::new_with_metadata(fields, metadata))
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_indexes_name_their_columns() {
+        let at = [
+            (col::EVENT_ID, "event_id"),
+            (col::TIMESTAMP, "timestamp"),
+            (col::CLIENT_TIME, "client_time"),
+            (col::PROBLEM_TYPE, "problem_type"),
+            (col::LEARNING_MODE, "learning_mode"),
+            (col::MODEL_ID, "model_id"),
+            (col::DEFERRED, "deferred"),
+            (col::SKIP_LEARN, "skip_learn"),
+            (col::PASS_PROBABILITY, "pass_probability"),
+            (col::REWARD, "reward"),
+            (col::ORIGINAL_REWARD, "original_reward"),
+            (col::ACTIONS, "actions"),
+            (col::PROBABILITIES, "probabilities"),
+            (col::CHOSEN_ACTION, "chosen_action"),
+            (col::OUTCOMES, "outcomes"),
+            (col::SLOTS, "slots"),
+            (col::BASELINE_ACTIONS, "baseline_actions"),
+            (col::CA_ACTION, "ca_action"),
+            (col::PDF_VALUE, "pdf_value"),
+            (col::EPISODE_ID, "episode_id"),
+            (col::CONTEXT, "context"),
+        ];
+        assert_eq!(at.len(), schema().fields().len());
+        for (i, name) in at {
+            assert_eq!(schema().field(i).name(), name);
+        }
+    }
 }

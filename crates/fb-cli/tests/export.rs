@@ -166,3 +166,109 @@ fn data_day(date: &str) -> i64 {
     let (y, m, d) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
     fb_schema::calendar::days_from_civil(y, m as u32, d as u32)
 }
+
+fn read_arrow(path: &std::path::Path) -> RecordBatch {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+    let schema = reader.schema();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
+}
+
+/// `--columns` writes those columns of the full export, in that order,
+/// in each format; a wrong name is a usage error that lists the columns.
+#[test]
+fn export_columns_are_the_full_exports_columns() {
+    let dir = scratch_dir("export-columns");
+    let logs = data("valid_joined_logs");
+    let full = dir.join("full.arrow");
+    let out = fb(&[
+        "export",
+        "-q",
+        "--format",
+        "arrow",
+        p(&logs),
+        "-o",
+        p(&full),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let full = read_arrow(&full);
+    let schema = full.schema();
+    let at = |n: &str| schema.index_of(n).unwrap();
+    let want = full
+        .project(&[at("reward"), at("event_id"), at("outcomes")])
+        .unwrap();
+
+    let narrow = dir.join("narrow.arrow");
+    let out = fb(&[
+        "export",
+        "-q",
+        "--format",
+        "arrow",
+        "--columns",
+        "reward,event_id,outcomes",
+        p(&logs),
+        "-o",
+        p(&narrow),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(read_arrow(&narrow), want);
+
+    let parquet = dir.join("narrow.parquet");
+    let out = fb(&[
+        "export",
+        "-q",
+        "--columns",
+        "reward,event_id,outcomes",
+        p(&logs),
+        "-o",
+        p(&parquet),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let bytes = bytes::Bytes::from(std::fs::read(&parquet).unwrap());
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    let got = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
+    assert_eq!(got.columns(), want.columns());
+
+    struct Case {
+        name: &'static str,
+        args: &'static [&'static str],
+        says: &'static str,
+    }
+    let cases = [
+        Case {
+            name: "unknown column",
+            args: &["--columns", "reward,rewards"],
+            says: "no column `rewards`; the columns are event_id",
+        },
+        Case {
+            name: "twice",
+            args: &["--columns", "reward,reward"],
+            says: "column `reward` chosen twice",
+        },
+        Case {
+            name: "partitions without their timestamp",
+            args: &["--columns", "reward", "--partition-by", "date"],
+            says: "add `timestamp` to --columns",
+        },
+    ];
+    for case in cases {
+        let bad = dir.join(format!("{}.out", case.name.replace(' ', "-")));
+        let mut args = vec!["export", "-q"];
+        args.extend_from_slice(case.args);
+        args.extend_from_slice(&[p(&logs), "-o", p(&bad)]);
+        let out = fb(&args);
+        assert_eq!(out.code, 2, "{}: {}", case.name, out.stderr);
+        assert!(
+            out.stderr.contains(case.says),
+            "{}: {}",
+            case.name,
+            out.stderr
+        );
+        assert!(!bad.exists(), "{}: nothing written", case.name);
+    }
+}

@@ -55,8 +55,16 @@ fn stop_error(py: Python<'_>, stop: &Stop) -> PyErr {
 
 /// The Arrow C schema of joined events (PyCapsule "arrow_schema").
 fn schema_capsule(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
-    let schema = FFI_ArrowSchema::try_from(fb_arrow::schema().as_ref())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    capsule_of(py, &fb_arrow::schema())
+}
+
+/// `schema` as a PyCapsule "arrow_schema".
+fn capsule_of<'py>(
+    py: Python<'py>,
+    schema: &arrow_schema::Schema,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let schema =
+        FFI_ArrowSchema::try_from(schema).map_err(|e| PyValueError::new_err(e.to_string()))?;
     PyCapsule::new_with_value(py, schema, c"arrow_schema")
 }
 

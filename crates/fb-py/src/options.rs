@@ -22,6 +22,8 @@ pub struct Opts {
     pub batch_rows: usize,
     /// Worker threads.
     pub threads: usize,
+    /// The columns `read` builds.
+    pub columns: fb_arrow::Columns,
 }
 
 /// The keys `options` takes.
@@ -41,6 +43,7 @@ const KEYS: &[&str] = &[
     "recover",
     "batch_rows",
     "threads",
+    "columns",
 ];
 
 fn bad(what: &str, why: impl std::fmt::Display) -> PyErr {
@@ -144,12 +147,17 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
             format!("expected 1 to {}", fb_cli::convert::MAX_THREADS),
         ));
     }
+    let columns = match get!(d, "columns", Vec<String>) {
+        None => fb_arrow::Columns::all(),
+        Some(names) => fb_arrow::Columns::named(&names).map_err(|e| bad("columns", e))?,
+    };
     Ok(Opts {
         join,
         filter,
         recover: get!(d, "recover", bool).unwrap_or(false),
         batch_rows,
         threads,
+        columns,
     })
 }
 

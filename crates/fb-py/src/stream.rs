@@ -73,7 +73,9 @@ fn start(sources: Vec<Src>, opts: Opts) -> Receiver<Item> {
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
-        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows).with_prepared_memory();
+        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows)
+            .with_prepared_memory()
+            .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
@@ -95,6 +97,8 @@ pub struct Batches {
     /// Python file object needs it on the joining thread.
     release_gil: bool,
     outcome: Arc<Mutex<Outcome>>,
+    /// The chosen columns' schema.
+    schema: SchemaRef,
 }
 
 impl Batches {
@@ -153,7 +157,7 @@ impl Iterator for Batches {
 
 impl RecordBatchReader for Batches {
     fn schema(&self) -> SchemaRef {
-        fb_arrow::schema()
+        Arc::clone(&self.schema)
     }
 }
 
@@ -162,6 +166,7 @@ impl RecordBatchReader for Batches {
 pub struct NativeReader {
     batches: Mutex<Option<Batches>>,
     outcome: Arc<Mutex<Outcome>>,
+    schema: SchemaRef,
 }
 
 impl NativeReader {
@@ -169,14 +174,17 @@ impl NativeReader {
     pub fn new(sources: Vec<Src>, opts: Opts) -> Self {
         let release_gil = sources.iter().any(Src::needs_gil);
         let outcome = Arc::new(Mutex::new(Outcome::default()));
+        let schema = opts.columns.schema();
         let batches = Batches {
             rx: Some(start(sources, opts)),
             release_gil,
             outcome: Arc::clone(&outcome),
+            schema: Arc::clone(&schema),
         };
         Self {
             batches: Mutex::new(Some(batches)),
             outcome,
+            schema,
         }
     }
 
@@ -215,7 +223,7 @@ impl NativeReader {
 
     /// The Arrow C schema of the rows (PyCapsule "arrow_schema").
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        crate::schema_capsule(py)
+        crate::capsule_of(py, &self.schema)
     }
 
     /// Whether the stream was taken already.

@@ -16,6 +16,18 @@ joiner carries state from message to message (the checkpoint's reward
 settings, deduplicated actions, multistep episodes). Write logs in files of
 a few hundred MB for parallelism.
 
+Spark cannot tell a Python data source which columns a query uses, so
+every column of every row crosses from Python into the JVM, where each row
+is copied whole, context included. A query that needs a few columns should
+name them in a schema: the reader then builds only those, in that order::
+
+    df = (spark.read.format("vwlogs")
+          .schema("event_id string, timestamp timestamp, reward float")
+          .load(path))
+
+A column of a given schema must be one of ``vwlogs.schema()``'s, of its
+type or one it casts to (``reward double`` is fine).
+
 Options mirror :func:`vwlogs.read`'s keyword arguments, in camelCase or
 snake_case: ``problemType``, ``rewardFunction``, ``defaultReward``,
 ``learningMode``, ``useClientTime``, ``multistep``, ``multistepReward``,
@@ -135,7 +147,7 @@ class JoinedLogs(DataSource):
         return from_arrow_schema(vwlogs.schema())
 
     def reader(self, schema: Any) -> "JoinedLogsReader":
-        return JoinedLogsReader(dict(self.options))
+        return JoinedLogsReader(dict(self.options), schema)
 
 
 class FilePartition(InputPartition):
@@ -146,15 +158,59 @@ class FilePartition(InputPartition):
         self.path = path
 
 
+def _arrow_schema(schema: Any) -> Any:
+    """The Arrow schema Spark expects of a read() for `schema`."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC")
+    except TypeError:  # PySpark before 4.1: timestamps are UTC already
+        return to_arrow_schema(schema)
+
+
+def _target(schema: Any) -> Any:
+    """The columns to build and the Arrow schema to hand Spark, for the
+    schema Spark gives the reader (ours, or one the user chose); ``None``
+    columns when it is ours. Raises ``ValueError`` on the driver for a
+    column we do not have or cannot cast."""
+    import pyarrow as pa
+
+    ours = vwlogs.schema()
+    target = _arrow_schema(schema)
+    names = list(target.names)
+    if names == list(ours.names) and target.equals(ours):
+        return None, None
+    for field in target:
+        if field.name not in ours.names:
+            raise ValueError(
+                f"vwlogs: the schema names a column {field.name!r} joined logs do not have; "
+                f"the columns are {', '.join(ours.names)}"
+            )
+        have = ours.field(field.name).type
+        if have != field.type:
+            try:
+                pa.array([], type=have).cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise ValueError(
+                    f"vwlogs: column {field.name!r} is {have}, which does not cast to {field.type}: {e}"
+                ) from None
+    return names, target
+
+
 class JoinedLogsReader(DataSourceReader):
     """Lists the files on the driver; each task reads one."""
 
-    def __init__(self, options: Dict[str, str]) -> None:
+    def __init__(self, options: Dict[str, str], schema: Any = None) -> None:
         paths = [v for k, v in options.items() if k.lower() == "path"]
         if not paths:
             raise ValueError('vwlogs: give the logs: spark.read.format("vwlogs").load(PATH)')
         self.path = paths[0]
         self.kwargs = read_options(options)
+        self.target = None
+        if schema is not None:
+            columns, self.target = _target(schema)
+            if columns is not None:
+                self.kwargs["columns"] = columns
 
     def partitions(self) -> List[FilePartition]:
         files = list_files(self.path)
@@ -163,4 +219,17 @@ class JoinedLogsReader(DataSourceReader):
         return [FilePartition(f) for f in files]
 
     def read(self, partition: FilePartition) -> Iterator[Any]:
-        yield from vwlogs.read(partition.path, **self.kwargs)
+        target = self.target
+        if target is None:
+            yield from vwlogs.read(partition.path, **self.kwargs)
+            return
+        import pyarrow as pa
+
+        for batch in vwlogs.read(partition.path, **self.kwargs):
+            # Same columns in the same order: only types and nullability
+            # may differ (a cast, or a relabelling that copies nothing).
+            arrays = [
+                col if col.type == field.type else col.cast(field.type)
+                for col, field in zip(batch.columns, target)
+            ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
