@@ -146,10 +146,19 @@ struct Wanted {
     ordinals: Vec<u64>,
 }
 
+/// Wanted messages handed from the table walk to the reader at a time.
+const WANTED_BATCH: usize = 1024;
+
 /// The messages that hold the `chosen` ordinals (sorted), found through
-/// each block's message table without reading the log.
-fn wanted(index: &Index, chosen: &[u64]) -> Result<Vec<Wanted>, Error> {
-    let mut out = Vec::new();
+/// each block's message table without reading the log, handed to `each`
+/// in batches, in log order. The number of messages.
+fn wanted(
+    index: &Index,
+    chosen: &[u64],
+    mut each: impl FnMut(Vec<Wanted>) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let mut out = Vec::with_capacity(WANTED_BATCH);
+    let mut messages = 0u64;
     let mut first = 0u64;
     let mut next = chosen.iter().copied().peekable();
     for block in &index.blocks {
@@ -183,11 +192,47 @@ fn wanted(index: &Index, chosen: &[u64]) -> Result<Vec<Wanted>, Error> {
                     len,
                     ordinals,
                 });
+                messages += 1;
+                if out.len() == WANTED_BATCH {
+                    each(std::mem::replace(
+                        &mut out,
+                        Vec::with_capacity(WANTED_BATCH),
+                    ))?;
+                }
             }
         }
         first = block_end;
     }
-    Ok(out)
+    if !out.is_empty() {
+        each(out)?;
+    }
+    Ok(messages)
+}
+
+/// Walks the message tables on a thread of its own (a tenth of a 1%
+/// sample's time on a 10 GiB log), handing the wanted messages to `read`
+/// as they are found; `read` gets them in log order. What `read` gives,
+/// and the number of wanted messages.
+fn walking<T>(
+    index: &Index,
+    chosen: &[u64],
+    read: impl FnOnce(&mut (dyn Iterator<Item = Wanted> + Send)) -> Result<T, Error>,
+) -> Result<(T, u64), Error> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Wanted>>(64);
+        let walker = scope.spawn(move || {
+            // A closed channel means the reader stopped: its error is told.
+            wanted(index, chosen, |batch| {
+                tx.send(batch).map_err(|_| Error::Msg(String::new()))
+            })
+        });
+        let read = read(&mut rx.into_iter().flatten());
+        let walked = walker
+            .join()
+            .map_err(|_| Error::Msg("the sample's table walk failed".into()))?;
+        let read = read?;
+        Ok((read, walked?))
+    })
 }
 
 /// The log, read in pieces: mapped when it had to be read whole (no
@@ -240,25 +285,48 @@ const CHUNK: usize = 8 << 20;
 fn filtered(
     log: &Log,
     index: &Index,
-    wanted: &[Wanted],
+    wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     mut emit: impl FnMut(&mut Vec<u8>) -> Result<(), Error>,
 ) -> Result<u64, Error> {
-    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
     let mut read = 0u64;
     let mut config = None;
     let mut buf = Vec::new();
     let mut out = Vec::new();
     // Runs of wanted messages of about CHUNK bytes.
+    let mut chunk: Vec<Wanted> = Vec::new();
     let mut size = 0usize;
-    let chunks = wanted.chunk_by(move |_, w| {
+    let mut wanted = wanted.peekable();
+    while let Some(w) = wanted.next() {
         size += w.len as usize;
-        let fits = size <= CHUNK;
-        if !fits {
-            size = 0;
+        chunk.push(w);
+        let more = wanted
+            .peek()
+            .is_some_and(|next| size + next.len as usize <= CHUNK);
+        if more {
+            continue;
         }
-        fits
-    });
-    for chunk in chunks {
+        read += filter_chunk(log, index, &chunk, &mut config, &mut buf, &mut out)?;
+        emit(&mut out)?;
+        out.clear();
+        chunk.clear();
+        size = 0;
+    }
+    Ok(read)
+}
+
+/// Reads one run of wanted messages into `buf` and writes them, filtered,
+/// to `out` (see [`filtered`]); `config` is the checkpoint last written.
+/// The number of bytes read.
+fn filter_chunk(
+    log: &Log,
+    index: &Index,
+    chunk: &[Wanted],
+    config: &mut Option<u64>,
+    buf: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<u64, Error> {
+    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
+    {
         buf.clear();
         // (log offset, range in buf) of each message to write, checkpoints
         // included.
@@ -266,22 +334,22 @@ fn filtered(
         for w in chunk {
             let force = index.checkpoints_in_force(w.start);
             let last = force.last().map(|c| c.offset);
-            if last != config {
+            if last != *config {
                 for c in force {
                     let at = buf.len();
-                    log.append(c.offset, c.end(), &mut buf)?;
+                    log.append(c.offset, c.end(), buf)?;
                     parts.push((c.offset, at..buf.len(), None));
                 }
-                config = last;
+                *config = last;
             }
             let at = buf.len();
-            log.append(w.start, w.start + w.len, &mut buf)?;
+            log.append(w.start, w.start + w.len, buf)?;
             parts.push((w.start, at..buf.len(), Some(&w.ordinals)));
         }
-        read += buf.len() as u64;
+        let read = buf.len() as u64;
         let mut ids: Vec<&str> = Vec::new();
         let mut events: Vec<(&str, bool)> = Vec::new();
-        let mut writer = fb_writer::LogWriter::new(&mut out);
+        let mut writer = fb_writer::LogWriter::new(&mut *out);
         for (offset, range, ordinals) in parts {
             let bytes = buf.get(range).unwrap_or_default();
             let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
@@ -337,10 +405,8 @@ fn filtered(
             writer.end_regular().map_err(failed)?;
         }
         drop(writer);
-        emit(&mut out)?;
-        out.clear();
+        Ok(read)
     }
-    Ok(read)
 }
 
 /// Draws the sample and writes it; exit 0, or 1 when the log has no
@@ -380,7 +446,6 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         (None, None) => 0,
     };
     let chosen = choose(total, k, args.seed);
-    let wanted = wanted(&index, &chosen)?;
     let mut out = match args.format.as_str() {
         "log" => Output::create(args.output.as_deref(), &[input], Compress::Never)?,
         _ => Output::create(
@@ -392,17 +457,17 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             },
         )?,
     };
-    let read = match args.format.as_str() {
-        "log" => write_log(&log, &index, &wanted, &mut out)?,
-        _ => write_lines(&log, &index, &wanted, args, &mut out)?,
-    };
+    let (read, messages) = walking(&index, &chosen, |wanted| match args.format.as_str() {
+        "log" => write_log(&log, &index, wanted, &mut out),
+        _ => write_lines(&log, &index, wanted, args, &mut out),
+    })?;
     out.finish()?;
     if !global.quiet {
         eprintln!(
             "fb: {} of {total} decisions drawn (seed {}); {} messages read, {read} of {} bytes",
             chosen.len(),
             args.seed,
-            wanted.len(),
+            messages,
             log.len()
         );
     }
@@ -417,7 +482,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
 fn write_lines(
     log: &Log,
     index: &Index,
-    wanted: &[Wanted],
+    wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     args: &Args,
     out: &mut Output,
 ) -> Result<u64, Error> {
@@ -464,7 +529,12 @@ fn write_lines(
 
 /// The sample as a joined log: the file magic, the log's HEADER, then the
 /// filtered messages.
-fn write_log(log: &Log, index: &Index, wanted: &[Wanted], out: &mut Output) -> Result<u64, Error> {
+fn write_log(
+    log: &Log,
+    index: &Index,
+    wanted: &mut (dyn Iterator<Item = Wanted> + Send),
+    out: &mut Output,
+) -> Result<u64, Error> {
     let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
     let mut writer = fb_writer::LogWriter::new(&mut *out);
     writer.file_magic(1).map_err(failed)?;

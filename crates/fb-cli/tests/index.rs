@@ -524,3 +524,42 @@ fn the_index_keeps_the_reward_function_an_earlier_checkpoint_set() {
         "the sample differs"
     );
 }
+
+/// An index whose message tables do not add up to its blocks' counts
+/// (its checksum intact, as if written by a faulty build) stops a sample
+/// with an error that says to rebuild it, in both output formats, and
+/// leaves no output behind: the table walk runs on a thread of its own and
+/// its error is not lost.
+#[test]
+fn a_sample_through_a_table_that_does_not_add_up_fails_and_says_so() {
+    let dir = scratch_dir("index-sample-table");
+    let log = dir.join("a.fb");
+    std::fs::copy(
+        data("valid_joined_logs/average_reward_100_interactions.fb"),
+        &log,
+    )
+    .unwrap();
+    let mut index = Index::build(&std::fs::read(&log).unwrap()).unwrap();
+    index.blocks.last_mut().unwrap().decisions += 1;
+    std::fs::write(fb_cli::index::path_for(&log), index.to_bytes()).unwrap();
+    for format in ["dsjson", "log"] {
+        let out_path = dir.join(format!("sample.{format}"));
+        let out = fb(&[
+            "sample",
+            "--fraction",
+            "1",
+            "--format",
+            format,
+            p(&log),
+            "-o",
+            p(&out_path),
+        ]);
+        assert_eq!(out.code, 2, "{format}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("does not add up: run fb index"),
+            "{format}: {}",
+            out.stderr
+        );
+        assert!(!out_path.exists(), "{format}: a partial sample was left");
+    }
+}

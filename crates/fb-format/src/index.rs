@@ -1,7 +1,7 @@
 //! A sidecar index of a joined log (`LOG.fbidx`), built once, so that
 //! readers can jump to the part of a log they need.
 //!
-//! The log is cut into **blocks** of whole messages, about 64 KiB of log
+//! The log is cut into **blocks** of whole messages, about 256 KiB of log
 //! each, never across a CHECKPOINT (so every block has one configuration).
 //! For each block the index keeps where it starts and ends, its messages,
 //! decisions and events, the earliest and latest time of its events
