@@ -235,6 +235,27 @@ impl Deref for Mapped {
     }
 }
 
+impl Mapped {
+    /// Gives back the pages wholly inside bytes `from..to`, processed and
+    /// borrowed no more (for work that does not go front to back in one
+    /// stream, as [`Releaser`] does: parts of a log on several threads).
+    pub fn release(&self, from: u64, to: u64) {
+        let len = self.map.len();
+        let page = |at: u64| usize::try_from(at).unwrap_or(usize::MAX).min(len);
+        let start = page(from).div_ceil(4096) * 4096;
+        let end = page(to) / 4096 * 4096;
+        if end <= start {
+            return;
+        }
+        // SAFETY: as in `Releaser::done`: a read-only file mapping, whose
+        // pages touched again are read back from the file, not zeroed.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    }
+}
+
 /// Bytes of a mapped input processed between two releases of its pages.
 const RELEASE_EVERY: usize = 8 << 20;
 

@@ -489,7 +489,14 @@ struct Part {
 
 /// Indexes `log` from message `start.1` at byte `start.0`, to the end or
 /// to the first block end at or after `stop`.
-fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>) -> Result<Part> {
+/// Bytes of a part indexed between two calls of its `done`.
+const DONE_EVERY: u64 = 8 << 20;
+
+/// What a build tells as it goes: bytes `from..to` of the log are indexed
+/// and referenced no more.
+type Done<'d> = &'d (dyn Fn(u64, u64) + Sync);
+
+fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>, done: Done<'_>) -> Result<Part> {
     let mut part = Part {
         blocks: Vec::new(),
         checkpoints: Vec::new(),
@@ -500,6 +507,9 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>) -> Result<Part> 
     let mut decoder = PayloadDecoder::default();
     let mut block = Block::new(start.0);
     let mut ids = Ids::default();
+    // Bytes before this are told done. A closed block keeps nothing of
+    // the log (its ids are hashed into its filters).
+    let mut told = start.0;
     while let Some(msg) = reader.next_message()? {
         let end = msg.offset + msg.len as u64;
         if msg.kind == MessageKind::Checkpoint {
@@ -526,7 +536,12 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>) -> Result<Part> 
         put_varint(&mut ids.table, u64::from(block.decisions - before));
         if ends_block(msg.offset, end) {
             close(&mut part.blocks, &mut block, &mut ids, end);
+            if end - told >= DONE_EVERY {
+                done(told, end);
+                told = end;
+            }
             if stop.is_some_and(|stop| end >= stop) {
+                done(told, end);
                 return Ok(part);
             }
         }
@@ -535,6 +550,7 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>) -> Result<Part> 
     // found by the same rule), which ends with the log, trailing bytes that
     // frame no message included, as a single pass ends it.
     close(&mut part.blocks, &mut block, &mut ids, log.len() as u64);
+    done(told, log.len() as u64);
     Ok(part)
 }
 
@@ -588,28 +604,50 @@ impl Index {
     /// does, so the index is the same for every thread count. Of several
     /// damaged parts, the first one's error is given.
     pub fn build_with_threads(log: &[u8], threads: usize) -> Result<Self> {
-        Self::build_in_parts(log, threads, PART_BYTES)
+        Self::build_in_parts(log, threads, PART_BYTES, &|_, _| {})
     }
 
-    fn build_in_parts(log: &[u8], threads: usize, part_bytes: u64) -> Result<Self> {
+    /// [`Index::build_with_threads`], calling `done(from, to)` when the
+    /// build is through with the bytes `from..to` of the log for the
+    /// moment, every few MiB, from any of its threads: a caller that mapped
+    /// the log may give those pages back, and keep memory flat in the log's
+    /// size. The build may come back to a range once (the framing that
+    /// finds where parts start runs ahead of the parts), reading it from
+    /// the file again; every byte is told at least once.
+    pub fn build_releasing(
+        log: &[u8],
+        threads: usize,
+        done: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<Self> {
+        Self::build_in_parts(log, threads, PART_BYTES, done)
+    }
+
+    fn build_in_parts(log: &[u8], threads: usize, part_bytes: u64, done: Done<'_>) -> Result<Self> {
         let (head_hash, tail_hash) = ends(log);
         let len = log.len() as u64;
         let most = usize::try_from(len / part_bytes.max(1)).unwrap_or(usize::MAX);
         let parts = threads.clamp(1, most.max(1));
         let results: Vec<Result<Part>> = if parts == 1 {
-            vec![build_part(log, (0, 0), None)]
+            vec![build_part(log, (0, 0), None, done)]
         } else {
             let targets: Vec<u64> = (1..parts as u64).map(|k| len / parts as u64 * k).collect();
             std::thread::scope(|scope| {
-                let first = scope.spawn(|| build_part(log, (0, 0), targets.first().copied()));
+                let first = scope.spawn(|| build_part(log, (0, 0), targets.first().copied(), done));
                 // While the first part is indexed, framing alone finds
                 // where the others start; the part before each one stops
                 // there by the same rule.
                 let mut starts = Vec::new();
                 let mut reader = SliceReader::new(log);
+                let mut framed = 0;
                 for &target in &targets {
                     while let Ok(Some(msg)) = reader.next_message() {
                         let end = msg.offset + msg.len as u64;
+                        // Far ahead of the parts that will read them: the
+                        // pages framed through are given back meanwhile.
+                        if end - framed >= DONE_EVERY {
+                            done(framed, end);
+                            framed = end;
+                        }
                         if end >= target && ends_block(msg.offset, end) {
                             starts.push((end, reader.index()));
                             break;
@@ -624,9 +662,13 @@ impl Index {
                     .iter()
                     .zip(targets.iter().skip(1))
                     .take(starts.len().saturating_sub(1))
-                    .map(|(&start, &stop)| scope.spawn(move || build_part(log, start, Some(stop))))
+                    .map(|(&start, &stop)| {
+                        scope.spawn(move || build_part(log, start, Some(stop), done))
+                    })
                     .collect();
-                let tail = starts.last().map(|&start| build_part(log, start, None));
+                let tail = starts
+                    .last()
+                    .map(|&start| build_part(log, start, None, done));
                 let join = |h: std::thread::ScopedJoinHandle<'_, Result<Part>>| {
                     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
                 };
@@ -1107,10 +1149,27 @@ mod tests {
         let log = repeated_log();
         let one = Index::build(&log).unwrap();
         assert!(one.blocks.len() > 10 && one.checkpoints.len() > 3);
-        for threads in [2, 3, 5, 16] {
-            let parts = Index::build_in_parts(&log, threads, 256 << 10).unwrap();
+        for threads in [1, 2, 3, 5, 16] {
+            let told = std::sync::Mutex::new(Vec::new());
+            let done = |from, to| told.lock().unwrap().push((from, to));
+            let parts = Index::build_in_parts(&log, threads, 256 << 10, &done).unwrap();
             assert_eq!(parts, one, "{threads} threads");
             assert_eq!(parts.to_bytes(), one.to_bytes(), "{threads} threads");
+            // What is told done covers the log, each byte at most twice
+            // (once by the framing ahead of the parts).
+            let mut told = told.into_inner().unwrap();
+            told.sort_unstable();
+            let mut covered = vec![0u8; log.len()];
+            for (from, to) in told {
+                assert!(from <= to && to <= log.len() as u64, "{threads} threads");
+                for c in &mut covered[from as usize..to as usize] {
+                    *c += 1;
+                }
+            }
+            assert!(
+                covered.iter().all(|&c| c == 1 || c == 2),
+                "{threads} threads"
+            );
         }
         // Damage in the last third: a message header that no longer frames.
         let mut damaged = log.clone();
@@ -1118,7 +1177,7 @@ mod tests {
         damaged[at..at + 8].copy_from_slice(&[0xff; 8]);
         let want = Index::build(&damaged).unwrap_err().to_string();
         for threads in [2, 3, 5] {
-            let got = Index::build_in_parts(&damaged, threads, 256 << 10).unwrap_err();
+            let got = Index::build_in_parts(&damaged, threads, 256 << 10, &|_, _| {}).unwrap_err();
             assert_eq!(got.to_string(), want, "{threads} threads");
         }
     }
