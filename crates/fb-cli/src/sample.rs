@@ -253,22 +253,69 @@ impl Log {
 
     /// Appends the bytes `start..end` of the log to `out`.
     fn append(&self, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), Error> {
+        let at = out.len();
+        out.resize(
+            at + usize::try_from(end.saturating_sub(start)).unwrap_or(0),
+            0,
+        );
+        self.read_into(start, end, &mut out[at..])
+    }
+
+    /// Reads the bytes `start..end` of the log into `dst` (as long).
+    fn read_into(&self, start: u64, end: u64, dst: &mut [u8]) -> Result<(), Error> {
         let past = || Error::Msg(format!("the index points past the log ({start}..{end})"));
+        if start > end || end > self.len() || dst.len() as u64 != end - start {
+            return Err(past());
+        }
         match self {
             Log::Whole(w) => {
-                out.extend_from_slice(fb_format::index::span(w, start, end).ok_or_else(past)?)
+                dst.copy_from_slice(fb_format::index::span(w, start, end).ok_or_else(past)?)
             }
-            Log::File(file, size) => {
-                if start > end || end > *size {
-                    return Err(past());
-                }
-                let at = out.len();
-                out.resize(at + (end - start) as usize, 0);
-                file.read_exact_at(&mut out[at..], start)
-                    .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?;
-            }
+            Log::File(file, _) => file
+                .read_exact_at(dst, start)
+                .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?,
         }
         Ok(())
+    }
+
+    /// Reads each span of the log into `buf`, one after another; from a
+    /// file, the second half of the bytes on a thread of its own: a
+    /// sample's reads are many small `pread`s (1.3 µs each for ~800 bytes),
+    /// mostly the kernel's time, which two cores share.
+    fn read_spans(&self, spans: &[(u64, u64)], buf: &mut [u8]) -> Result<(), Error> {
+        let total: u64 = spans.iter().map(|(s, e)| e.saturating_sub(*s)).sum();
+        let (mut half, mut k) = (0u64, 0);
+        if matches!(self, Log::File(..)) && total >= 1 << 20 {
+            while k < spans.len() && half < total / 2 {
+                half += spans[k].1.saturating_sub(spans[k].0);
+                k += 1;
+            }
+        }
+        let serial = |spans: &[(u64, u64)], buf: &mut [u8]| -> Result<(), Error> {
+            let mut at = 0usize;
+            for &(start, end) in spans {
+                let n = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
+                let dst = buf.get_mut(at..at.saturating_add(n)).ok_or_else(|| {
+                    Error::Msg(format!("the index points past the log ({start}..{end})"))
+                })?;
+                self.read_into(start, end, dst)?;
+                at += n;
+            }
+            Ok(())
+        };
+        if k == 0 || k == spans.len() {
+            return serial(spans, buf);
+        }
+        let split = usize::try_from(half).unwrap_or(usize::MAX).min(buf.len());
+        let (front, back) = buf.split_at_mut(split);
+        std::thread::scope(|scope| {
+            let back = scope.spawn(|| serial(&spans[k..], back));
+            let front = serial(&spans[..k], front);
+            let back = back
+                .join()
+                .unwrap_or_else(|_| Err(Error::Msg("a reading thread failed".into())));
+            front.and(back)
+        })
     }
 }
 
@@ -329,23 +376,43 @@ fn filter_chunk(
     {
         buf.clear();
         // (log offset, range in buf) of each message to write, checkpoints
-        // included.
+        // included, and the spans of the log to read into buf.
         let mut parts = Vec::with_capacity(chunk.len());
+        let mut spans = Vec::with_capacity(chunk.len());
+        let mut at = 0usize;
+        let mut span = |start: u64, end: u64| {
+            let from = at;
+            at =
+                at.saturating_add(usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX));
+            spans.push((start, end));
+            from..at
+        };
         for w in chunk {
             let force = index.checkpoints_in_force(w.start);
             let last = force.last().map(|c| c.offset);
             if last != *config {
                 for c in force {
-                    let at = buf.len();
-                    log.append(c.offset, c.end(), buf)?;
-                    parts.push((c.offset, at..buf.len(), None));
+                    parts.push((c.offset, span(c.offset, c.end()), None));
                 }
                 *config = last;
             }
-            let at = buf.len();
-            log.append(w.start, w.start + w.len, buf)?;
-            parts.push((w.start, at..buf.len(), Some(&w.ordinals)));
+            let range = span(w.start, w.start.saturating_add(w.len));
+            parts.push((w.start, range, Some(&w.ordinals)));
         }
+        // Bounded: the spans are those of a chunk (about CHUNK bytes), each
+        // checked against the log's size before it is read.
+        if spans.iter().any(|&(s, e)| s > e || e > log.len()) {
+            let (s, e) = spans
+                .iter()
+                .find(|&&(s, e)| s > e || e > log.len())
+                .copied()
+                .unwrap_or_default();
+            return Err(Error::Msg(format!(
+                "the index points past the log ({s}..{e})"
+            )));
+        }
+        buf.resize(at, 0);
+        log.read_spans(&spans, buf)?;
         let read = buf.len() as u64;
         let mut ids: Vec<&str> = Vec::new();
         let mut events: Vec<(&str, bool)> = Vec::new();

@@ -563,3 +563,54 @@ fn a_sample_through_a_table_that_does_not_add_up_fails_and_says_so() {
         assert!(!out_path.exists(), "{format}: a partial sample was left");
     }
 }
+
+/// A sample large enough that its chunks are read on two threads (a
+/// megabyte of drawn messages and more) gives, through the index, what
+/// the unindexed path (the log read whole, one thread) gives, in both
+/// formats; and its lines are the log's.
+#[test]
+fn a_large_sample_read_on_two_threads_is_the_one_read_whole() {
+    let dir = scratch_dir("index-sample-large");
+    let log = dir.join("cb.fb");
+    let gen = fb(&["gen", "-q", "--size", "6MiB", "--seed", "21", "-o", p(&log)]);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    let full = convert(&log);
+    let whole: std::collections::HashSet<&String> = full.iter().collect();
+    let mut round = 0;
+    let mut draw = |format: &str| {
+        round += 1;
+        let to = dir.join(format!("sample-{round}.{format}"));
+        let out = fb(&[
+            "sample",
+            "-q",
+            "--fraction",
+            "0.6",
+            "--seed",
+            "3",
+            "--format",
+            format,
+            p(&log),
+            "-o",
+            p(&to),
+        ]);
+        assert_eq!(out.code, 0, "{format}: {}", out.stderr);
+        std::fs::read(&to).unwrap()
+    };
+    let (lines_whole, log_whole) = (draw("dsjson"), draw("log"));
+    assert_eq!(fb(&["index", "-q", p(&log)]).code, 0);
+    let (lines_indexed, log_indexed) = (draw("dsjson"), draw("log"));
+    assert!(lines_whole == lines_indexed, "the index changed the sample");
+    assert!(
+        log_whole == log_indexed,
+        "the index changed the sampled log"
+    );
+    let lines_indexed = String::from_utf8(lines_indexed).unwrap();
+    let lines: Vec<&str> = lines_indexed.lines().collect();
+    assert!(
+        lines.len() * 10 >= full.len() * 5,
+        "{} of {}",
+        lines.len(),
+        full.len()
+    );
+    assert!(lines.iter().all(|l| whole.contains(&l.to_string())));
+}
