@@ -277,46 +277,6 @@ impl Log {
         }
         Ok(())
     }
-
-    /// Reads each span of the log into `buf`, one after another; from a
-    /// file, the second half of the bytes on a thread of its own: a
-    /// sample's reads are many small `pread`s (1.3 µs each for ~800 bytes),
-    /// mostly the kernel's time, which two cores share.
-    fn read_spans(&self, spans: &[(u64, u64)], buf: &mut [u8]) -> Result<(), Error> {
-        let total: u64 = spans.iter().map(|(s, e)| e.saturating_sub(*s)).sum();
-        let (mut half, mut k) = (0u64, 0);
-        if matches!(self, Log::File(..)) && total >= 1 << 20 {
-            while k < spans.len() && half < total / 2 {
-                half += spans[k].1.saturating_sub(spans[k].0);
-                k += 1;
-            }
-        }
-        let serial = |spans: &[(u64, u64)], buf: &mut [u8]| -> Result<(), Error> {
-            let mut at = 0usize;
-            for &(start, end) in spans {
-                let n = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
-                let dst = buf.get_mut(at..at.saturating_add(n)).ok_or_else(|| {
-                    Error::Msg(format!("the index points past the log ({start}..{end})"))
-                })?;
-                self.read_into(start, end, dst)?;
-                at += n;
-            }
-            Ok(())
-        };
-        if k == 0 || k == spans.len() {
-            return serial(spans, buf);
-        }
-        let split = usize::try_from(half).unwrap_or(usize::MAX).min(buf.len());
-        let (front, back) = buf.split_at_mut(split);
-        std::thread::scope(|scope| {
-            let back = scope.spawn(|| serial(&spans[k..], back));
-            let front = serial(&spans[..k], front);
-            let back = back
-                .join()
-                .unwrap_or_else(|_| Err(Error::Msg("a reading thread failed".into())));
-            front.and(back)
-        })
-    }
 }
 
 /// Bytes of drawn messages read and filtered at a time: memory stays
@@ -339,6 +299,7 @@ fn filtered(
     let mut config = None;
     let mut buf = Vec::new();
     let mut out = Vec::new();
+    let mut spare = Vec::new();
     // Runs of wanted messages of about CHUNK bytes.
     let mut chunk: Vec<Wanted> = Vec::new();
     let mut size = 0usize;
@@ -352,7 +313,15 @@ fn filtered(
         if more {
             continue;
         }
-        read += filter_chunk(log, index, &chunk, &mut config, &mut buf, &mut out)?;
+        read += filter_chunk(
+            log,
+            index,
+            &chunk,
+            &mut config,
+            &mut buf,
+            &mut out,
+            &mut spare,
+        )?;
         emit(&mut out)?;
         out.clear();
         chunk.clear();
@@ -371,8 +340,8 @@ fn filter_chunk(
     config: &mut Option<u64>,
     buf: &mut Vec<u8>,
     out: &mut Vec<u8>,
+    spare: &mut Vec<u8>,
 ) -> Result<u64, Error> {
-    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
     {
         buf.clear();
         // (log offset, range in buf) of each message to write, checkpoints
@@ -412,68 +381,129 @@ fn filter_chunk(
             )));
         }
         buf.resize(at, 0);
-        log.read_spans(&spans, buf)?;
-        let read = buf.len() as u64;
-        let mut ids: Vec<&str> = Vec::new();
-        let mut events: Vec<(&str, bool)> = Vec::new();
-        let mut writer = fb_writer::LogWriter::new(&mut *out);
-        for (offset, range, ordinals) in parts {
-            let bytes = buf.get(range).unwrap_or_default();
-            let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
-                .next_message()
-                .map_err(|e| Error::Msg(e.to_string()))?
-                .ok_or_else(|| Error::Msg(format!("no message at byte {offset}: run fb index")))?;
-            let Some(ordinals) = ordinals else {
-                writer
-                    .message(msg.kind.type_id(), msg.payload)
-                    .map_err(failed)?;
-                continue;
-            };
-            // One pass over the events: the drawn decisions' ids, and
-            // which events are DedupInfo.
-            ids.clear();
-            events.clear();
-            let mut ordinal = 0u64;
-            let mut want = ordinals.iter().peekable();
-            for view in msg.events().map_err(|e| Error::Msg(e.to_string()))? {
-                let view = view.map_err(|e| Error::Msg(e.to_string()))?;
-                let kind = view.payload_type();
-                if fb_format::index::is_decision(kind) {
-                    if want.next_if(|&&o| o == ordinal).is_some() {
-                        ids.push(view.id);
-                    }
-                    ordinal += 1;
-                }
-                events.push((view.id, kind == PayloadType::DedupInfo));
+        // From a file, the second half of the bytes is read and filtered
+        // on a thread of its own: a sample's reads are many small `pread`s
+        // (1.3 µs each for ~800 bytes), mostly the kernel's time, and each
+        // message is decoded once more to filter it; two cores share both.
+        // Messages are written one by one, so the halves' outputs, one
+        // after the other, are the bytes one pass writes.
+        let total = at;
+        let mut k = 0;
+        if matches!(log, Log::File(..)) && total >= 1 << 20 {
+            while k < parts.len() && parts[k].1.start < total / 2 {
+                k += 1;
             }
-            // Kept: DedupInfo, and every event of a drawn decision.
-            let kept = |&(id, dedup): &(&str, bool)| dedup || ids.contains(&id);
-            if events.iter().all(kept) {
-                // Every event stays (a message of drawn decisions only, as
-                // in logs of one decision per message): the message as it is.
-                writer
-                    .message(msg.kind.type_id(), msg.payload)
-                    .map_err(failed)?;
-                continue;
-            }
-            let (_, list) = fb_schema::event_list(msg.payload)
-                .ok_or_else(|| Error::Msg(format!("message at byte {offset}: no event list")))?;
-            for (position, event) in events.iter().enumerate() {
-                if kept(event) {
-                    let (_, raw, stamp) = fb_schema::listed_event(msg.payload, list, position)
-                        .map_err(|why| {
-                            Error::Msg(format!("event {position} at byte {offset}: {why}"))
-                        })?;
-                    writer
-                        .push_raw_event(Some(raw), Some(stamp))
-                        .map_err(failed)?;
-                }
-            }
-            writer.end_regular().map_err(failed)?;
         }
-        drop(writer);
-        Ok(read)
+        if k == 0 || k == parts.len() {
+            read_and_filter(log, &spans, &parts, buf, 0, out)?;
+        } else {
+            let split = parts[k].1.start;
+            let (front, back) = buf.split_at_mut(split);
+            spare.clear();
+            std::thread::scope(|scope| {
+                let back = scope
+                    .spawn(|| read_and_filter(log, &spans[k..], &parts[k..], back, split, spare));
+                let front = read_and_filter(log, &spans[..k], &parts[..k], front, 0, out);
+                let back = back
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::Msg("a reading thread failed".into())));
+                front.and(back)
+            })?;
+            out.extend_from_slice(spare);
+        }
+        Ok(total as u64)
     }
+}
+
+/// A message to write: its log offset, its bytes' range in the chunk's
+/// buffer, and for a REGULAR the ordinals of its drawn decisions.
+type Part<'w> = (u64, std::ops::Range<usize>, Option<&'w Vec<u64>>);
+
+/// Reads `spans` of the log into `buf` (which starts at byte `base` of
+/// the chunk's buffer), then writes the `parts` they hold to `out`: a
+/// checkpoint as it is, a REGULAR with only its drawn decisions, their
+/// outcomes and its DedupInfo events.
+fn read_and_filter(
+    log: &Log,
+    spans: &[(u64, u64)],
+    parts: &[Part<'_>],
+    buf: &mut [u8],
+    base: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
+    let mut at = 0usize;
+    for &(start, end) in spans {
+        let n = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
+        let dst = buf
+            .get_mut(at..at.saturating_add(n))
+            .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))?;
+        log.read_into(start, end, dst)?;
+        at += n;
+    }
+    let buf: &[u8] = buf;
+    let mut ids: Vec<&str> = Vec::new();
+    let mut events: Vec<(&str, bool)> = Vec::new();
+    let mut writer = fb_writer::LogWriter::new(&mut *out);
+    for (offset, range, ordinals) in parts {
+        let offset = *offset;
+        let bytes = buf
+            .get(range.start.saturating_sub(base)..range.end.saturating_sub(base))
+            .unwrap_or_default();
+        let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
+            .next_message()
+            .map_err(|e| Error::Msg(e.to_string()))?
+            .ok_or_else(|| Error::Msg(format!("no message at byte {offset}: run fb index")))?;
+        let Some(ordinals) = ordinals else {
+            writer
+                .message(msg.kind.type_id(), msg.payload)
+                .map_err(failed)?;
+            continue;
+        };
+        // One pass over the events: the drawn decisions' ids, and
+        // which events are DedupInfo.
+        ids.clear();
+        events.clear();
+        let mut ordinal = 0u64;
+        let mut want = ordinals.iter().peekable();
+        for view in msg.events().map_err(|e| Error::Msg(e.to_string()))? {
+            let view = view.map_err(|e| Error::Msg(e.to_string()))?;
+            let kind = view.payload_type();
+            if fb_format::index::is_decision(kind) {
+                if want.next_if(|&&o| o == ordinal).is_some() {
+                    ids.push(view.id);
+                }
+                ordinal += 1;
+            }
+            events.push((view.id, kind == PayloadType::DedupInfo));
+        }
+        // Kept: DedupInfo, and every event of a drawn decision.
+        let kept = |&(id, dedup): &(&str, bool)| dedup || ids.contains(&id);
+        if events.iter().all(kept) {
+            // Every event stays (a message of drawn decisions only, as
+            // in logs of one decision per message): the message as it is.
+            writer
+                .message(msg.kind.type_id(), msg.payload)
+                .map_err(failed)?;
+            continue;
+        }
+        let (_, list) = fb_schema::event_list(msg.payload)
+            .ok_or_else(|| Error::Msg(format!("message at byte {offset}: no event list")))?;
+        for (position, event) in events.iter().enumerate() {
+            if kept(event) {
+                let (_, raw, stamp) = fb_schema::listed_event(msg.payload, list, position)
+                    .map_err(|why| {
+                        Error::Msg(format!("event {position} at byte {offset}: {why}"))
+                    })?;
+                writer
+                    .push_raw_event(Some(raw), Some(stamp))
+                    .map_err(failed)?;
+            }
+        }
+        writer.end_regular().map_err(failed)?;
+    }
+    drop(writer);
+    Ok(())
 }
 
 /// Draws the sample and writes it; exit 0, or 1 when the log has no
