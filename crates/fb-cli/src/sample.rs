@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -515,6 +516,12 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let (log, index) = match crate::index::load_unmapped(&args.input, &file, global.quiet)? {
         Some(index) => {
             let size = file.metadata().map_or(0, |m| m.len());
+            // Scattered reads of a message each: readahead would fetch
+            // 128 KiB around each one that is not cached (a log on disk,
+            // or pages the system let go), a hundred times what is used.
+            // SAFETY: posix_fadvise on a descriptor we own, with integer
+            // arguments; it only advises, and a failure changes nothing.
+            let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
             (Log::File(file, size), index)
         }
         None => {
