@@ -14,6 +14,29 @@ fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(RecordBatch::num_rows).sum()
 }
 
+/// The batches of an Arrow IPC file.
+fn arrow_batches(path: &std::path::Path) -> Vec<RecordBatch> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+    reader.map(|b| b.unwrap()).collect()
+}
+
+/// The batches of a Parquet file.
+fn parquet_batches(path: &std::path::Path) -> Vec<RecordBatch> {
+    let bytes = bytes::Bytes::from(std::fs::read(path).unwrap());
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// The rows of `batches` as one batch.
+fn one_batch(batches: &[RecordBatch]) -> RecordBatch {
+    arrow_select::concat::concat_batches(&batches[0].schema(), batches).unwrap()
+}
+
 #[test]
 fn export_writes_every_joined_event_in_each_format() {
     let dir = scratch_dir("export");
@@ -36,12 +59,11 @@ fn export_writes_every_joined_event_in_each_format() {
             p(&arrow),
         ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let file = std::fs::File::open(&arrow).unwrap();
-        let batches: Vec<RecordBatch> = arrow_ipc::reader::FileReader::try_new(file, None)
-            .unwrap()
-            .map(|b| b.unwrap())
-            .collect();
-        assert_eq!(rows(&batches), want, "arrow, {threads} threads");
+        assert_eq!(
+            rows(&arrow_batches(&arrow)),
+            want,
+            "arrow, {threads} threads"
+        );
 
         let parquet = dir.join(format!("t{threads}.parquet"));
         let out = fb(&[
@@ -54,15 +76,11 @@ fn export_writes_every_joined_event_in_each_format() {
             p(&parquet),
         ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let bytes = bytes::Bytes::from(std::fs::read(&parquet).unwrap());
-        let batches: Vec<RecordBatch> =
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(|b| b.unwrap())
-                .collect();
-        assert_eq!(rows(&batches), want, "parquet, {threads} threads");
+        assert_eq!(
+            rows(&parquet_batches(&parquet)),
+            want,
+            "parquet, {threads} threads"
+        );
     }
     // An Arrow stream on standard output.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
@@ -131,16 +149,8 @@ fn a_partitioned_export_is_a_hive_tree_of_every_row() {
                 vec![day.clone()]
             };
             for leaf in leaves {
-                let bytes =
-                    bytes::Bytes::from(std::fs::read(leaf.join("part-00000.parquet")).unwrap());
-                let reader =
-                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-                        .unwrap()
-                        .build()
-                        .unwrap();
                 parts += 1;
-                for batch in reader {
-                    let batch = batch.unwrap();
+                for batch in parquet_batches(&leaf.join("part-00000.parquet")) {
                     total += batch.num_rows();
                     let ts = batch
                         .column_by_name("timestamp")
@@ -167,14 +177,6 @@ fn data_day(date: &str) -> i64 {
     fb_schema::calendar::days_from_civil(y, m as u32, d as u32)
 }
 
-fn read_arrow(path: &std::path::Path) -> RecordBatch {
-    let file = std::fs::File::open(path).unwrap();
-    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
-    let schema = reader.schema();
-    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
-    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
-}
-
 /// `--columns` writes those columns of the full export, in that order,
 /// in each format; a wrong name is a usage error that lists the columns.
 #[test]
@@ -192,7 +194,7 @@ fn export_columns_are_the_full_exports_columns() {
         p(&full),
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let full = read_arrow(&full);
+    let full = one_batch(&arrow_batches(&full));
     let schema = full.schema();
     let at = |n: &str| schema.index_of(n).unwrap();
     let want = full
@@ -212,7 +214,7 @@ fn export_columns_are_the_full_exports_columns() {
         p(&narrow),
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(read_arrow(&narrow), want);
+    assert_eq!(one_batch(&arrow_batches(&narrow)), want);
 
     let parquet = dir.join("narrow.parquet");
     let out = fb(&[
@@ -225,13 +227,7 @@ fn export_columns_are_the_full_exports_columns() {
         p(&parquet),
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let bytes = bytes::Bytes::from(std::fs::read(&parquet).unwrap());
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .unwrap()
-        .build()
-        .unwrap();
-    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
-    let got = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
+    let got = one_batch(&parquet_batches(&parquet));
     assert_eq!(got.columns(), want.columns());
 
     struct Case {
