@@ -343,104 +343,86 @@ fn filter_chunk(
     out: &mut Vec<u8>,
     spare: &mut Vec<u8>,
 ) -> Result<u64, Error> {
-    {
-        buf.clear();
-        // (log offset, range in buf) of each message to write, checkpoints
-        // included, and the spans of the log to read into buf.
-        let mut parts = Vec::with_capacity(chunk.len());
-        let mut spans = Vec::with_capacity(chunk.len());
-        let mut at = 0usize;
-        let mut span = |start: u64, end: u64| {
-            let from = at;
-            at =
-                at.saturating_add(usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX));
-            spans.push((start, end));
-            from..at
-        };
-        for w in chunk {
-            let force = index.checkpoints_in_force(w.start);
-            let last = force.last().map(|c| c.offset);
-            if last != *config {
-                for c in force {
-                    parts.push((c.offset, span(c.offset, c.end()), None));
-                }
-                *config = last;
-            }
-            let range = span(w.start, w.start.saturating_add(w.len));
-            parts.push((w.start, range, Some(&w.ordinals)));
-        }
-        // Bounded: the spans are those of a chunk (about CHUNK bytes), each
-        // checked against the log's size before it is read.
-        if spans.iter().any(|&(s, e)| s > e || e > log.len()) {
-            let (s, e) = spans
-                .iter()
-                .find(|&&(s, e)| s > e || e > log.len())
-                .copied()
-                .unwrap_or_default();
+    // Each message to write, checkpoints included, and where its bytes go
+    // in `buf`, one after another.
+    let mut parts = Vec::with_capacity(chunk.len());
+    let mut at = 0usize;
+    let mut place = |start: u64, end: u64| -> Result<std::ops::Range<usize>, Error> {
+        // Checked before `buf` is sized: its memory stays bounded by the
+        // log's size whatever the index says.
+        if start > end || end > log.len() {
             return Err(Error::Msg(format!(
-                "the index points past the log ({s}..{e})"
+                "the index points past the log ({start}..{end})"
             )));
         }
-        buf.resize(at, 0);
-        // From a file, the second half of the bytes is read and filtered
-        // on a thread of its own: a sample's reads are many small `pread`s
-        // (1.3 µs each for ~800 bytes), mostly the kernel's time, and each
-        // message is decoded once more to filter it; two cores share both.
-        // Messages are written one by one, so the halves' outputs, one
-        // after the other, are the bytes one pass writes.
-        let total = at;
-        let mut k = 0;
-        if matches!(log, Log::File(..)) && total >= 1 << 20 {
-            while k < parts.len() && parts[k].1.start < total / 2 {
-                k += 1;
+        let from = at;
+        at += (end - start) as usize;
+        Ok(from..at)
+    };
+    for w in chunk {
+        let force = index.checkpoints_in_force(w.start);
+        let last = force.last().map(|c| c.offset);
+        if last != *config {
+            for c in force {
+                parts.push((c.offset, place(c.offset, c.end())?, None));
             }
+            *config = last;
         }
-        if k == 0 || k == parts.len() {
-            read_and_filter(log, &spans, &parts, buf, 0, out)?;
-        } else {
-            let split = parts[k].1.start;
-            let (front, back) = buf.split_at_mut(split);
-            spare.clear();
-            std::thread::scope(|scope| {
-                let back = scope
-                    .spawn(|| read_and_filter(log, &spans[k..], &parts[k..], back, split, spare));
-                let front = read_and_filter(log, &spans[..k], &parts[..k], front, 0, out);
-                let back = back
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::Msg("a reading thread failed".into())));
-                front.and(back)
-            })?;
-            out.extend_from_slice(spare);
-        }
-        Ok(total as u64)
+        let range = place(w.start, w.start.saturating_add(w.len))?;
+        parts.push((w.start, range, Some(&w.ordinals)));
     }
+    buf.clear();
+    buf.resize(at, 0);
+    // From a file, the second half of the bytes is read and filtered on a
+    // thread of its own: a sample's reads are many small `pread`s (1.3 µs
+    // each for ~800 bytes), mostly the kernel's time, and each message is
+    // decoded once more to filter it; two cores share both. Messages are
+    // written one by one, so the halves' outputs, one after the other,
+    // are the bytes one pass writes.
+    let mut k = 0;
+    if matches!(log, Log::File(..)) && at >= 1 << 20 {
+        k = parts.partition_point(|p| p.1.start < at / 2);
+    }
+    if k == 0 || k == parts.len() {
+        read_and_filter(log, &parts, buf, 0, out)?;
+    } else {
+        let split = parts[k].1.start;
+        let (front, back) = buf.split_at_mut(split);
+        spare.clear();
+        std::thread::scope(|scope| {
+            let back = scope.spawn(|| read_and_filter(log, &parts[k..], back, split, spare));
+            let front = read_and_filter(log, &parts[..k], front, 0, out);
+            let back = back
+                .join()
+                .unwrap_or_else(|_| Err(Error::Msg("a reading thread failed".into())));
+            front.and(back)
+        })?;
+        out.extend_from_slice(spare);
+    }
+    Ok(at as u64)
 }
 
 /// A message to write: its log offset, its bytes' range in the chunk's
 /// buffer, and for a REGULAR the ordinals of its drawn decisions.
 type Part<'w> = (u64, std::ops::Range<usize>, Option<&'w Vec<u64>>);
 
-/// Reads `spans` of the log into `buf` (which starts at byte `base` of
-/// the chunk's buffer), then writes the `parts` they hold to `out`: a
-/// checkpoint as it is, a REGULAR with only its drawn decisions, their
-/// outcomes and its DedupInfo events.
+/// Reads the `parts` of the log into `buf` (which starts at byte `base`
+/// of the chunk's buffer), then writes them to `out`: a checkpoint as it
+/// is, a REGULAR with only its drawn decisions, their outcomes and its
+/// DedupInfo events.
 fn read_and_filter(
     log: &Log,
-    spans: &[(u64, u64)],
     parts: &[Part<'_>],
     buf: &mut [u8],
     base: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
-    let mut at = 0usize;
-    for &(start, end) in spans {
-        let n = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
+    for (offset, range, _) in parts {
         let dst = buf
-            .get_mut(at..at.saturating_add(n))
-            .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))?;
-        log.read_into(start, end, dst)?;
-        at += n;
+            .get_mut(range.start - base..range.end - base)
+            .ok_or_else(|| Error::Msg(format!("no room for the message at byte {offset}")))?;
+        log.read_into(*offset, *offset + dst.len() as u64, dst)?;
     }
     let buf: &[u8] = buf;
     let mut ids: Vec<&str> = Vec::new();
@@ -449,7 +431,7 @@ fn read_and_filter(
     for (offset, range, ordinals) in parts {
         let offset = *offset;
         let bytes = buf
-            .get(range.start.saturating_sub(base)..range.end.saturating_sub(base))
+            .get(range.start - base..range.end - base)
             .unwrap_or_default();
         let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
             .next_message()
