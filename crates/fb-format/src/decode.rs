@@ -139,8 +139,6 @@ pub struct EventView<'a> {
     pub enqueued: TimeStamp,
     /// The event's metadata.
     pub meta: Metadata<'a>,
-    /// The event envelope.
-    pub event: Event<'a>,
     // Read once, while verifying: the joiner asks for them, and each
     // flatbuffers field read walks the vtable again.
     kind: PayloadType,
@@ -195,7 +193,6 @@ impl<'a> EventView<'a> {
             id,
             enqueued,
             meta,
-            event: parts.event,
             kind: parts.payload_type,
             encoding: parts.encoding,
             pass_probability: parts.pass_probability,

@@ -1,0 +1,266 @@
+//! The event ids of one message and their groups: the first id seen is
+//! group 0, the next new one group 1, and so on.
+//!
+//! A message of a few ids is scanned; past [`SCAN_LIMIT`] ids an
+//! open-addressing table of (hash, group) slots takes over. The table is
+//! kept from one message to the next, so a message of hundreds of events
+//! neither allocates nor rehashes as it grows (a `HashMap` made per message
+//! did both). Its slots hold no id, only the group whose id is in `ids`,
+//! so the table borrows nothing from any message.
+
+use std::hash::BuildHasher;
+
+/// Ids up to which a scan is faster than hashing.
+const SCAN_LIMIT: usize = 16;
+
+/// Groups by event id, for one message at a time ([`IdGroups::start`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct IdGroups {
+    /// Keyed at random per process, so that ids chosen to collide cannot
+    /// be known in advance.
+    hasher: foldhash::fast::RandomState,
+    /// `(tag, group + 1)`, `group + 1 == 0` for an empty slot; a power of
+    /// two long, at least twice the message's event count once in use.
+    slots: Vec<(u32, u32)>,
+    /// Events of the message being grouped: the table is sized for them.
+    events: usize,
+    /// Whether `slots` holds the ids of the current message.
+    hashing: bool,
+}
+
+impl IdGroups {
+    /// Starts a message of `events` events: no id is known.
+    pub(super) fn start(&mut self, events: usize) {
+        self.events = events;
+        self.hashing = false;
+    }
+
+    /// The group of `id` among the message's `ids` (the ids seen so far, in
+    /// order of their groups), a new group (and `id` pushed) when new.
+    pub(super) fn group_of<'m>(&mut self, ids: &mut Vec<&'m str>, id: &'m str) -> u32 {
+        if !self.hashing && ids.len() <= SCAN_LIMIT {
+            if let Some(k) = ids.iter().position(|known| same(known, id)) {
+                return k as u32;
+            }
+        } else {
+            if !self.hashing {
+                self.fill(ids);
+            }
+            let hash = self.hasher.hash_one(id);
+            match self.find(hash, ids, id) {
+                Ok(group) => return group,
+                Err(slot) => {
+                    if let Some(s) = self.slots.get_mut(slot) {
+                        *s = (tag(hash), ids.len() as u32 + 1);
+                    }
+                }
+            }
+        }
+        ids.push(id);
+        (ids.len() - 1) as u32
+    }
+
+    /// Sizes and clears the table, then enters the ids known so far.
+    fn fill(&mut self, ids: &[&str]) {
+        // Half full at most: a message has no more ids than events (more
+        // can only come from a caller that did not say so in `start`; then
+        // `find` makes room).
+        self.rebuild(
+            ids,
+            (self.events.max(ids.len() + 1) * 2).next_power_of_two(),
+        );
+        self.hashing = true;
+    }
+
+    /// `Ok(group)` of `id`, or `Err(slot)`: the empty slot where it goes.
+    fn find(&mut self, hash: u64, ids: &[&str], id: &str) -> Result<u32, usize> {
+        if ids.len() * 2 >= self.slots.len() {
+            self.rebuild(ids, ((ids.len() + 1) * 4).next_power_of_two());
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        // The table is never more than half full, so an empty slot comes
+        // within its length.
+        for _ in 0..self.slots.len() {
+            let (t, plus_one) = self.slots.get(at).copied().unwrap_or((0, 0));
+            if plus_one == 0 {
+                return Err(at);
+            }
+            if t == tag(hash)
+                && ids
+                    .get(plus_one as usize - 1)
+                    .is_some_and(|known| same(known, id))
+            {
+                return Ok(plus_one - 1);
+            }
+            at = (at + 1) & mask;
+        }
+        Err(at)
+    }
+
+    /// A table of `len` slots (a power of two, more than twice the ids)
+    /// holding `ids`, which are distinct: each takes the first empty slot
+    /// from its hash.
+    fn rebuild(&mut self, ids: &[&str], len: usize) {
+        self.slots.clear();
+        self.slots.resize(len, (0, 0));
+        let mask = len - 1;
+        for (k, known) in ids.iter().enumerate() {
+            let hash = self.hasher.hash_one(known);
+            let mut at = hash as usize & mask;
+            while self.slots.get(at).is_some_and(|s| s.1 != 0) {
+                at = (at + 1) & mask;
+            }
+            if let Some(s) = self.slots.get_mut(at) {
+                *s = (tag(hash), k as u32 + 1);
+            }
+        }
+    }
+}
+
+/// `a == b`, without a call to `memcmp` for ids of 4 to 16 bytes (the
+/// common ones: hex, short names), which two overlapping loads from each
+/// end decide.
+#[inline(always)]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    match (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        (Some(a0), Some(b0)) if a.len() <= 16 => {
+            a0 == b0 && a.last_chunk::<8>() == b.last_chunk::<8>()
+        }
+        (None, None) => match (a.first_chunk::<4>(), b.first_chunk::<4>()) {
+            (Some(a0), Some(b0)) => a0 == b0 && a.last_chunk::<4>() == b.last_chunk::<4>(),
+            _ => a == b,
+        },
+        _ => a == b,
+    }
+}
+
+/// The bits of `hash` a slot keeps to tell ids apart before comparing
+/// them: the high half, where the slot index takes the low bits.
+fn tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups of `ids` as a message of `events` events gives them.
+    fn groups(g: &mut IdGroups, events: usize, ids: &[String]) -> Vec<u32> {
+        g.start(events);
+        let mut known = Vec::new();
+        ids.iter().map(|id| g.group_of(&mut known, id)).collect()
+    }
+
+    /// The groups by definition: the index of the id's first appearance
+    /// among the distinct ids.
+    fn expected(ids: &[String]) -> Vec<u32> {
+        let mut distinct: Vec<&String> = Vec::new();
+        ids.iter()
+            .map(|id| match distinct.iter().position(|d| *d == id) {
+                Some(k) => k as u32,
+                None => {
+                    distinct.push(id);
+                    (distinct.len() - 1) as u32
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_are_the_order_of_first_appearance() {
+        let mut g = IdGroups::default();
+        let cases: Vec<(&str, Vec<String>)> = vec![
+            ("empty", vec![]),
+            ("one id", vec!["a".into()]),
+            (
+                "few ids, repeated",
+                ["a", "b", "a", "c", "b", "a"].map(String::from).to_vec(),
+            ),
+            (
+                "100 decisions then 3 outcomes each, shuffled",
+                (0..100)
+                    .map(|i| format!("{i:x}"))
+                    .chain((0..300).map(|i| format!("{:x}", (i * 37) % 100)))
+                    .collect(),
+            ),
+            (
+                "every id new",
+                (0..1000).map(|i| format!("id-{i}")).collect(),
+            ),
+            (
+                "ids that differ only in their end",
+                (0..200)
+                    .map(|i| format!("{}{}", "x".repeat(40), i % 50))
+                    .collect(),
+            ),
+            ("empty ids among others", {
+                let mut v: Vec<String> = (0..40).map(|i| format!("{i}")).collect();
+                v.extend(["", "", "3", ""].map(String::from));
+                v
+            }),
+        ];
+        for (name, ids) in &cases {
+            assert_eq!(groups(&mut g, ids.len(), ids), expected(ids), "{name}");
+        }
+        // The table kept from a large message serves a small one and the
+        // next large one alike.
+        for (name, ids) in cases.iter().rev() {
+            assert_eq!(
+                groups(&mut g, ids.len(), ids),
+                expected(ids),
+                "{name} again"
+            );
+        }
+    }
+
+    #[test]
+    fn same_is_equality() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "bbcd",
+            "abcde",
+            "abcdf",
+            "xbcde",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "abcdefghi",
+            "abcdefghj",
+            "abcdefgxi",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "0123456789xbcdef",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+            "0123456789abcdexg",
+            "dbef19fc-8e7b-445f-bde4-eb0c26f3f89e",
+            "dbef19fc-8e7b-445f-bde4-eb0c26f3f89f",
+            "dbef19fc-8e7b-445f-bdx4-eb0c26f3f89e",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn more_ids_than_announced_still_group_right() {
+        let mut g = IdGroups::default();
+        let ids: Vec<String> = (0..500).map(|i| format!("{}", i % 300)).collect();
+        // Announced as 3 events: the table grows as ids come.
+        assert_eq!(groups(&mut g, 3, &ids), expected(&ids));
+    }
+}
