@@ -46,9 +46,13 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 ///
 /// Where elements rarely repeat, looking them up costs more than it
 /// saves; the validator then stops looking for a while, and tries again.
+///
+/// A whole text identical to the last one found valid is stepped over
+/// too, in the same way.
 #[derive(Clone)]
 pub struct Validator {
     seen: Seen,
+    last: Last,
 }
 
 impl std::fmt::Debug for Validator {
@@ -57,6 +61,7 @@ impl std::fmt::Debug for Validator {
         f.debug_struct("Validator")
             .field("lookups", &tries)
             .field("hits", &hits)
+            .field("texts_repeated", &self.repeats())
             .finish_non_exhaustive()
     }
 }
@@ -73,12 +78,23 @@ impl Validator {
     pub fn new() -> Self {
         Self {
             seen: Seen::new(true),
+            last: Last::default(),
         }
     }
 
     /// Checks `text` as [`validate`] does.
     pub fn validate(&mut self, text: &[u8]) -> Result<(), JsonError> {
-        check(text, Some(&mut self.seen))
+        if self.last.matches(text) {
+            return Ok(());
+        }
+        check(text, Some(&mut self.seen))?;
+        self.last.keep(text);
+        Ok(())
+    }
+
+    /// Texts compared with the last valid one, and found equal to it.
+    pub fn repeats(&self) -> (u64, u64) {
+        self.last.counts()
     }
 
     /// Elements looked up, and found, since this validator was made.
@@ -495,7 +511,9 @@ fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
     rest
 }
 
+mod last;
 mod seen;
+use last::Last;
 use seen::{same_bytes, Seen, HEAD};
 
 #[cfg(test)]
@@ -591,6 +609,7 @@ mod tests {
     fn remembering() -> Validator {
         Validator {
             seen: Seen::new(false),
+            last: Default::default(),
         }
     }
 
@@ -619,7 +638,12 @@ mod tests {
         assert_eq!(v.validate(CONTEXT), Ok(()));
         // Both actions are over 32 bytes: looked up, not found.
         assert_eq!(v.lookups(), (2, 0));
-        assert_eq!(v.validate(CONTEXT), Ok(()));
+        // Another user offered the same actions (the whole text differs,
+        // so it is not stepped over as a repeat of the last one).
+        let other = String::from_utf8(CONTEXT.to_vec())
+            .unwrap()
+            .replace("u87734", "u87735");
+        assert_eq!(v.validate(other.as_bytes()), Ok(()));
         assert_eq!(v.lookups(), (4, 2));
         // One byte changed in an action: that one is checked again, and
         // the error found where the plain check finds it.
@@ -664,6 +688,45 @@ mod tests {
         }
         // No hit in the first sample: the rest of them went unlooked-up.
         assert_eq!(v.lookups(), (u64::from(SAMPLE), 0));
+    }
+
+    #[test]
+    fn a_repeated_text_is_stepped_over_and_only_that() {
+        let mut v = Validator::new();
+        let copy = CONTEXT.to_vec();
+        let mut cut = CONTEXT.to_vec();
+        cut.pop();
+        let mut flipped = CONTEXT.to_vec();
+        if let Some(b) = flipped.iter_mut().find(|b| **b == b':') {
+            *b = b';';
+        }
+        let cases: [(&str, &[u8], bool); 6] = [
+            ("first", CONTEXT, true),
+            ("again", CONTEXT, true),
+            ("again, a copy", &copy, true),
+            ("its last byte cut", &cut, false),
+            ("a colon made a semicolon", &flipped, false),
+            ("after the failures, again", CONTEXT, true),
+        ];
+        for (name, text, ok) in cases {
+            let said = v.validate(text);
+            assert_eq!(said.is_ok(), ok, "{name}");
+            assert_eq!(said, validate(text), "{name}");
+        }
+        // Each text was compared with the last valid one; the three valid
+        // ones after the first matched it.
+        assert_eq!(v.repeats(), (6, 3));
+    }
+
+    #[test]
+    fn texts_that_never_repeat_rest_the_memo() {
+        let mut v = Validator::new();
+        let text = |i: usize| format!("{{\"id\":\"user number {i:>12}\"}}");
+        for i in 0..3 * SAMPLE as usize {
+            assert_eq!(v.validate(text(i).as_bytes()), Ok(()));
+        }
+        // No match in the first sample: the rest went uncompared.
+        assert_eq!(v.repeats(), (u64::from(SAMPLE), 0));
     }
 
     const CONTEXT: &[u8] = br#"{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":[{"TAction":{"a_id":"a6","topic":"science","len":92}},{"TAction":{"a_id":"a7","topic":"finance","len":74}}]}"#;
