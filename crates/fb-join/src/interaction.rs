@@ -46,10 +46,17 @@ fn set_text(buf: &mut String, text: &str) {
     buf.push_str(text);
 }
 
-/// Replaces the items in `buf`, keeping its allocation.
-fn set_items<T>(buf: &mut Vec<T>, items: impl Iterator<Item = T>) {
+/// Replaces the items in `buf` with the little-endian words of `N` bytes
+/// in `bytes` (a flatbuffers vector's data), keeping its allocation. An
+/// iterator of known length: `extend` sizes once and writes in a loop the
+/// compiler can widen, where items of unknown count were pushed one by one.
+fn set_words<T, const N: usize>(buf: &mut Vec<T>, bytes: &[u8], read: fn([u8; N]) -> T) {
     buf.clear();
-    buf.extend(items);
+    buf.extend(
+        bytes
+            .chunks_exact(N)
+            .map(|w| read(w.first_chunk::<N>().copied().unwrap_or([0; N]))),
+    );
 }
 
 /// What an accepted interaction leaves to the caller: the learning mode
@@ -75,27 +82,20 @@ pub fn extract_cb<'p>(
             "CbEvent has an empty `action_ids`".into(),
         ));
     }
-    let actions = actions
-        .chunks_exact(8)
-        .filter_map(|b| b.try_into().ok().map(u64::from_le_bytes));
-    let probs = probs
-        .chunks_exact(4)
-        .filter_map(|b| b.try_into().ok().map(f32::from_le_bytes));
     ev.kind = Problem::Cb;
-    match &mut ev.decision {
-        Decision::Cb {
-            actions: ids,
-            probabilities: ps,
-        } => {
-            set_items(ids, actions);
-            set_items(ps, probs);
-        }
-        other => {
-            *other = Decision::Cb {
-                actions: actions.collect(),
-                probabilities: probs.collect(),
-            }
-        }
+    if !matches!(ev.decision, Decision::Cb { .. }) {
+        ev.decision = Decision::Cb {
+            actions: Vec::new(),
+            probabilities: Vec::new(),
+        };
+    }
+    if let Decision::Cb {
+        actions: ids,
+        probabilities: ps,
+    } = &mut ev.decision
+    {
+        set_words(ids, actions, u64::from_le_bytes);
+        set_words(ps, probs, f32::from_le_bytes);
     }
     set_text(&mut ev.model_id, cb.model_id.unwrap_or("N/A"));
     ev.deferred = cb.deferred_action;
@@ -136,21 +136,24 @@ pub fn extract_into<'p>(
                         (Some(text), Some(id)) => set_text(id, text),
                         (text, id) => *id = text.map(str::to_string),
                     }
-                    set_items(
+                    set_words(
                         &mut slot.actions,
-                        s.action_ids().into_iter().flat_map(|a| a.iter()),
+                        s.action_ids().map_or(&[], |a| a.bytes()),
+                        u32::from_le_bytes,
                     );
-                    set_items(
+                    set_words(
                         &mut slot.probabilities,
-                        s.probabilities().into_iter().flat_map(|p| p.iter()),
+                        s.probabilities().map_or(&[], |p| p.bytes()),
+                        f32::from_le_bytes,
                     );
                     slot.outcomes.clear();
                     slot.reward = 0.0;
                     slot.original_reward = 0.0;
                 }
-                set_items(
+                set_words(
                     baseline,
-                    ms.baseline_actions().into_iter().flat_map(|b| b.iter()),
+                    ms.baseline_actions().map_or(&[], |b| b.bytes()),
+                    i32::from_le_bytes,
                 );
             }
             ev.kind = kind;
