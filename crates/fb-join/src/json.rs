@@ -94,16 +94,12 @@ impl Validator {
 
     /// Texts compared with the last valid one, and found equal to it.
     pub fn repeats(&self) -> (u64, u64) {
-        self.last.counts()
+        self.last.rate.totals()
     }
 
     /// Elements looked up, and found, since this validator was made.
     pub fn lookups(&self) -> (u64, u64) {
-        let seen = &self.seen;
-        (
-            seen.total_tries + u64::from(seen.tries),
-            seen.total_hits + u64::from(seen.hits),
-        )
+        self.seen.rate.totals()
     }
 }
 
@@ -113,13 +109,13 @@ impl Validator {
 #[inline(always)]
 fn element<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
     if let (Some(seen), Some(head)) = (error.seen.as_deref_mut(), rest.first_chunk::<HEAD>()) {
-        if seen.resting == 0 {
+        if !seen.rate.resting() {
             let index = Seen::index(head);
             if let Some(entry) = seen.entries.get(index) {
                 let len = usize::from(entry.len);
                 if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
                     if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
-                        seen.count(true);
+                        seen.rate.count(true);
                         return rest.get(len..).unwrap_or_default();
                     }
                 }
@@ -136,7 +132,7 @@ fn element<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
 fn not_looked_up<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
     if let Some(seen) = error.seen.as_deref_mut() {
         if rest.len() >= HEAD {
-            seen.resting = seen.resting.saturating_sub(1);
+            seen.rate.pass();
         }
     }
     object(rest.get(1..).unwrap_or_default(), depth, error)
@@ -148,7 +144,7 @@ fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -
     let Some(seen) = error.seen.take() else {
         return object(rest.get(1..).unwrap_or_default(), depth, error);
     };
-    seen.count(false);
+    seen.rate.count(false);
     // Checked with the table put aside: elements inside this one are not
     // looked up, nor remembered apart from it.
     let after = object(rest.get(1..).unwrap_or_default(), depth, error);
@@ -512,16 +508,18 @@ fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
 }
 
 mod last;
+mod rate;
 mod seen;
+use crate::same::same_bytes;
 use last::Last;
-use seen::{same_bytes, Seen, HEAD};
+use seen::{Seen, HEAD};
 
 #[cfg(test)]
 mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::seen::SAMPLE;
+    use super::rate::SAMPLE;
     use super::{reference, validate, JsonError, Seen, Validator, MAX_DEPTH};
     use fb_tests::Rng;
     use std::cell::RefCell;

@@ -47,6 +47,7 @@ mod pipeline;
 mod put;
 pub mod rawjoin;
 mod reward;
+mod same;
 mod simd;
 pub mod split;
 pub mod time;

@@ -10,6 +10,8 @@
 
 use std::hash::BuildHasher;
 
+use crate::same::same_bytes;
+
 /// Ids up to which a scan is faster than hashing.
 const SCAN_LIMIT: usize = 16;
 
@@ -39,7 +41,10 @@ impl IdGroups {
     /// order of their groups), a new group (and `id` pushed) when new.
     pub(super) fn group_of<'m>(&mut self, ids: &mut Vec<&'m str>, id: &'m str) -> u32 {
         if !self.hashing && ids.len() <= SCAN_LIMIT {
-            if let Some(k) = ids.iter().position(|known| same(known, id)) {
+            if let Some(k) = ids
+                .iter()
+                .position(|known| same_bytes(known.as_bytes(), id.as_bytes()))
+            {
                 return k as u32;
             }
         } else {
@@ -89,7 +94,7 @@ impl IdGroups {
             if t == tag(hash)
                 && ids
                     .get(plus_one as usize - 1)
-                    .is_some_and(|known| same(known, id))
+                    .is_some_and(|known| same_bytes(known.as_bytes(), id.as_bytes()))
             {
                 return Ok(plus_one - 1);
             }
@@ -115,27 +120,6 @@ impl IdGroups {
                 *s = (tag(hash), k as u32 + 1);
             }
         }
-    }
-}
-
-/// `a == b`, without a call to `memcmp` for ids of 4 to 16 bytes (the
-/// common ones: hex, short names), which two overlapping loads from each
-/// end decide.
-#[inline(always)]
-fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    match (a.first_chunk::<8>(), b.first_chunk::<8>()) {
-        (Some(a0), Some(b0)) if a.len() <= 16 => {
-            a0 == b0 && a.last_chunk::<8>() == b.last_chunk::<8>()
-        }
-        (None, None) => match (a.first_chunk::<4>(), b.first_chunk::<4>()) {
-            (Some(a0), Some(b0)) => a0 == b0 && a.last_chunk::<4>() == b.last_chunk::<4>(),
-            _ => a == b,
-        },
-        _ => a == b,
     }
 }
 
@@ -215,44 +199,6 @@ mod tests {
                 expected(ids),
                 "{name} again"
             );
-        }
-    }
-
-    #[test]
-    fn same_is_equality() {
-        let words = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abce",
-            "bbcd",
-            "abcde",
-            "abcdf",
-            "xbcde",
-            "abcdefg",
-            "abcdefgh",
-            "abcdefgi",
-            "bbcdefgh",
-            "abcdefghi",
-            "abcdefghj",
-            "abcdefgxi",
-            "0123456789abcdef",
-            "0123456789abcdeg",
-            "0123456789xbcdef",
-            "1123456789abcdef",
-            "0123456789abcdefg",
-            "0123456789abcdefh",
-            "0123456789abcdexg",
-            "dbef19fc-8e7b-445f-bde4-eb0c26f3f89e",
-            "dbef19fc-8e7b-445f-bde4-eb0c26f3f89f",
-            "dbef19fc-8e7b-445f-bdx4-eb0c26f3f89e",
-        ];
-        for a in words {
-            for b in words {
-                assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
-            }
         }
     }
 

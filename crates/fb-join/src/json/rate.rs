@@ -1,0 +1,73 @@
+//! How often a memo of the validator pays: both memos (array elements,
+//! whole texts) look at their hit rate every [`SAMPLE`] tries, and rest for
+//! [`REST`] turns when under a quarter hit, since where nothing repeats the
+//! looking up costs more than it saves.
+
+/// Tries between two looks at the hit rate.
+pub(super) const SAMPLE: u32 = 1024;
+/// Turns a memo passes without looking after a poor rate.
+pub(super) const REST: u32 = 64 * 1024;
+
+#[derive(Clone, Default)]
+pub(super) struct Rate {
+    /// Tries and hits since the last look at the rate.
+    tries: u32,
+    hits: u32,
+    /// Turns still to pass without a try, after a poor rate.
+    resting: u32,
+    /// Whether a poor rate rests the memo (always, but in tests).
+    fixed: bool,
+    total_tries: u64,
+    total_hits: u64,
+}
+
+impl Rate {
+    /// A rate that never rests its memo.
+    pub(super) fn fixed() -> Self {
+        Self {
+            fixed: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the memo is resting (no try this turn).
+    #[inline(always)]
+    pub(super) fn resting(&self) -> bool {
+        self.resting > 0
+    }
+
+    /// One turn passed without a try.
+    #[inline(always)]
+    pub(super) fn pass(&mut self) {
+        self.resting = self.resting.saturating_sub(1);
+    }
+
+    /// Counts a try, and rests the memo after too few hits.
+    #[inline(always)]
+    pub(super) fn count(&mut self, hit: bool) {
+        self.tries += 1;
+        self.hits += u32::from(hit);
+        if self.tries >= SAMPLE {
+            self.sampled();
+        }
+    }
+
+    #[cold]
+    fn sampled(&mut self) {
+        if !self.fixed && self.hits < self.tries / 4 {
+            self.resting = REST;
+        }
+        self.total_tries += u64::from(self.tries);
+        self.total_hits += u64::from(self.hits);
+        self.tries = 0;
+        self.hits = 0;
+    }
+
+    /// Tries and hits so far.
+    pub(super) fn totals(&self) -> (u64, u64) {
+        (
+            self.total_tries + u64::from(self.tries),
+            self.total_hits + u64::from(self.hits),
+        )
+    }
+}
