@@ -342,6 +342,7 @@ pub fn decode(data: &[u8]) {
             }
         }
     }
+    joined_events_agree(&msg);
     let Ok(events) = msg.events() else {
         return;
     };
@@ -370,6 +371,29 @@ pub fn decode(data: &[u8]) {
         }
     }
     assert_eq!(seen, total, "Events yielded a different count than total()");
+}
+
+/// The one-pass walk of a payload's events (`fb_schema::JoinedEvents`,
+/// what `fb index` reads) yields every event only where the verified
+/// events (`Message::events`) all come out whole, and the same events.
+fn joined_events_agree(msg: &Message<'_>) {
+    let walked: Vec<_> = fb_schema::JoinedEvents::new(msg.payload).collect();
+    if walked.iter().any(Option::is_none) {
+        return;
+    }
+    let views: Vec<_> = msg
+        .events()
+        .expect("the walk took every event: the payload verifies")
+        .collect();
+    assert_eq!(walked.len(), views.len());
+    for (walk, view) in walked.iter().flatten().zip(&views) {
+        let view = view
+            .as_ref()
+            .expect("the walk took this event: it verifies");
+        let (stamp, _, parts) = walk;
+        assert_eq!((*stamp, parts.id), (view.enqueued, Some(view.id)));
+        assert_eq!(parts.payload_type, view.payload_type());
+    }
 }
 
 /// The fast verifier (`fb_schema::QuickVerify`) says yes exactly when the

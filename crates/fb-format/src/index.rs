@@ -82,7 +82,7 @@ use std::sync::Arc;
 
 use fb_schema::{PayloadType, TimeStamp};
 
-use crate::decode::{Payload, PayloadDecoder};
+use crate::decode::{EventView, Payload, PayloadDecoder};
 use crate::error::{Error, Result};
 use crate::framer::{Framer, Message};
 use crate::kind::MessageKind;
@@ -140,7 +140,31 @@ pub struct Block {
     parts: [(usize, usize); 3],
 }
 
+/// What [`regular`] adds to a block: events, earliest, latest, decisions
+/// and dedup entries.
+type Counts = (u32, i64, i64, u32, u32);
+
 impl Block {
+    fn clone_counts(&self) -> Counts {
+        (
+            self.events,
+            self.earliest,
+            self.latest,
+            self.decisions,
+            self.dedup,
+        )
+    }
+
+    fn set_counts(&mut self, counts: Counts) {
+        (
+            self.events,
+            self.earliest,
+            self.latest,
+            self.decisions,
+            self.dedup,
+        ) = counts;
+    }
+
     fn new(start: u64) -> Self {
         Self {
             start,
@@ -458,52 +482,48 @@ fn ends(log: &[u8]) -> (u64, u64) {
 /// Microseconds since 1970 of a timestamp (subseconds as the writers
 /// store them: tenths of a microsecond).
 pub fn micros(t: &TimeStamp) -> i64 {
-    from_minute(minute_seconds(t), t)
+    from_day(day_seconds(t), t)
 }
 
-/// Seconds since 1970 of the start of `t`'s minute.
-fn minute_seconds(t: &TimeStamp) -> i64 {
+/// Seconds since 1970 of the start of `t`'s day.
+fn day_seconds(t: &TimeStamp) -> i64 {
     let days = fb_schema::calendar::days_from_civil(
         i64::from(t.year()),
         u32::from(t.month()),
         u32::from(t.day()),
     );
-    days * 86_400 + i64::from(t.hour()) * 3_600 + i64::from(t.minute()) * 60
+    days * 86_400
 }
 
-/// [`micros`] of `t`, given the seconds of the start of its minute.
-fn from_minute(minute: i64, t: &TimeStamp) -> i64 {
-    (minute + i64::from(t.second()))
+/// [`micros`] of `t`, given the seconds of the start of its day.
+fn from_day(day: i64, t: &TimeStamp) -> i64 {
+    (day + i64::from(t.hour()) * 3_600 + i64::from(t.minute()) * 60 + i64::from(t.second()))
         .saturating_mul(1_000_000)
         .saturating_add(i64::from(t.subsecond() / 10))
 }
 
-/// [`micros`], remembering the last minute met: the events of a block are
-/// seconds or minutes apart, and the calendar was 8% of what `fb index`
-/// computed.
+/// [`micros`], remembering the last day met: the calendar was 8% of what
+/// `fb index` computed. A day, not a minute: an outcome comes minutes
+/// after its decision, often in the same message, and the two alternate.
 #[derive(Default)]
 struct Micros {
-    /// Year, month, day, hour and minute of the last timestamp, and the
-    /// seconds of that minute's start.
-    last: Option<(u64, i64)>,
+    /// Year, month and day of the last timestamp, and the seconds of
+    /// that day's start.
+    last: Option<(u32, i64)>,
 }
 
 impl Micros {
     fn of(&mut self, t: &TimeStamp) -> i64 {
-        let key = u64::from(t.year()) << 32
-            | u64::from(t.month()) << 24
-            | u64::from(t.day()) << 16
-            | u64::from(t.hour()) << 8
-            | u64::from(t.minute());
-        let minute = match self.last {
-            Some((k, minute)) if k == key => minute,
+        let key = u32::from(t.year()) << 16 | u32::from(t.month()) << 8 | u32::from(t.day());
+        let day = match self.last {
+            Some((k, day)) if k == key => day,
             _ => {
-                let minute = minute_seconds(t);
-                self.last = Some((key, minute));
-                minute
+                let day = day_seconds(t);
+                self.last = Some((key, day));
+                day
             }
         };
-        from_minute(minute, t)
+        from_day(day, t)
     }
 }
 
@@ -521,6 +541,9 @@ fn ends_block(offset: u64, end: u64) -> bool {
 struct Part {
     blocks: Vec<Block>,
     checkpoints: Vec<Checkpoint>,
+    /// Where it stopped, when at its stop: the offset, and the messages
+    /// read from its start.
+    stopped: Option<(u64, u64)>,
 }
 
 /// Indexes `log` from message `start.1` at byte `start.0`, to the end or
@@ -536,6 +559,7 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>, done: Done<'_>) 
     let mut part = Part {
         blocks: Vec::new(),
         checkpoints: Vec::new(),
+        stopped: None,
     };
     let from = usize::try_from(start.0).unwrap_or(usize::MAX);
     let data = log.get(from..).unwrap_or_default();
@@ -578,6 +602,7 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>, done: Done<'_>) 
             }
             if stop.is_some_and(|stop| end >= stop) {
                 done(told, end);
+                part.stopped = Some((end, reader.index() - start.1));
                 return Ok(part);
             }
         }
@@ -590,6 +615,127 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>, done: Done<'_>) 
     Ok(part)
 }
 
+/// Bytes after a part's share of the log searched for where it may start.
+const GUESS_WINDOW: usize = 64 << 20;
+
+/// Messages that must frame, one after another, from a place where a
+/// message may start, for it to be taken as one.
+const CHAIN: usize = 4;
+
+/// Where a part that should start at `target` may start: the end of the
+/// first message that ends a block, counted from the first place at or
+/// after `target` where [`CHAIN`] messages frame in a row as
+/// [`block_end_from`] asks. A guess, found without framing the log from its
+/// start: bytes inside a payload may look like messages. The part before
+/// confirms it (see [`parts_from`]); `None` when nothing is found.
+fn guess_start(log: &[u8], target: u64) -> Option<u64> {
+    let from = usize::try_from(target).ok()?;
+    let window = log.get(from..)?;
+    let window = window.get(..GUESS_WINDOW).unwrap_or(window);
+    window.windows(4).enumerate().find_map(|(i, raw)| {
+        let kind = u32::from_le_bytes(raw.try_into().ok()?);
+        if kind != crate::kind::TYPE_REGULAR && kind != crate::kind::TYPE_CHECKPOINT {
+            return None;
+        }
+        block_end_from(log, target + i as u64)
+    })
+}
+
+/// The end of the first message that ends a block, framing from `at`, if
+/// the first [`CHAIN`] messages from there (fewer where the log ends
+/// cleanly) are CHECKPOINT messages or REGULAR ones whose payloads verify.
+fn block_end_from(log: &[u8], at: u64) -> Option<u64> {
+    let data = log.get(usize::try_from(at).ok()?..)?;
+    let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(at, 0));
+    let mut framed = 0;
+    let mut first_end = None;
+    loop {
+        let msg = match reader.next_message() {
+            Ok(Some(msg)) => msg,
+            // The log's end before the chain is whole: taken if it ends
+            // cleanly after a block end.
+            Ok(None) => return first_end,
+            Err(_) => return None,
+        };
+        if framed < CHAIN {
+            let sound = match msg.kind {
+                MessageKind::Regular => msg.joined_payload().is_ok(),
+                // A checkpoint whose payload does not verify is still a
+                // message (its configuration does not apply).
+                MessageKind::Checkpoint => true,
+                _ => false,
+            };
+            if !sound {
+                return None;
+            }
+            framed += 1;
+        }
+        let end = msg.offset + msg.len as u64;
+        if first_end.is_none() && ends_block(msg.offset, end) {
+            first_end = Some(end);
+        }
+        if framed >= CHAIN && first_end.is_some() {
+            return first_end;
+        }
+    }
+}
+
+/// Indexes `log` in parts, one thread each: the first from the start, the
+/// others from the guessed block ends `starts` (increasing), each to the
+/// next. A guess is taken where the part before stops exactly there, as
+/// it would framing from the log's start; from a wrong guess on, the rest
+/// of the log is read again as one part. A speculative part's error is
+/// read again from the confirmed start, so that it names the message
+/// index a single pass names.
+fn parts_from(log: &[u8], starts: &[u64], done: Done<'_>) -> Vec<Result<Part>> {
+    let bounds: Vec<(u64, Option<u64>)> = std::iter::once(0)
+        .chain(starts.iter().copied())
+        .zip(starts.iter().map(|&s| Some(s)).chain([None]))
+        .collect();
+    let guessed: Vec<Result<Part>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .skip(1)
+            .map(|&(start, stop)| scope.spawn(move || build_part(log, (start, 0), stop, done)))
+            .collect();
+        let first = build_part(log, (0, 0), bounds.first().and_then(|b| b.1), done);
+        std::iter::once(first)
+            .chain(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+            )
+            .collect()
+    });
+    let mut out = Vec::new();
+    // The confirmed start of the next part: offset and message index.
+    let mut at = (0u64, 0u64);
+    for (&(start, stop), part) in bounds.iter().zip(guessed) {
+        let part = if start != at.0 {
+            build_part(log, at, None, done)
+        } else if part.is_err() && start > 0 {
+            build_part(log, at, stop, done)
+        } else {
+            part
+        };
+        let next = match &part {
+            Ok(Part {
+                stopped: Some((end, read)),
+                ..
+            }) => Some((*end, at.1 + read)),
+            _ => None,
+        };
+        out.push(part);
+        match next {
+            Some(next) => at = next,
+            // An error, or the log's end: what later parts read is not
+            // part of a single pass.
+            None => break,
+        }
+    }
+    out
+}
+
 /// Adds the events of a REGULAR message to `block` and its keys.
 fn regular<'a>(
     msg: &Message<'a>,
@@ -597,35 +743,96 @@ fn regular<'a>(
     ids: &mut Ids<'a>,
     decoder: &mut PayloadDecoder,
 ) -> Result<()> {
+    let kept = (block.clone_counts(), ids.decisions.len(), ids.dedup.len());
+    if skimmed(msg, block, ids, decoder)? {
+        return Ok(());
+    }
+    // A message the one-pass walk does not take: what it added is
+    // dropped, and the verifiers read the message (and say what is wrong).
+    block.set_counts(kept.0);
+    ids.decisions.truncate(kept.1);
+    ids.dedup.truncate(kept.2);
     for view in msg.events()? {
         let view = view?;
-        block.events += 1;
-        // An event's time is its enqueued time, or its client time
-        // when the loop says so: the range covers both.
-        // Each kind of time has its own memo: a client's clock may be
-        // minutes off the joiner's.
-        let times = [Some(view.enqueued), view.client_time()];
-        for (t, memo) in times.iter().zip(ids.micros.iter_mut()) {
-            let Some(t) = t else { continue };
-            let t = memo.of(t);
-            block.earliest = block.earliest.min(t);
-            block.latest = block.latest.max(t);
-        }
-        match view.payload_type() {
-            PayloadType::DedupInfo => {
-                if let Payload::Dedup(info) = decoder.payload(&view)? {
-                    for id in info.ids().into_iter().flatten() {
-                        ids.dedup.push(id.to_le_bytes());
-                        block.dedup += 1;
-                    }
+        add_event(
+            block,
+            ids,
+            decoder,
+            view.payload_type(),
+            view.id,
+            [Some(view.enqueued), view.client_time()],
+            || Ok(view),
+        )?;
+    }
+    Ok(())
+}
+
+/// [`regular`] in one pass over the message ([`fb_schema::JoinedEvents`]):
+/// false where that walk does not take the message.
+fn skimmed<'a>(
+    msg: &Message<'a>,
+    block: &mut Block,
+    ids: &mut Ids<'a>,
+    decoder: &mut PayloadDecoder,
+) -> Result<bool> {
+    for (position, event) in fb_schema::JoinedEvents::new(msg.payload).enumerate() {
+        let Some((enqueued, bytes, parts)) = event else {
+            return Ok(false);
+        };
+        // `JoinedEvents` yields only events with an id.
+        let Some(id) = parts.id else {
+            return Ok(false);
+        };
+        let client = parts.client_time.filter(|t| !t.is_zero());
+        add_event(
+            block,
+            ids,
+            decoder,
+            parts.payload_type,
+            id,
+            [Some(enqueued), client],
+            || EventView::from_parts(bytes, enqueued, msg.offset, msg.index, position),
+        )?;
+    }
+    Ok(true)
+}
+
+/// Adds one event to `block` and its keys: its kind, id, and times
+/// (enqueued, and client time when present); `view` gives the whole event
+/// when its payload must be read (dedup entries).
+fn add_event<'a>(
+    block: &mut Block,
+    ids: &mut Ids<'a>,
+    decoder: &mut PayloadDecoder,
+    kind: PayloadType,
+    id: &'a str,
+    times: [Option<TimeStamp>; 2],
+    view: impl FnOnce() -> Result<EventView<'a>>,
+) -> Result<()> {
+    block.events += 1;
+    // An event's time is its enqueued time, or its client time when the
+    // loop says so: the range covers both. Each kind of time has its own
+    // memo: a client's clock may be minutes off the joiner's.
+    for (t, memo) in times.iter().zip(ids.micros.iter_mut()) {
+        let Some(t) = t else { continue };
+        let t = memo.of(t);
+        block.earliest = block.earliest.min(t);
+        block.latest = block.latest.max(t);
+    }
+    match kind {
+        PayloadType::DedupInfo => {
+            if let Payload::Dedup(info) = decoder.payload(&view()?)? {
+                for id in info.ids().into_iter().flatten() {
+                    ids.dedup.push(id.to_le_bytes());
+                    block.dedup += 1;
                 }
             }
-            kind if is_decision(kind) => {
-                block.decisions += 1;
-                ids.decisions.push(view.id);
-            }
-            _ => {}
         }
+        kind if is_decision(kind) => {
+            block.decisions += 1;
+            ids.decisions.push(id);
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -638,8 +845,9 @@ impl Index {
     }
 
     /// [`Index::build`] on up to `threads` threads: the log is cut at
-    /// block boundaries into parts of at least 32 MiB, found by framing
-    /// alone, and each part indexed on a thread of its own. A block ends
+    /// block boundaries into parts of at least 32 MiB, each indexed on a
+    /// thread of its own from a start guessed near its share of the log
+    /// and confirmed by the part before (see `parts_from`). A block ends
     /// where the log's layout says (see [`BLOCK_BYTES`]), not where a part
     /// does, so the index is the same for every thread count. Of several
     /// damaged parts, the first one's error is given.
@@ -651,9 +859,9 @@ impl Index {
     /// build is through with the bytes `from..to` of the log for the
     /// moment, every few MiB, from any of its threads: a caller that mapped
     /// the log may give those pages back, and keep memory flat in the log's
-    /// size. The build may come back to a range once (the framing that
-    /// finds where parts start runs ahead of the parts), reading it from
-    /// the file again; every byte is told at least once.
+    /// size. Where a guessed start of a part proves wrong, the build comes
+    /// back to the bytes after it, reading them from the file again; every
+    /// byte is told at least once.
     pub fn build_releasing(
         log: &[u8],
         threads: usize,
@@ -670,53 +878,17 @@ impl Index {
         let results: Vec<Result<Part>> = if parts == 1 {
             vec![build_part(log, (0, 0), None, done)]
         } else {
-            let targets: Vec<u64> = (1..parts as u64).map(|k| len / parts as u64 * k).collect();
-            std::thread::scope(|scope| {
-                let first = scope.spawn(|| build_part(log, (0, 0), targets.first().copied(), done));
-                // While the first part is indexed, framing alone finds
-                // where the others start; the part before each one stops
-                // there by the same rule.
-                let mut starts = Vec::new();
-                let mut reader = SliceReader::new(log);
-                let mut framed = 0;
-                for &target in &targets {
-                    while let Ok(Some(msg)) = reader.next_message() {
-                        let end = msg.offset + msg.len as u64;
-                        // Far ahead of the parts that will read them: the
-                        // pages framed through are given back meanwhile.
-                        if end - framed >= DONE_EVERY {
-                            done(framed, end);
-                            framed = end;
-                        }
-                        if end >= target && ends_block(msg.offset, end) {
-                            starts.push((end, reader.index()));
-                            break;
-                        }
-                    }
+            // Each part after the first starts where a guess says, near an
+            // even share of the log, so that no thread waits for framing
+            // to get there; the part before it confirms the guess.
+            let mut starts: Vec<u64> = Vec::new();
+            for k in 1..parts as u64 {
+                let target = (len / parts as u64 * k).max(starts.last().map_or(0, |s| s + 1));
+                if let Some(start) = guess_start(log, target) {
+                    starts.push(start);
                 }
-                // Damage (or the end) before a target: fewer parts; the
-                // part that reaches the damage reports it, and the part
-                // before the first missing start reads on to the end, as
-                // the same rule keeps it from stopping.
-                let handles: Vec<_> = starts
-                    .iter()
-                    .zip(targets.iter().skip(1))
-                    .take(starts.len().saturating_sub(1))
-                    .map(|(&start, &stop)| {
-                        scope.spawn(move || build_part(log, start, Some(stop), done))
-                    })
-                    .collect();
-                let tail = starts
-                    .last()
-                    .map(|&start| build_part(log, start, None, done));
-                let join = |h: std::thread::ScopedJoinHandle<'_, Result<Part>>| {
-                    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-                };
-                let mut out = vec![join(first)];
-                out.extend(handles.into_iter().map(join));
-                out.extend(tail);
-                out
-            })
+            }
+            parts_from(log, &starts, done)
         };
         let mut index = Self {
             log_size: len,
@@ -1109,7 +1281,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn remembered_minutes_give_the_calendar_s_micros() {
+    fn remembered_days_give_the_calendar_s_micros() {
         // Runs within a minute, across minutes, hours, days, months and
         // years, and fields no calendar has (month 0 or 13, hour 25):
         // whatever they mean, the memo must mean the same.
@@ -1211,6 +1383,75 @@ mod tests {
             }
         }
         log
+    }
+
+    /// Guessed starts of parts are found where the framing from the log's
+    /// start puts block ends; wrong guesses, wherever they fall, change
+    /// nothing but the time taken, and a damaged part is named as a
+    /// single pass names it.
+    #[test]
+    fn wrong_guesses_of_where_parts_start_change_nothing() {
+        let log = repeated_log();
+        let one = Index::build(&log).unwrap();
+        let ends: Vec<u64> = one.blocks.iter().map(|b| b.end).collect();
+        let mut messages = Vec::new();
+        let mut rule_ends = Vec::new();
+        let mut reader = SliceReader::new(&log);
+        while let Some(m) = reader.next_message().unwrap() {
+            let end = m.offset + m.len as u64;
+            messages.push(end);
+            if ends_block(m.offset, end) {
+                rule_ends.push((m.offset, end));
+            }
+        }
+        for k in 1..8 {
+            let target = log.len() as u64 / 8 * k;
+            // The end of the first message that starts at or after the
+            // target and ends a block.
+            let first = rule_ends.iter().find(|m| m.0 >= target).map(|m| m.1);
+            assert_eq!(guess_start(&log, target), first, "target {target}");
+        }
+        let inside = messages[messages.len() / 2] - 3;
+        let not_a_block_end = *messages
+            .iter()
+            .find(|&&e| e > ends[ends.len() / 3] && !ends.contains(&e))
+            .unwrap();
+        let cases: [(&str, Vec<u64>); 5] = [
+            (
+                "right",
+                vec![ends[ends.len() / 3], ends[2 * ends.len() / 3]],
+            ),
+            ("inside a message", vec![ends[ends.len() / 4], inside]),
+            ("a message end, not a block end", vec![not_a_block_end]),
+            (
+                "a block end skipped",
+                vec![ends[2], ends[3], ends[ends.len() - 2]],
+            ),
+            ("the log's end", vec![ends[5], log.len() as u64]),
+        ];
+        for (name, starts) in cases {
+            let results = parts_from(&log, &starts, &|_, _| {});
+            let mut parts = Index {
+                blocks: Vec::new(),
+                checkpoints: Vec::new(),
+                ..one.clone()
+            };
+            for part in results {
+                let part = part.unwrap();
+                parts.blocks.extend(part.blocks);
+                parts.checkpoints.extend(part.checkpoints);
+            }
+            assert_eq!(parts.to_bytes(), one.to_bytes(), "{name}");
+        }
+        // Damage after a right guess: the error names the message index
+        // a single pass names, not one counted from the guess.
+        let mut damaged = log.clone();
+        let at = one.blocks[one.blocks.len() * 3 / 4].start as usize;
+        damaged[at..at + 8].copy_from_slice(&[0xff; 8]);
+        let want = Index::build(&damaged).unwrap_err().to_string();
+        let results = parts_from(&damaged, &[ends[ends.len() / 2]], &|_, _| {});
+        let got = results.into_iter().find_map(Result::err).unwrap();
+        assert_eq!(got.to_string(), want);
     }
 
     /// Cut into parts on threads, a log gives the index a single pass

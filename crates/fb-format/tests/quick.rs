@@ -65,6 +65,7 @@ fn parts_agree(table: &str, buf: &[u8]) {
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{table}");
     };
     match table {
+        "JoinedPayload" => joined_events_agree(buf),
         "Event" => {
             let Some(p) = fb_schema::event_parts(buf) else {
                 return;
@@ -120,6 +121,49 @@ fn parts_agree(table: &str, buf: &[u8]) {
             same(&p, &fb_schema::OutcomeParts::from(o));
         }
         _ => {}
+    }
+}
+
+/// `fb_schema::JoinedEvents` yields every event of a payload only where
+/// the verifiers accept the payload and each of its events (with an id
+/// and a timestamp), and then what the accessors read; on a payload whose
+/// events all verify it yields them all.
+fn joined_events_agree(buf: &[u8]) {
+    let walked: Vec<_> = fb_schema::JoinedEvents::new(buf).collect();
+    let whole = walked.iter().all(Option::is_some);
+    // What the verifiers say, event by event.
+    let verified_events = verified::<JoinedPayload>(buf).ok().map(|payload| {
+        payload
+            .events()
+            .iter()
+            .flatten()
+            .map(|joined| {
+                let event = joined.event()?.bytes();
+                let stamp = *joined.timestamp()?;
+                let e = verified::<Event>(event).ok()?;
+                let meta = e.meta()?;
+                Some((stamp, event, meta.id()?, meta.payload_type()))
+            })
+            .collect::<Vec<_>>()
+    });
+    match verified_events {
+        Some(events) if events.iter().all(Option::is_some) => {
+            assert!(whole, "JoinedEvents refused a payload the verifiers accept");
+            assert_eq!(walked.len(), events.len());
+            for (w, v) in walked.iter().zip(&events) {
+                let ((stamp, bytes, parts), (vstamp, vbytes, vid, vkind)) =
+                    (w.as_ref().unwrap(), v.as_ref().unwrap());
+                assert_eq!(stamp, vstamp);
+                assert_eq!(bytes.as_ptr(), vbytes.as_ptr());
+                assert_eq!(bytes.len(), vbytes.len());
+                assert_eq!(parts.id, Some(*vid));
+                assert_eq!(parts.payload_type, *vkind);
+            }
+        }
+        _ => assert!(
+            !whole,
+            "JoinedEvents yielded every event of a payload the verifiers refuse"
+        ),
     }
 }
 

@@ -1041,6 +1041,112 @@ pub fn listed_event(
     Ok((pos, event, TimeStamp(stamp)))
 }
 
+/// The events of a `JoinedPayload`, for a reader that needs each event's
+/// parts and nothing else of the message (an index): the payload's root
+/// and list are checked once, then each event where it is met, with the
+/// checks [`JoinedPayload`]'s quick verifier and [`event_parts`] make.
+/// One pass instead of two (verify the message, then walk it), and no
+/// warming of the whole payload for events read once.
+///
+/// Yields `Some(Some((enqueued, bytes, parts)))` per event (`bytes` being
+/// the nested `Event` buffer) and `None` after the
+/// last. `Some(None)` means "not here": a check failed, a required part
+/// (`event`, `timestamp`, `meta`, `meta.id`) is absent, or the message is
+/// beyond what this walk takes without counting. The reader then reads
+/// the message through the verifiers, which decide and say what is
+/// wrong; whatever this yielded before is to be dropped. A message whose
+/// every event is yielded is one those verifiers accept, with the same
+/// parts (tested in `fb-format/tests/quick.rs`).
+pub struct JoinedEvents<'a> {
+    c: Check<'a, false>,
+    /// Where the list's offsets start, and how many it holds.
+    start: usize,
+    len: usize,
+    next: usize,
+    failed: bool,
+}
+
+impl<'a> JoinedEvents<'a> {
+    /// The events of the `JoinedPayload` in `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        let mut walk = Self {
+            c: Check::new(buf),
+            start: 0,
+            len: 0,
+            next: 0,
+            failed: false,
+        };
+        match walk.list() {
+            Some((start, len)) => (walk.start, walk.len) = (start, len),
+            None => walk.failed = true,
+        }
+        walk
+    }
+
+    /// The list's start and length, `(0, 0)` when the payload has none.
+    fn list(&mut self) -> Option<(usize, usize)> {
+        let buf = self.c.buf;
+        let events = events_listed(buf).unwrap_or(0);
+        // The bound the quick verifier checks without counting: beyond
+        // it, only a counting verifier can say yes.
+        let within = buf.len() <= FIXED_LIMIT
+            && events.saturating_mul(buf.len().saturating_add(65_600)) <= VECTOR_BUDGET;
+        if !within {
+            return None;
+        }
+        let root = self.c.follow(0)?;
+        let t = self.c.table(root)?;
+        match self.c.field(t, JoinedPayload::VT_EVENTS as usize) {
+            Some(pos) => {
+                let at = self.c.follow(pos)?;
+                self.c.vector(at, U32)
+            }
+            None => Some((0, 0)),
+        }
+    }
+
+    /// Event `i`, checked as `joined_event` and [`event_parts`] check it.
+    #[inline(always)]
+    fn event(&mut self, i: usize) -> Option<(TimeStamp, &'a [u8], EventParts<'a>)> {
+        // `start + 4 i` lies in the list the vector check found in bounds.
+        let pos = self.c.follow(self.start + 4 * i)?;
+        let t = self.c.table(pos)?;
+        let event = self
+            .c
+            .bytes_field(t, JoinedEvent::VT_EVENT as usize, U8)??;
+        let stamp = self
+            .c
+            .value_field::<12, { TIMESTAMP.1 }>(t, JoinedEvent::VT_TIMESTAMP as usize)??;
+        let parts = event_parts(event)?;
+        parts.meta?;
+        parts.id?;
+        Some((TimeStamp(stamp), event, parts))
+    }
+}
+
+impl<'a> Iterator for JoinedEvents<'a> {
+    type Item = Option<(TimeStamp, &'a [u8], EventParts<'a>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            // Said once; then the walk is over.
+            self.failed = false;
+            self.next = self.len;
+            return Some(None);
+        }
+        if self.next >= self.len {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        let event = self.event(i);
+        if event.is_none() {
+            self.next = self.len;
+        }
+        Some(event)
+    }
+}
+
 /// `JoinedEvent` layouts the known writers produce: (table length, offset
 /// of `event`, offset of `timestamp`). The reference's C++ builder puts the
 /// struct first; flatbuffers for Rust (fb-writer) the offset first.
