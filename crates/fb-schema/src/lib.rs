@@ -57,7 +57,7 @@ pub use outcome::{
 
 pub use quick::{
     cb_parts, event_list, event_parts, listed_event, outcome_parts, CbParts, EventParts,
-    JoinedEvents, OutcomeParts, QuickVerify,
+    OutcomeParts, QuickVerify, Skimmed, SkimmedEvents,
 };
 
 use flatbuffers::{Follow, Verifiable, VerifierOptions};

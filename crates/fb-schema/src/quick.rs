@@ -1041,23 +1041,37 @@ pub fn listed_event(
     Ok((pos, event, TimeStamp(stamp)))
 }
 
-/// The events of a `JoinedPayload`, for a reader that needs each event's
-/// parts and nothing else of the message (an index): the payload's root
-/// and list are checked once, then each event where it is met, with the
-/// checks [`JoinedPayload`]'s quick verifier and [`event_parts`] make.
-/// One pass instead of two (verify the message, then walk it), and no
-/// warming of the whole payload for events read once.
+/// What a reader that only counts and finds events (an index) takes of
+/// each event of a REGULAR message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Skimmed<'a> {
+    /// When the joiner enqueued the event (`JoinedEvent.timestamp`).
+    pub enqueued: TimeStamp,
+    /// The nested `Event` buffer, not verified.
+    pub event: &'a [u8],
+    /// `meta.id`'s bytes (not checked as UTF-8).
+    pub id: &'a [u8],
+    /// `meta.payload_type` (`CB` when absent, as the accessor says).
+    pub payload_type: PayloadType,
+    /// `meta.client_time_utc`.
+    pub client_time: Option<TimeStamp>,
+}
+
+/// The events of a `JoinedPayload`, read for [`Skimmed`] and nothing
+/// more, in one pass: no verifier runs. Every offset, table, vtable and
+/// field it reads is checked where it is read (bounds, alignment, signed
+/// vtable offsets), as the verifier would check it; what it does not read
+/// (other fields, the event's payload, other metadata) is not looked at.
+/// For a buffer the verifiers accept it reads what the accessors read
+/// (tested in `fb-format/tests/quick.rs`); damage in what it does not
+/// read goes unseen here, and is left to the readers that read it.
 ///
-/// Yields `Some(Some((enqueued, bytes, parts)))` per event (`bytes` being
-/// the nested `Event` buffer) and `None` after the
-/// last. `Some(None)` means "not here": a check failed, a required part
-/// (`event`, `timestamp`, `meta`, `meta.id`) is absent, or the message is
-/// beyond what this walk takes without counting. The reader then reads
-/// the message through the verifiers, which decide and say what is
-/// wrong; whatever this yielded before is to be dropped. A message whose
-/// every event is yielded is one those verifiers accept, with the same
-/// parts (tested in `fb-format/tests/quick.rs`).
-pub struct JoinedEvents<'a> {
+/// Yields `Some(Some(event))` per event and `None` after the last.
+/// `Some(None)` means "not here": a read failed, or `event`,
+/// `timestamp`, `meta` or `meta.id` is absent. The caller then reads the
+/// message through the verifiers, which say what is wrong; whatever this
+/// yielded before is to be dropped.
+pub struct SkimmedEvents<'a> {
     c: Check<'a, false>,
     /// Where the list's offsets start, and how many it holds.
     start: usize,
@@ -1066,7 +1080,7 @@ pub struct JoinedEvents<'a> {
     failed: bool,
 }
 
-impl<'a> JoinedEvents<'a> {
+impl<'a> SkimmedEvents<'a> {
     /// The events of the `JoinedPayload` in `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
         let mut walk = Self {
@@ -1085,15 +1099,6 @@ impl<'a> JoinedEvents<'a> {
 
     /// The list's start and length, `(0, 0)` when the payload has none.
     fn list(&mut self) -> Option<(usize, usize)> {
-        let buf = self.c.buf;
-        let events = events_listed(buf).unwrap_or(0);
-        // The bound the quick verifier checks without counting: beyond
-        // it, only a counting verifier can say yes.
-        let within = buf.len() <= FIXED_LIMIT
-            && events.saturating_mul(buf.len().saturating_add(65_600)) <= VECTOR_BUDGET;
-        if !within {
-            return None;
-        }
         let root = self.c.follow(0)?;
         let t = self.c.table(root)?;
         match self.c.field(t, JoinedPayload::VT_EVENTS as usize) {
@@ -1105,9 +1110,9 @@ impl<'a> JoinedEvents<'a> {
         }
     }
 
-    /// Event `i`, checked as `joined_event` and [`event_parts`] check it.
+    /// Event `i` of the list.
     #[inline(always)]
-    fn event(&mut self, i: usize) -> Option<(TimeStamp, &'a [u8], EventParts<'a>)> {
+    fn event(&mut self, i: usize) -> Option<Skimmed<'a>> {
         // `start + 4 i` lies in the list the vector check found in bounds.
         let pos = self.c.follow(self.start + 4 * i)?;
         let t = self.c.table(pos)?;
@@ -1117,15 +1122,29 @@ impl<'a> JoinedEvents<'a> {
         let stamp = self
             .c
             .value_field::<12, { TIMESTAMP.1 }>(t, JoinedEvent::VT_TIMESTAMP as usize)??;
-        let parts = event_parts(event)?;
-        parts.meta?;
-        parts.id?;
-        Some((TimeStamp(stamp), event, parts))
+        let mut e = Check::<false>::new(event);
+        let root = e.follow(0)?;
+        let t = e.table(root)?;
+        let meta = e.field(t, Event::VT_META as usize)?;
+        let at = e.follow(meta)?;
+        let m = e.table(at)?;
+        let id = e.bytes_field(m, Metadata::VT_ID as usize, U8)??;
+        let client_time = e
+            .value_field::<12, { TIMESTAMP.1 }>(m, Metadata::VT_CLIENT_TIME_UTC as usize)?
+            .map(TimeStamp);
+        let payload_type = e.value_field::<1, 1>(m, Metadata::VT_PAYLOAD_TYPE as usize)?;
+        Some(Skimmed {
+            enqueued: TimeStamp(stamp),
+            event,
+            id,
+            payload_type: payload_type.map_or(PayloadType::CB, |[b]| PayloadType(b)),
+            client_time,
+        })
     }
 }
 
-impl<'a> Iterator for JoinedEvents<'a> {
-    type Item = Option<(TimeStamp, &'a [u8], EventParts<'a>)>;
+impl<'a> Iterator for SkimmedEvents<'a> {
+    type Item = Option<Skimmed<'a>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
