@@ -618,6 +618,12 @@ fn build_part(log: &[u8], start: (u64, u64), stop: Option<u64>, done: Done<'_>) 
 /// Bytes after a part's share of the log searched for where it may start.
 const GUESS_WINDOW: usize = 64 << 20;
 
+/// Payload bytes a search for where a part may start verifies at most,
+/// over all the places it tries: bytes made to look like many messages
+/// cannot make it slow. When they run out, the part is not started there
+/// (the part before reads on).
+const GUESS_BUDGET: usize = 64 << 20;
+
 /// Messages that must frame, one after another, from a place where a
 /// message may start, for it to be taken as one.
 const CHAIN: usize = 4;
@@ -632,20 +638,38 @@ fn guess_start(log: &[u8], target: u64) -> Option<u64> {
     let from = usize::try_from(target).ok()?;
     let window = log.get(from..)?;
     let window = window.get(..GUESS_WINDOW).unwrap_or(window);
-    window.windows(4).enumerate().find_map(|(i, raw)| {
+    let mut budget = GUESS_BUDGET;
+    for (i, raw) in window.windows(4).enumerate() {
         let kind = u32::from_le_bytes(raw.try_into().ok()?);
         if kind != crate::kind::TYPE_REGULAR && kind != crate::kind::TYPE_CHECKPOINT {
-            return None;
+            continue;
         }
-        block_end_from(log, target + i as u64)
-    })
+        match block_end_from(log, target + i as u64, &mut budget) {
+            Ok(found) => return Some(found),
+            Err(Spent::Tried) => continue,
+            Err(Spent::Out) => return None,
+        }
+    }
+    None
+}
+
+/// Why a place tried by [`guess_start`] was not taken.
+enum Spent {
+    /// No message starts there.
+    Tried,
+    /// The verification budget ran out.
+    Out,
 }
 
 /// The end of the first message that ends a block, framing from `at`, if
 /// the first [`CHAIN`] messages from there (fewer where the log ends
-/// cleanly) are CHECKPOINT messages or REGULAR ones whose payloads verify.
-fn block_end_from(log: &[u8], at: u64) -> Option<u64> {
-    let data = log.get(usize::try_from(at).ok()?..)?;
+/// cleanly) are CHECKPOINT messages or REGULAR ones whose payloads verify;
+/// the payloads verified are taken from `budget`.
+fn block_end_from(log: &[u8], at: u64, budget: &mut usize) -> std::result::Result<u64, Spent> {
+    let data = usize::try_from(at)
+        .ok()
+        .and_then(|at| log.get(at..))
+        .ok_or(Spent::Tried)?;
     let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(at, 0));
     let mut framed = 0;
     let mut first_end = None;
@@ -654,19 +678,22 @@ fn block_end_from(log: &[u8], at: u64) -> Option<u64> {
             Ok(Some(msg)) => msg,
             // The log's end before the chain is whole: taken if it ends
             // cleanly after a block end.
-            Ok(None) => return first_end,
-            Err(_) => return None,
+            Ok(None) => return first_end.ok_or(Spent::Tried),
+            Err(_) => return Err(Spent::Tried),
         };
         if framed < CHAIN {
             let sound = match msg.kind {
-                MessageKind::Regular => msg.joined_payload().is_ok(),
+                MessageKind::Regular => {
+                    *budget = budget.checked_sub(msg.payload.len()).ok_or(Spent::Out)?;
+                    msg.joined_payload().is_ok()
+                }
                 // A checkpoint whose payload does not verify is still a
                 // message (its configuration does not apply).
                 MessageKind::Checkpoint => true,
                 _ => false,
             };
             if !sound {
-                return None;
+                return Err(Spent::Tried);
             }
             framed += 1;
         }
@@ -674,8 +701,8 @@ fn block_end_from(log: &[u8], at: u64) -> Option<u64> {
         if first_end.is_none() && ends_block(msg.offset, end) {
             first_end = Some(end);
         }
-        if framed >= CHAIN && first_end.is_some() {
-            return first_end;
+        if let (true, Some(end)) = (framed >= CHAIN, first_end) {
+            return Ok(end);
         }
     }
 }
@@ -744,11 +771,12 @@ fn regular<'a>(
     decoder: &mut PayloadDecoder,
 ) -> Result<()> {
     let kept = (block.clone_counts(), ids.decisions.len(), ids.dedup.len());
-    if skimmed(msg, block, ids, decoder)? {
+    if let Ok(true) = skimmed(msg, block, ids, decoder) {
         return Ok(());
     }
-    // A message the one-pass walk does not take: what it added is
-    // dropped, and the verifiers read the message (and say what is wrong).
+    // A message the skim does not take, or one of whose DedupInfos fails:
+    // what it added is dropped, and the verifiers read the message, in
+    // order, and say what is wrong first.
     block.set_counts(kept.0);
     ids.decisions.truncate(kept.1);
     ids.dedup.truncate(kept.2);
@@ -1453,6 +1481,24 @@ mod tests {
         let results = parts_from(&damaged, &[ends[ends.len() / 2]], &|_, _| {});
         let got = results.into_iter().find_map(Result::err).unwrap();
         assert_eq!(got.to_string(), want);
+    }
+
+    /// Bytes made of message headers whose payloads never verify: the
+    /// search for a part's start gives up, within its budget.
+    #[test]
+    fn a_start_is_not_guessed_in_headers_that_lead_nowhere() {
+        let mut junk = Vec::new();
+        while junk.len() < 4 << 20 {
+            junk.extend_from_slice(&crate::kind::TYPE_REGULAR.to_le_bytes());
+            junk.extend_from_slice(&4096u32.to_le_bytes());
+            junk.extend(std::iter::repeat_n(0xFF, 4096));
+        }
+        assert_eq!(guess_start(&junk, 1000), None);
+        let mut budget = 100;
+        assert!(matches!(
+            block_end_from(&junk, 0, &mut budget),
+            Err(Spent::Out)
+        ));
     }
 
     /// Cut into parts on threads, a log gives the index a single pass
