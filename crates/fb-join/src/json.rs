@@ -36,13 +36,15 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 }
 
 /// Checks text after text as [`validate`] does, and says the same of each,
-/// but remembers the objects found valid as array elements, and steps over
-/// them when they come again.
+/// but remembers the objects found valid as array elements, and the arrays
+/// of objects found valid, and steps over them when they come again.
 ///
-/// A context's actions (`"_multi"`, `"_slots"`) are such elements, and in
-/// a loop the same actions are offered to one event after another: their
-/// bytes repeat. An element byte-identical to one found valid is valid:
-/// a JSON object ends at its own closing brace, whatever follows it.
+/// A context's actions (`"_multi"`, `"_slots"`) are such arrays and
+/// elements, and in a loop the same actions are offered to one event after
+/// another: their bytes repeat, often the whole array. An element or array
+/// byte-identical to one found valid (no deeper inside the text) is valid:
+/// a JSON object or array ends at its own closing bracket, whatever
+/// follows it.
 ///
 /// Where elements rarely repeat, looking them up costs more than it
 /// saves; the validator then stops looking for a while, and tries again.
@@ -103,39 +105,109 @@ impl Validator {
     }
 }
 
-/// The object array element `rest` starts with (at its `{`), inside
-/// `depth` open containers: stepped over when remembered, else checked and
-/// remembered.
+/// The object array element, or the array, `rest` starts with (at its `{`
+/// or `[`; `ARRAY` says which), inside `depth` open containers: stepped
+/// over when remembered, else checked and remembered.
+///
+/// Arrays are remembered whole as well as element by element: a loop
+/// offers the same few sets of actions, so a context's `"_multi"` and
+/// `"_slots"` arrays repeat as a whole, and one lookup steps over all
+/// their elements.
 #[inline(always)]
-fn element<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+fn remembered<'a, const ARRAY: bool>(
+    rest: &'a [u8],
+    depth: usize,
+    error: &mut Failure,
+) -> &'a [u8] {
     if let (Some(seen), Some(head)) = (error.seen.as_deref_mut(), rest.first_chunk::<HEAD>()) {
         if !seen.rate.resting() {
             let index = Seen::index(head);
             if let Some(entry) = seen.entries.get(index) {
                 let len = usize::from(entry.len);
                 if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
-                    if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
+                    if len > 0 && depth <= usize::from(entry.depth) && same_long(mine, known) {
                         seen.rate.count(true);
                         return rest.get(len..).unwrap_or_default();
                     }
                 }
             }
-            return unseen(rest, depth, error, index);
+            return if ARRAY {
+                unseen_array(rest, depth, error, index)
+            } else {
+                unseen(rest, depth, error, index)
+            };
         }
     }
-    not_looked_up(rest, depth, error)
+    not_looked_up::<ARRAY>(rest, depth, error)
 }
 
-/// An element checked without a lookup: too short to hash, or the table
-/// resting.
+/// `a == b` for remembered values, which run to a couple of hundred
+/// bytes: from 64 bytes, `memcmp` (the C library picks the widest compare
+/// the processor has) beats a loop of 16-byte words.
+#[inline(always)]
+fn same_long(a: &[u8], b: &[u8]) -> bool {
+    if a.len() >= 64 {
+        a == b
+    } else {
+        same_bytes(a, b)
+    }
+}
+
+/// An element or array checked without a lookup: too short to hash, or
+/// the table resting.
 #[inline(never)]
-fn not_looked_up<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+fn not_looked_up<'a, const ARRAY: bool>(
+    rest: &'a [u8],
+    depth: usize,
+    error: &mut Failure,
+) -> &'a [u8] {
     if let Some(seen) = error.seen.as_deref_mut() {
         if rest.len() >= HEAD {
             seen.rate.pass();
         }
     }
-    object(rest.get(1..).unwrap_or_default(), depth, error)
+    let inside = rest.get(1..).unwrap_or_default();
+    if ARRAY {
+        array(inside, depth, error)
+    } else {
+        object(inside, depth, error)
+    }
+}
+
+/// An array not found in entry `index`: checked with the table at hand
+/// (its elements may repeat where the array does not), then remembered
+/// there.
+#[inline(never)]
+fn unseen_array<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
+    if let Some(seen) = error.seen.as_deref_mut() {
+        seen.rate.count(false);
+    }
+    let after = array(rest.get(1..).unwrap_or_default(), depth, error);
+    let len = rest.len() - after.len();
+    if let (true, Some(seen), Some(bytes)) = (
+        error.what.is_empty(),
+        error.seen.as_deref_mut(),
+        rest.get(..len),
+    ) {
+        remember(seen, index, bytes, depth);
+    }
+    after
+}
+
+/// Keeps `bytes`, a value found valid inside `depth` open containers, in
+/// entry `index`, when it fits.
+fn remember(seen: &mut Seen, index: usize, bytes: &[u8], depth: usize) {
+    if let (Some(entry), Ok(depth), Ok(len)) = (
+        seen.entries.get_mut(index),
+        u8::try_from(depth),
+        u8::try_from(bytes.len()),
+    ) {
+        if let Some(room) = entry.bytes.get_mut(..bytes.len()) {
+            room.copy_from_slice(bytes);
+            entry.len = len;
+            entry.depth = depth;
+        }
+    }
 }
 
 /// An element not found in entry `index`: checked, and remembered there.
@@ -149,18 +221,8 @@ fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -
     // looked up, nor remembered apart from it.
     let after = object(rest.get(1..).unwrap_or_default(), depth, error);
     let len = rest.len() - after.len();
-    if error.what.is_empty() {
-        if let (Some(entry), Some(bytes), Ok(depth)) = (
-            seen.entries.get_mut(index),
-            rest.get(..len),
-            u8::try_from(depth),
-        ) {
-            if let (Some(room), Ok(len)) = (entry.bytes.get_mut(..bytes.len()), u8::try_from(len)) {
-                room.copy_from_slice(bytes);
-                entry.len = len;
-                entry.depth = depth;
-            }
-        }
+    if let (true, Some(bytes)) = (error.what.is_empty(), rest.get(..len)) {
+        remember(seen, index, bytes, depth);
     }
     error.seen = Some(seen);
     after
@@ -172,7 +234,7 @@ fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
         what: "",
         seen,
     };
-    let rest = skip_ws(value::<false>(skip_ws(text), 0, &mut error));
+    let rest = around(value::<false>(around(text), 0, &mut error));
     if !rest.is_empty() {
         fail(&mut error, rest.len(), "text after the value");
     }
@@ -229,6 +291,9 @@ fn value<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Failu
         [b'"', tail @ ..] => string(rest.len(), tail, error),
         [b'{', tail @ ..] if INLINE => object_in::<false>(tail, depth, error),
         [b'{', tail @ ..] => object(tail, depth, error),
+        // Arrays of objects (of actions, of slots) are looked up whole;
+        // arrays of numbers rarely repeat.
+        [b'[', b'{', ..] if error.seen.is_some() => remembered::<true>(rest, depth, error),
         [b'[', tail @ ..] if INLINE => array_in::<false>(tail, depth, error),
         [b'[', tail @ ..] => array(tail, depth, error),
         [b'-' | b'0'..=b'9', ..] => number(rest, error),
@@ -327,7 +392,7 @@ fn array_in<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Fa
     }
     loop {
         rest = match rest {
-            [b'{', ..] if error.seen.is_some() => element(rest, depth + 1, error),
+            [b'{', ..] if error.seen.is_some() => remembered::<false>(rest, depth + 1, error),
             _ => value::<INLINE>(rest, depth + 1, error),
         };
         loop {
@@ -346,6 +411,16 @@ fn array_in<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Fa
                 }
             }
         }
+    }
+}
+
+/// `rest` after any whitespace, tested in line: a text rarely starts or
+/// ends with whitespace.
+#[inline(always)]
+fn around(rest: &[u8]) -> &[u8] {
+    match rest {
+        [b' ' | b'\t' | b'\n' | b'\r', ..] => skip_ws(rest),
+        _ => rest,
     }
 }
 
@@ -634,23 +709,90 @@ mod tests {
     fn repeated_elements_are_found_and_stepped_over() {
         let mut v = remembering();
         assert_eq!(v.validate(CONTEXT), Ok(()));
-        // Both actions are over 32 bytes: looked up, not found.
-        assert_eq!(v.lookups(), (2, 0));
+        // The actions' array and both actions are over 32 bytes: looked
+        // up, not found.
+        assert_eq!(v.lookups(), (3, 0));
         // Another user offered the same actions (the whole text differs,
-        // so it is not stepped over as a repeat of the last one).
+        // so it is not stepped over as a repeat of the last one): the
+        // array is found, its actions not looked up one by one.
         let other = String::from_utf8(CONTEXT.to_vec())
             .unwrap()
             .replace("u87734", "u87735");
         assert_eq!(v.validate(other.as_bytes()), Ok(()));
-        assert_eq!(v.lookups(), (4, 2));
-        // One byte changed in an action: that one is checked again, and
-        // the error found where the plain check finds it.
+        assert_eq!(v.lookups(), (4, 1));
+        // One byte changed in the second action: the array is not found,
+        // the first action is, the second is checked again, and the error
+        // found where the plain check finds it.
         let broken = String::from_utf8(CONTEXT.to_vec())
             .unwrap()
             .replace(r#""len":74"#, r#""len":7x"#);
         assert_eq!(v.validate(broken.as_bytes()), validate(broken.as_bytes()));
         assert!(validate(broken.as_bytes()).is_err());
-        assert_eq!(v.lookups(), (6, 3));
+        assert_eq!(v.lookups(), (7, 2));
+        // The failed array was not remembered: met again, it is checked
+        // again, and fails again.
+        assert_eq!(v.validate(broken.as_bytes()), validate(broken.as_bytes()));
+        assert_eq!(v.lookups(), (10, 3));
+    }
+
+    /// Lookups and hits that each text adds, one validator for them all,
+    /// in order: arrays of objects are remembered whole, other arrays are
+    /// not looked up.
+    #[test]
+    fn arrays_of_objects_are_remembered_whole() {
+        const A: &str = r#"{"TAction":{"a_id":"a6","topic":"science","len":92}}"#;
+        const B: &str = r#"{"TAction":{"a_id":"a7","topic":"finance","len":74}}"#;
+        let numbers = "[1.25,2.5,3.75,5.0,6.25,7.5,8.75,10.0,11.25]";
+        // (name, text, lookups added, hits added)
+        let cases: [(&str, String, u64, u64); 7] = [
+            ("first", format!(r#"{{"_multi":[{A},{B}]}}"#), 3, 0),
+            (
+                "the array again",
+                format!(r#"{{"u":1,"_multi":[{A},{B}]}}"#),
+                1,
+                1,
+            ),
+            (
+                "its actions in another order",
+                format!(r#"{{"_multi":[{B},{A}]}}"#),
+                3,
+                2,
+            ),
+            (
+                "that order again, in another array",
+                format!(r#"[[{B},{A}]]"#),
+                1,
+                1,
+            ),
+            (
+                "an array of numbers, twice",
+                format!("{{\"f\":{numbers},\"g\":{numbers}}}"),
+                0,
+                0,
+            ),
+            (
+                "the array with a space after its bracket",
+                format!(r#"{{"_multi":[ {A},{B}]}}"#),
+                2,
+                2,
+            ),
+            (
+                "the array inside a string",
+                format!(r#"{{"s":"[{}]"}}"#, A.replace('"', "'")),
+                0,
+                0,
+            ),
+        ];
+        let mut v = remembering();
+        for (name, text, tries, hits) in cases {
+            let (before_tries, before_hits) = v.lookups();
+            assert_eq!(v.validate(text.as_bytes()), Ok(()), "{name}");
+            assert_eq!(
+                v.lookups(),
+                (before_tries + tries, before_hits + hits),
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -661,20 +803,46 @@ mod tests {
         let shallow = format!("[{element},{element}]");
         let deep = format!("{}[{element}]{}", "[".repeat(139), "]".repeat(139));
         let mut v = remembering();
+        // The array and its first element not found; the second found.
         assert_eq!(v.validate(shallow.as_bytes()), Ok(()));
-        assert_eq!(v.lookups(), (2, 1));
+        assert_eq!(v.lookups(), (3, 1));
         assert_eq!(
             v.validate(deep.as_bytes()).unwrap_err().what,
             "nested too deeply"
         );
         assert_eq!(v.validate(deep.as_bytes()), validate(deep.as_bytes()));
         let (tries, hits) = v.lookups();
-        // At the depth it was found valid at, it is stepped over; one
-        // deeper, it is checked again.
+        // At the depth it was found valid at, it is stepped over (inside
+        // an array not seen before); one deeper, it is checked again.
         assert_eq!(v.validate(format!("[{element}]").as_bytes()), Ok(()));
-        assert_eq!(v.lookups(), (tries + 1, hits + 1));
-        assert_eq!(v.validate(format!("[[{element}]]").as_bytes()), Ok(()));
         assert_eq!(v.lookups(), (tries + 2, hits + 1));
+        assert_eq!(v.validate(format!("[[{element}]]").as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (tries + 4, hits + 1));
+    }
+
+    #[test]
+    fn an_array_found_valid_shallow_is_checked_again_deeper() {
+        // 120 levels inside the array's element: valid as a member of the
+        // outer object, too deep 139 objects further in (member objects
+        // are not looked up, so the array itself is, that deep).
+        let array = format!("[{{\"a\":{}{}}}]", "[".repeat(120), "]".repeat(120));
+        assert!(array.len() <= super::seen::ENTRY_BYTES);
+        let shallow = format!("{{\"x\":{array}}}");
+        let deep = format!("{}{shallow}{}", r#"{"y":"#.repeat(139), "}".repeat(139));
+        let mut v = remembering();
+        // The array and its element, not found.
+        assert_eq!(v.validate(shallow.as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (2, 0));
+        // The same bytes again, not as a repeat of the whole text: found.
+        assert_eq!(v.validate(format!(" {shallow}").as_bytes()), Ok(()));
+        assert_eq!(v.lookups(), (3, 1));
+        // Deeper, looked up and not taken: checked again, and too deep.
+        assert_eq!(
+            v.validate(deep.as_bytes()).unwrap_err().what,
+            "nested too deeply"
+        );
+        assert_eq!(v.lookups(), (5, 1));
+        assert_eq!(v.validate(deep.as_bytes()), validate(deep.as_bytes()));
     }
 
     #[test]
