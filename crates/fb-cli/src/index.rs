@@ -121,13 +121,48 @@ fn read_in_halves(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// How much of an index to read, and how.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// The summary alone.
+    Summary,
+    /// The whole file, into memory.
+    Whole,
+    /// The whole file, mapped when it can be: for a caller that maps
+    /// nothing else (`mapped.rs` follows one input at a time) and checks
+    /// [`crate::mapped::tripped`] when done.
+    Mapped,
+}
+
 fn find(
     log: &Path,
-    summary: bool,
+    how: Read,
     check: impl FnOnce(&Index) -> Result<(), String>,
 ) -> Result<Found, Error> {
     let at = path_for(log);
-    let read = if summary {
+    if how == Read::Mapped {
+        // A map is faulted in sixteen pages at a time, where reading the
+        // file copies it into fresh memory page by page: 10-15 ms against
+        // 30-40 ms for the 59 MB index of a 10 GiB log.
+        if let Some(map) = crate::mapped::Mapped::open(&at) {
+            let stale = fb_format::index::file_version(&map)
+                .filter(|v| (1..fb_format::index::VERSION).contains(v));
+            if let Some(v) = stale {
+                return Ok(Found::Stale(format!("format version {v}")));
+            }
+            let index = Index::from_shared(std::sync::Arc::new(map)).map_err(|e| {
+                Error::Msg(format!(
+                    "{}: {e}; or remove it, or pass --no-index",
+                    at.display()
+                ))
+            })?;
+            return Ok(match check(&index) {
+                Ok(()) => Found::Fresh(index),
+                Err(why) => Found::Stale(why),
+            });
+        }
+    }
+    let read = if how == Read::Summary {
         read_summary(&at)
     } else {
         read_in_halves(&at)
@@ -144,7 +179,7 @@ fn find(
             return Ok(Found::Stale(format!("format version {v}")));
         }
     }
-    let parsed = if summary {
+    let parsed = if how == Read::Summary {
         Index::from_summary(&bytes)
     } else {
         Index::from_vec(bytes)
@@ -165,7 +200,7 @@ fn find(
 /// since) is rebuilt in place and said so on standard error unless
 /// `quiet`; a damaged one is an error naming it.
 pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    match find(log, false, |index| index.check_log(data))? {
+    match find(log, Read::Whole, |index| index.check_log(data))? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
@@ -176,7 +211,7 @@ pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error
 /// times, checkpoints): enough for a time window, a few MB for a 10 GiB
 /// log. A rebuilt index comes back whole.
 pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    match find(log, true, |index| index.check_log(data))? {
+    match find(log, Read::Summary, |index| index.check_log(data))? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
@@ -184,12 +219,14 @@ pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index
 }
 
 /// [`load`] for a log that is read in pieces, not mapped: checked against
-/// its size and the two ends read from `file`; mapped only if the index
-/// must be rebuilt.
+/// its size and the two ends read from `file`; the log mapped only if the
+/// index must be rebuilt. The index itself is mapped when it can be: the
+/// caller maps nothing else, and checks [`crate::mapped::tripped`] before
+/// it trusts what it made from the index.
 pub fn load_unmapped(log: &Path, file: &File, quiet: bool) -> Result<Option<Index>, Error> {
     let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
     let size = file.metadata().map_err(cannot)?.len();
-    let found = find(log, false, |index| {
+    let found = find(log, Read::Mapped, |index| {
         let n = (fb_format::index::HASHED as u64).min(size);
         let mut head = vec![0; n as usize];
         let mut tail = vec![0; n as usize];

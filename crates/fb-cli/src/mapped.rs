@@ -227,6 +227,12 @@ impl Drop for Mapped {
     }
 }
 
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
 impl Deref for Mapped {
     type Target = [u8];
 

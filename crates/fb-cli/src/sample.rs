@@ -558,6 +558,17 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         "log" => write_log(&log, &index, wanted, &mut out),
         _ => write_lines(&log, &index, wanted, args, &mut out),
     })?;
+    // The index may be a map (`index::load_unmapped`; the log too, while
+    // a stale index is rebuilt): one cut short by another process while
+    // it was read gave replacement bytes. A writer that opens the index
+    // meanwhile waits for the lease until this process ends.
+    if crate::mapped::tripped() {
+        return Err(Error::Msg(format!(
+            "{} or its index was cut short while it was read (another process \
+             truncated it): nothing written; run again",
+            args.input.display()
+        )));
+    }
     out.finish()?;
     if !global.quiet {
         eprintln!(

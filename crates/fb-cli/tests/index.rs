@@ -210,9 +210,16 @@ fn a_stale_or_damaged_index_is_never_trusted() {
     std::fs::write(&idx, b"FBIDX\r\n\x1a garbage").unwrap();
     let lines = convert(&log);
     let id = event_id(&lines[10]);
-    let out = fb(&["inspect", "--event-id", &id, p(&log)]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains(p(&idx)), "{}", out.stderr);
+    // Read (a lookup) or mapped (a sample), the same error.
+    for args in [
+        vec!["inspect", "--event-id", &id, p(&log)],
+        vec!["sample", "--decisions", "3", p(&log)],
+    ] {
+        let out = fb(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(p(&idx)), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
     assert_eq!(fb(&["index", p(&log)]).code, 0);
     let out = fb(&["inspect", "--event-id", &id, p(&log)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -603,6 +610,23 @@ fn a_large_sample_read_on_two_threads_is_the_one_read_whole() {
     assert!(
         log_whole == log_indexed,
         "the index changed the sampled log"
+    );
+    // The index is mapped under a read lease when it can be; while a
+    // writer has it open, no lease is given, and it is read instead: the
+    // same sample.
+    let writer = std::fs::OpenOptions::new()
+        .append(true)
+        .open(fb_cli::index::path_for(&log))
+        .unwrap();
+    let (lines_read, log_read) = (draw("dsjson"), draw("log"));
+    drop(writer);
+    assert!(
+        lines_read == lines_indexed,
+        "a read index changed the sample"
+    );
+    assert!(
+        log_read == log_indexed,
+        "a read index changed the sampled log"
     );
     let lines_indexed = String::from_utf8(lines_indexed).unwrap();
     let lines: Vec<&str> = lines_indexed.lines().collect();

@@ -88,6 +88,16 @@ use crate::framer::{Framer, Message};
 use crate::kind::MessageKind;
 use crate::reader::SliceReader;
 
+/// The bytes an index read from a file keeps, shared by its blocks: the
+/// file read into memory, or a map of it that its owner keeps unchanged
+/// for as long as the index lives.
+pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// No bytes, for blocks that hold none (yet).
+fn empty() -> Shared {
+    Arc::new(Vec::<u8>::new())
+}
+
 /// The first bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FBIDX\r\n\x1a";
 /// The format version this code writes and reads.
@@ -136,7 +146,7 @@ pub struct Block {
     /// `parts` in `data`: a buffer of their own for a block being built,
     /// the whole file, shared by every block, for an index read from one
     /// (60 MB for a 10 GiB log, read without a copy per block).
-    data: Arc<Vec<u8>>,
+    data: Shared,
     parts: [(usize, usize); 3],
 }
 
@@ -175,7 +185,7 @@ impl Block {
             earliest: i64::MAX,
             latest: i64::MIN,
             dedup: 0,
-            data: Arc::default(),
+            data: empty(),
             parts: [(0, 0); 3],
         }
     }
@@ -184,7 +194,7 @@ impl Block {
         let Some(&(from, to)) = self.parts.get(k) else {
             return &[];
         };
-        self.data.get(from..to).unwrap_or_default()
+        (*self.data).as_ref().get(from..to).unwrap_or_default()
     }
 
     fn bloom(&self) -> &[u8] {
@@ -1092,9 +1102,15 @@ impl Index {
     /// [`Index::from_bytes`] keeping the file's bytes, which the blocks
     /// then share.
     pub fn from_vec(bytes: Vec<u8>) -> Result<Self> {
-        let data = Arc::new(bytes);
-        let (mut index, lengths, summary) = Self::summary(&data)?;
-        let detail = data.get(summary..).unwrap_or_default();
+        Self::from_shared(Arc::new(bytes))
+    }
+
+    /// [`Index::from_vec`] over bytes held elsewhere, such as a map of
+    /// the file that its owner keeps unchanged while the index lives.
+    pub fn from_shared(data: Shared) -> Result<Self> {
+        let bytes: &[u8] = (*data).as_ref();
+        let (mut index, lengths, summary) = Self::summary(bytes)?;
+        let detail = bytes.get(summary..).unwrap_or_default();
         let bad = |offset: usize, what: &str| Error::BadIndex {
             offset: offset as u64,
             what: what.to_string(),
@@ -1194,7 +1210,7 @@ impl Index {
             detail: false,
         };
         let mut lengths = Vec::with_capacity(blocks);
-        let empty = Arc::new(Vec::new());
+        let empty = empty();
         for _ in 0..blocks {
             let mut b = Block::new(r.u64()?);
             b.data = Arc::clone(&empty);
