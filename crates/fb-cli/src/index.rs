@@ -93,8 +93,6 @@ fn read_summary(at: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads the index beside `log` (its summary alone when `summary`) and
-/// checks it with `check`. A damaged one is an error naming it.
 /// Reads a file whole, its two halves on two threads: most of the time
 /// of reading a large index goes to faulting in the fresh buffer and
 /// copying into it (59 MB for a 10 GiB log: 30 ms), which two cores share.
@@ -134,6 +132,8 @@ enum Read {
     Mapped,
 }
 
+/// Reads the index beside `log` (as `how` says) and checks it with
+/// `check`. A damaged one is an error naming it.
 fn find(
     log: &Path,
     how: Read,
