@@ -140,49 +140,39 @@ fn find(
     check: impl FnOnce(&Index) -> Result<(), String>,
 ) -> Result<Found, Error> {
     let at = path_for(log);
-    if how == Read::Mapped {
-        // A map is faulted in sixteen pages at a time, where reading the
-        // file copies it into fresh memory page by page: 10-15 ms against
-        // 30-40 ms for the 59 MB index of a 10 GiB log.
-        if let Some(map) = crate::mapped::Mapped::open(&at) {
-            let stale = fb_format::index::file_version(&map)
-                .filter(|v| (1..fb_format::index::VERSION).contains(v));
-            if let Some(v) = stale {
-                return Ok(Found::Stale(format!("format version {v}")));
-            }
-            let index = Index::from_shared(std::sync::Arc::new(map)).map_err(|e| {
-                Error::Msg(format!(
-                    "{}: {e}; or remove it, or pass --no-index",
-                    at.display()
-                ))
-            })?;
-            return Ok(match check(&index) {
-                Ok(()) => Found::Fresh(index),
-                Err(why) => Found::Stale(why),
-            });
-        }
-    }
-    let read = if how == Read::Summary {
-        read_summary(&at)
-    } else {
-        read_in_halves(&at)
+    // A map is faulted in sixteen pages at a time, where reading the file
+    // copies it into fresh memory page by page: 10-15 ms against 30-40 ms
+    // for the 59 MB index of a 10 GiB log.
+    let map = match how {
+        Read::Mapped => crate::mapped::Mapped::open(&at),
+        _ => None,
     };
-    let bytes = match read {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
-        Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
+    let bytes: fb_format::index::Shared = match map {
+        Some(map) => std::sync::Arc::new(map),
+        None => {
+            let read = if how == Read::Summary {
+                read_summary(&at)
+            } else {
+                read_in_halves(&at)
+            };
+            match read {
+                Ok(bytes) => std::sync::Arc::new(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
+                Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
+            }
+        }
     };
     // An index of an earlier version is rebuilt; a later or unknown
     // version is an error (from_bytes), not something to overwrite.
-    if let Some(v) = fb_format::index::file_version(&bytes) {
+    if let Some(v) = fb_format::index::file_version((*bytes).as_ref()) {
         if (1..fb_format::index::VERSION).contains(&v) {
             return Ok(Found::Stale(format!("format version {v}")));
         }
     }
     let parsed = if how == Read::Summary {
-        Index::from_summary(&bytes)
+        Index::from_summary((*bytes).as_ref())
     } else {
-        Index::from_vec(bytes)
+        Index::from_shared(bytes)
     };
     let index = parsed.map_err(|e| {
         Error::Msg(format!(
