@@ -125,7 +125,7 @@ fn remembered<'a, const ARRAY: bool>(
             if let Some(entry) = seen.entries.get(index) {
                 let len = usize::from(entry.len);
                 if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
-                    if len > 0 && depth <= usize::from(entry.depth) && same_long(mine, known) {
+                    if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
                         seen.rate.count(true);
                         return rest.get(len..).unwrap_or_default();
                     }
@@ -139,18 +139,6 @@ fn remembered<'a, const ARRAY: bool>(
         }
     }
     not_looked_up::<ARRAY>(rest, depth, error)
-}
-
-/// `a == b` for remembered values, which run to a couple of hundred
-/// bytes: from 64 bytes, `memcmp` (the C library picks the widest compare
-/// the processor has) beats a loop of 16-byte words.
-#[inline(always)]
-fn same_long(a: &[u8], b: &[u8]) -> bool {
-    if a.len() >= 64 {
-        a == b
-    } else {
-        same_bytes(a, b)
-    }
 }
 
 /// An element or array checked without a lookup: too short to hash, or

@@ -1,13 +1,22 @@
 //! Whether two byte strings are equal, by words: ids, names and cached
-//! JSON elements are compared millions of times, and at their lengths (4
-//! bytes to a few hundred) a call to `memcmp` costs more than the compare.
+//! JSON elements are compared millions of times, and below 64 bytes a call
+//! to `memcmp` costs more than the compare.
+
+/// Length from which `memcmp` (the C library picks the widest compare the
+/// processor has) beats a loop of 16-byte words: remembered JSON arrays of
+/// a couple of hundred bytes took 9% fewer instructions of the check.
+const LONG: usize = 64;
 
 /// `a == b`: overlapping words from each end for 4 to 16 bytes, sixteen
-/// bytes at a time (the last sixteen overlapping those before) above.
+/// bytes at a time (the last sixteen overlapping those before) above, and
+/// `memcmp` from [`LONG`] bytes.
 #[inline(always)]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
+    }
+    if a.len() >= LONG {
+        return a == b;
     }
     if let (Some(a_last), Some(b_last)) = (a.last_chunk::<16>(), b.last_chunk::<16>()) {
         let word = |c: &[u8; 16]| u128::from_ne_bytes(*c);
