@@ -46,6 +46,7 @@
     )
 )]
 
+mod ahead;
 mod decode;
 mod error;
 mod framer;
