@@ -62,10 +62,25 @@ impl Ahead {
     /// Asks for the lines after the message at `start..end` of `data`.
     #[inline]
     pub(crate) fn fetch(&mut self, data: &[u8], start: usize, end: usize) {
-        let window = self.window(data.len(), start, end);
-        for at in window.step_by(LINE) {
+        let Range { start: mut at, end } = self.window(data.len(), start, end);
+        // A plain loop: `step_by` adds a checked step per line.
+        while at < end {
             line(data, at);
+            at += LINE;
         }
+    }
+}
+
+/// Asks the CPU for the first bytes of `bytes` (at most 4 KiB): for a
+/// reader that knows which bytes it reads next, such as a worker given a
+/// batch of messages that lie in a map.
+#[inline]
+pub fn prefetch(bytes: &[u8]) {
+    let most = bytes.len().min(MOST);
+    let mut at = 0;
+    while at < most {
+        line(bytes, at);
+        at += LINE;
     }
 }
 

@@ -58,6 +58,7 @@ mod reader;
 pub mod recover;
 pub mod salvage;
 
+pub use ahead::prefetch;
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};
 pub use framer::{frame_len, Frame, Framer, Message, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN};

@@ -37,6 +37,7 @@ impl<'a> SliceReader<'a> {
     }
 
     /// The next message, `None` at the end of the log.
+    #[inline]
     pub fn next_message(&mut self) -> Result<Option<Message<'a>>> {
         let rest = self.data.get(self.pos..).unwrap_or_default();
         match self.framer.next(rest, true)? {

@@ -104,6 +104,14 @@ fn outcome_verifier_checks_member_against_its_tag() {
 fn timestamp_zero_means_absent() {
     assert!(TimeStamp::default().is_zero());
     assert!(!TimeStamp::new(2021, 5, 18, 13, 28, 29, 0).is_zero());
+    // Any one byte set, in either word it is read as, is a time.
+    for at in 0..12 {
+        for bit in 0..8 {
+            let mut bytes = [0u8; 12];
+            bytes[at] = 1 << bit;
+            assert!(!TimeStamp(bytes).is_zero(), "byte {at}, bit {bit}");
+        }
+    }
 }
 
 #[test]
