@@ -586,7 +586,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
                 .collect()
         };
         let index_argv: Vec<String> = vec!["index".into(), "-q".into(), huge.clone()];
-        let huge_commands: [(&str, Vec<String>); 4] = [
+        let count_argv: Vec<String> = vec!["inspect".into(), "--count".into(), huge.clone()];
+        let huge_commands: [(&str, Vec<String>); 5] = [
+            // The framing scan: the speed the index is to be built at.
+            ("fb inspect --count", count_argv),
             ("fb index", index_argv),
             (
                 "fb convert --since (last hour, index)",
@@ -703,8 +706,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     ];
     let mut index_rows = String::new();
     for (log, file, small) in indexed {
-        let (Some(cat), Some(ix), Some(with), Some(without), Some(sample), Some(full)) = (
+        let (Some(cat), Some(scan), Some(ix), Some(with), Some(without), Some(sample), Some(full)) = (
             find(small, "cat (ceiling)"),
+            find(log, "fb inspect --count"),
             find(log, "fb index"),
             find(log, "fb convert --since (last hour, index)"),
             find(log, "fb convert --since (last hour, --no-index)"),
@@ -720,14 +724,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             index_rows = format!(
                 "### Index
 
-| log | `fb index` MB/s (target: framing speed; cat {:.0} on the 1 GiB log) | index size (target < 1%) | last hour with the index / full scan (target < 1% on 10 GiB) | 1% sample / full convert on 2 threads (target < 5% on 10 GiB) |\n|---|---:|---:|---:|---:|\n",
+| log | `fb index` MB/s (a thread per core) | framing scan (`fb inspect --count`) MB/s | index / framing speed (target 100%; cat {:.0} on the 1 GiB log) | index size (target < 1%) | last hour with the index / full scan (target < 1% on 10 GiB) | 1% sample / full convert on 2 threads (target < 5% on 10 GiB) |\n|---|---:|---:|---:|---:|---:|---:|\n",
                 cat.3
             );
         }
         let _ = writeln!(
             index_rows,
-            "| {log} | {:.0} | {:.2}% | {:.1}% ({:.3} s / {:.3} s) | {:.1}% ({:.3} s / {:.3} s) |",
+            "| {log} | {:.0} | {:.0} | {:.0}% | {:.2}% | {:.1}% ({:.3} s / {:.3} s) | {:.1}% ({:.3} s / {:.3} s) |",
             ix.3,
+            scan.3,
+            100.0 * ix.3 / scan.3,
             100.0 * index_len as f64 / log_len as f64,
             100.0 * with.2 / without.2,
             with.2,
