@@ -911,9 +911,10 @@ impl Index {
     }
 
     /// [`Index::build`] on up to `threads` threads: the log is cut at
-    /// block boundaries into parts of at least 32 MiB, each indexed on a
-    /// thread of its own from a start guessed near its share of the log
-    /// and confirmed by the part before (see `parts_from`). A block ends
+    /// block boundaries into up to 16 parts per thread, of at least 32 MiB,
+    /// which the threads index in turn, each part from a start guessed near
+    /// its share of the log and confirmed by the part before (see
+    /// `parts_from`). A block ends
     /// where the log's layout says (see [`BLOCK_BYTES`]), not where a part
     /// does, so the index is the same for every thread count. Of several
     /// damaged parts, the first one's error is given.
