@@ -62,12 +62,7 @@ impl Ahead {
     /// Asks for the lines after the message at `start..end` of `data`.
     #[inline]
     pub(crate) fn fetch(&mut self, data: &[u8], start: usize, end: usize) {
-        let Range { start: mut at, end } = self.window(data.len(), start, end);
-        // A plain loop: `step_by` adds a checked step per line.
-        while at < end {
-            line(data, at);
-            at += LINE;
-        }
+        lines(data, self.window(data.len(), start, end));
     }
 }
 
@@ -76,10 +71,15 @@ impl Ahead {
 /// batch of messages that lie in a map.
 #[inline]
 pub fn prefetch(bytes: &[u8]) {
-    let most = bytes.len().min(MOST);
-    let mut at = 0;
-    while at < most {
-        line(bytes, at);
+    lines(bytes, 0..bytes.len().min(MOST));
+}
+
+/// Asks for the cache lines of `data[range]`.
+#[inline(always)]
+fn lines(data: &[u8], Range { start: mut at, end }: Range<usize>) {
+    // A plain loop: `step_by` adds a checked step per line.
+    while at < end {
+        line(data, at);
         at += LINE;
     }
 }

@@ -914,10 +914,10 @@ impl Index {
     /// block boundaries into up to 16 parts per thread, of at least 32 MiB,
     /// which the threads index in turn, each part from a start guessed near
     /// its share of the log and confirmed by the part before (see
-    /// `parts_from`). A block ends
-    /// where the log's layout says (see [`BLOCK_BYTES`]), not where a part
-    /// does, so the index is the same for every thread count. Of several
-    /// damaged parts, the first one's error is given.
+    /// `parts_from`). A block ends where the log's layout says (see
+    /// [`BLOCK_BYTES`]), not where a part does, so the index is the same
+    /// for every thread count. Of several damaged parts, the first one's
+    /// error is given.
     pub fn build_with_threads(log: &[u8], threads: usize) -> Result<Self> {
         Self::build_in_parts(log, threads, PART_BYTES, &|_, _| {})
     }
