@@ -101,7 +101,10 @@ impl<'a> RawMessage<'a> {
                 bytes,
                 id,
                 kind: parts.payload_type,
-                client_time: parts.client_time.filter(|t| !t.is_zero()),
+                client_time: parts
+                    .client_time
+                    .map(|t| fb_schema::TimeStamp(*t))
+                    .filter(|t| !t.is_zero()),
             });
         }
         Ok(out)

@@ -92,7 +92,7 @@ fn parts_agree(table: &str, buf: &[u8]) {
                 same(&p.payload_type, &m.payload_type());
                 same(&p.encoding, &m.encoding());
                 same(&p.pass_probability, &m.pass_probability());
-                same(&p.client_time, &m.client_time_utc().copied());
+                same(&p.client_time, &m.client_time_utc().map(|t| &t.0));
                 same(&p.meta.and_then(|m| m.app_id()), &m.app_id());
             }
         }

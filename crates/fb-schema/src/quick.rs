@@ -329,6 +329,18 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
         Some(bytes)
     }
 
+    /// [`Check::bytes`], borrowed: a struct field kept by its readers,
+    /// which then need not copy it byte by byte.
+    #[inline(always)]
+    fn bytes_ref<const N: usize, const ALIGN: usize>(&mut self, pos: usize) -> Option<&'b [u8; N]> {
+        if !aligned(pos, ALIGN) {
+            return None;
+        }
+        let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
+        self.count(N);
+        Some(bytes)
+    }
+
     /// A scalar of `size` bytes aligned to `align`.
     #[inline(always)]
     fn scalar(&mut self, pos: usize, (size, align): (usize, usize)) -> Option<()> {
@@ -481,6 +493,19 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
         }
     }
 
+    /// [`Check::value_field`], borrowed.
+    #[inline(always)]
+    fn value_ref<const N: usize, const ALIGN: usize>(
+        &mut self,
+        t: Table<'_>,
+        voffset: usize,
+    ) -> Option<Option<&'b [u8; N]>> {
+        match self.field(t, voffset) {
+            Some(pos) => Some(Some(self.bytes_ref::<N, ALIGN>(pos)?)),
+            None => Some(None),
+        }
+    }
+
     /// The limits [`Check::root`] holds a whole buffer to.
     fn within_limits(&self) -> bool {
         !COUNT || (self.apparent <= APPARENT_LIMIT && self.tables <= TABLE_LIMIT)
@@ -619,8 +644,9 @@ pub struct EventParts<'a> {
     pub encoding: EventEncoding,
     /// `meta.pass_probability` (0 when absent).
     pub pass_probability: f32,
-    /// `meta.client_time_utc`.
-    pub client_time: Option<TimeStamp>,
+    /// `meta.client_time_utc`'s bytes (a `TimeStamp`), borrowed: a copy
+    /// made here would be read back in pieces its stores cannot serve.
+    pub client_time: Option<&'a [u8; 12]>,
     /// The payload bytes as stored.
     pub payload: Option<&'a [u8]>,
 }
@@ -637,7 +663,7 @@ impl<'a> From<Event<'a>> for EventParts<'a> {
             payload_type: meta.map_or(PayloadType::CB, |m| m.payload_type()),
             encoding: meta.map_or(EventEncoding::Identity, |m| m.encoding()),
             pass_probability: meta.map_or(0.0, |m| m.pass_probability()),
-            client_time: meta.and_then(|m| m.client_time_utc().copied()),
+            client_time: meta.and_then(|m| m.client_time_utc()).map(|t| &t.0),
             payload: event.payload().map(|v| v.bytes()),
         }
     }
@@ -688,7 +714,7 @@ struct MetaParts<'a> {
     payload_type: PayloadType,
     encoding: EventEncoding,
     pass_probability: f32,
-    client_time: Option<TimeStamp>,
+    client_time: Option<&'a [u8; 12]>,
 }
 
 impl Default for MetaParts<'_> {
@@ -706,9 +732,7 @@ impl Default for MetaParts<'_> {
 fn metadata<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<MetaParts<'b>> {
     let t = c.table(pos)?;
     let id = c.text_field(t, Metadata::VT_ID as usize)?;
-    let client_time = c
-        .value_field::<12, 1>(t, Metadata::VT_CLIENT_TIME_UTC as usize)?
-        .map(TimeStamp);
+    let client_time = c.value_ref::<12, 1>(t, Metadata::VT_CLIENT_TIME_UTC as usize)?;
     c.string_field(t, Metadata::VT_APP_ID as usize)?;
     let payload_type = c.value_field::<1, 1>(t, Metadata::VT_PAYLOAD_TYPE as usize)?;
     let pass = c.value_field::<4, 4>(t, Metadata::VT_PASS_PROBABILITY as usize)?;

@@ -155,15 +155,14 @@ impl Joiner {
         let invalid = |err: fb_format::Error| (DiagnosticKind::InvalidPayload, err.to_string());
         let spare = &mut self.contexts;
         let extracted = match view.payload_type() {
-            PayloadType::CB => match view.cb_in_place() {
-                Some(cb) => {
-                    cb.map_err(invalid)
-                        .and_then(|cb| extract_cb(&cb, ev))
-                        .map(|(mode, ctx)| {
-                            borrow_context(&mut ev.context, ctx, spare);
-                            mode
-                        })
-                }
+            PayloadType::CB => match view.with_cb_in_place(|cb| extract_cb(cb, ev)) {
+                Some(extracted) => extracted
+                    .map_err(invalid)
+                    .and_then(|extracted| extracted)
+                    .map(|(mode, ctx)| {
+                        borrow_context(&mut ev.context, ctx, spare);
+                        mode
+                    }),
                 None => match self.decoder.cb(view) {
                     Ok(cb) => extract_cb(&cb, ev).map(|(mode, ctx)| {
                         copy_context(&mut ev.context, ctx, spare);

@@ -338,7 +338,14 @@ impl Joiner {
         let mut views: Vec<(u32, EventView<'_>)> = reuse(std::mem::take(&mut self.views));
         let mut ids: Vec<&str> = reuse(std::mem::take(&mut self.ids));
         self.groups.start(total);
-        for (position, event) in events.enumerate() {
+        // Counted by hand: `enumerate` would wrap `Events::next` in a call
+        // LLVM does not inline, and each view would be copied out of its
+        // result, a wide copy of narrow stores that waits for them.
+        let mut next_position = 0;
+        #[allow(clippy::explicit_counter_loop)]
+        for event in events {
+            let position = next_position;
+            next_position += 1;
             let view = match event {
                 Ok(view) => view,
                 Err(err) => {
@@ -489,11 +496,12 @@ impl Joiner {
         if self.spare.len() > POOL_LIMIT {
             self.spare.truncate(POOL_LIMIT);
         }
-        let decoded = match self.decoder.outcome(view) {
-            Ok(o) => {
-                fill_outcome(out, &o, &mut self.spare);
-                Ok(())
-            }
+        let spare = &mut self.spare;
+        let decoded = match self
+            .decoder
+            .with_outcome(view, |o| fill_outcome(out, o, spare))
+        {
+            Ok(()) => Ok(()),
             Err(err) => Err(err.to_string()),
         };
         match decoded {
