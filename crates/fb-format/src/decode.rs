@@ -14,6 +14,7 @@ use flatbuffers::{Follow, Verifiable};
 
 use crate::error::{Error, Result};
 use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
+use crate::recent::{Lookup, Recent, OUT_MAX};
 
 fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
 where
@@ -297,16 +298,24 @@ const PLAUSIBLE_RATIO: u64 = 64;
 const PLAUSIBLE_SLACK: u64 = 64 << 10;
 
 /// Decodes typed payloads, decompressing zstd into one reused buffer.
+///
+/// Frames that come again byte for byte (outcomes of one value, the
+/// `DedupInfo` of one set of actions) are served from the last ones
+/// decompressed rather than decompressed again: see `recent.rs`.
 pub struct PayloadDecoder {
     scratch: Vec<u8>,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     max_size: usize,
+    recent: Recent,
 }
 
 impl std::fmt::Debug for PayloadDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (served, missed) = self.recent.counts();
         f.debug_struct("PayloadDecoder")
             .field("max_size", &self.max_size)
+            .field("frames_served_again", &served)
+            .field("frames_looked_up_and_missed", &missed)
             .finish_non_exhaustive()
     }
 }
@@ -324,7 +333,14 @@ impl PayloadDecoder {
             scratch: Vec::new(),
             zstd: None,
             max_size,
+            recent: Recent::default(),
         }
+    }
+
+    /// zstd frames served again from the last ones decompressed, rather
+    /// than decompressed again.
+    pub fn frames_served_again(&self) -> u64 {
+        self.recent.counts().0
     }
 
     /// The payload bytes, decompressed when the event says zstd.
@@ -375,6 +391,11 @@ impl PayloadDecoder {
             }
             return Ok(&self.scratch);
         }
+        let at = match self.recent.lookup(view.payload_type().0, raw) {
+            Lookup::Found(at) => return Ok(self.recent.served(at)),
+            Lookup::Missing(at) if size <= OUT_MAX as u64 => Some(at),
+            _ => None,
+        };
         let dctx = match &mut self.zstd {
             Some(dctx) => dctx,
             slot => slot.insert(
@@ -382,8 +403,23 @@ impl PayloadDecoder {
                     .map_err(|e| fail(format!("cannot create a decompressor: {e}")))?,
             ),
         };
-        // `size` is bounded by max_size and by the ratio check above.
+        // `size` is bounded by max_size and by the ratio check above. The
+        // scratch buffer is sized even for a frame the table takes: when a
+        // kind stops being looked up, its frames come here, and a buffer
+        // grown then would allocate long after the warm-up.
+        self.scratch.clear();
         self.scratch.reserve(size as usize);
+        // A slot holds no frame while it is written: one that fails is
+        // never served.
+        if let Some((at, room)) = at.and_then(|at| Some((at, self.recent.out(at)?))) {
+            let n = dctx
+                .decompress_to_buffer(raw, room)
+                .map_err(|e| fail(format!("corrupt frame: {e}")))?;
+            if n as u64 != size {
+                return Err(fail(format!("frame declared {size} bytes but held {n}")));
+            }
+            return Ok(self.recent.keep(at, raw, n));
+        }
         let n = dctx
             .decompress_to_buffer(raw, &mut self.scratch)
             .map_err(|e| fail(format!("corrupt frame: {e}")))?;

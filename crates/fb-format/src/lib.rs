@@ -55,6 +55,7 @@ mod kind;
 mod loop_kind;
 pub mod raw;
 mod reader;
+mod recent;
 pub mod recover;
 pub mod salvage;
 

@@ -279,6 +279,55 @@ fn every_event_of_the_valid_logs_decodes_to_a_typed_payload() {
     );
 }
 
+/// A decoder serves a frame that comes again from what it decompressed
+/// before: what it serves must be what a decoder that never saw the frame
+/// decompresses. Every compressed payload of the corpus, three times over,
+/// in file order and then backwards.
+#[test]
+fn frames_served_again_are_what_decompressing_gives() {
+    let mut remembering = PayloadDecoder::default();
+    let mut owned = Vec::new();
+    for file in common::valid_logs() {
+        let data = read(&file);
+        let (messages, _) = read_all(&data);
+        owned.extend(
+            messages
+                .into_iter()
+                .filter(|m| m.kind == MessageKind::Regular)
+                .map(|m| (file.clone(), m)),
+        );
+    }
+    let mut views = Vec::new();
+    for (file, m) in &owned {
+        for view in m.message().events().unwrap() {
+            let view = view.unwrap_or_else(|e| panic!("{file}: {e}"));
+            if view.is_compressed() {
+                views.push((file, view));
+            }
+        }
+    }
+    assert!(!views.is_empty(), "the corpus holds zstd payloads");
+    let order = (0..views.len())
+        .chain(0..views.len())
+        .chain((0..views.len()).rev());
+    for i in order {
+        let (file, view) = &views[i];
+        let fresh = PayloadDecoder::default()
+            .bytes(view)
+            .map(<[u8]>::to_vec)
+            .map_err(|e| e.to_string());
+        let served = remembering
+            .bytes(view)
+            .map(<[u8]>::to_vec)
+            .map_err(|e| e.to_string());
+        assert_eq!(served, fresh, "{file}: event {}", view.id);
+    }
+    assert!(
+        remembering.frames_served_again() >= views.len() as u64,
+        "the second and third rounds were served again: {remembering:?}"
+    );
+}
+
 #[test]
 fn raw_client_streams_hold_the_expected_batches() {
     // (file, events per EventBatch)
