@@ -817,6 +817,19 @@ fn regular<'a>(
     block.set_counts(kept.0);
     ids.decisions.truncate(kept.1);
     ids.dedup.truncate(kept.2);
+    verified(msg, block, ids, decoder)
+}
+
+/// [`regular`] through the verifiers. Out of line: the event iterator is
+/// inlined where it is called, and here it would weigh on the skim's loop.
+#[cold]
+#[inline(never)]
+fn verified<'a>(
+    msg: &Message<'a>,
+    block: &mut Block,
+    ids: &mut Ids<'a>,
+    decoder: &mut PayloadDecoder,
+) -> Result<()> {
     for view in msg.events()? {
         let view = view?;
         add_event(
