@@ -21,7 +21,11 @@ pub(super) const ENTRY_BYTES: usize = 254;
 /// to check, and the hash reads past them.
 pub(super) const HEAD: usize = 32;
 
+// In this order: a lookup reads the length, then compares the bytes from
+// the front, and both are then in the entry's first cache line (laid out
+// by the compiler, the length came last, a line of its own to fetch).
 #[derive(Clone)]
+#[repr(C)]
 pub(super) struct Entry {
     /// Length of the element; 0 for an empty entry.
     pub(super) len: u8,
