@@ -890,6 +890,10 @@ enum Member<'a, const N: usize> {
     Text(&'a str),
 }
 
+// In line: returned through memory, a number's bytes (at an odd offset,
+// behind the tag) were read back whole before their stores had reached
+// the cache, a stall on every outcome.
+#[inline(always)]
 fn member<'b, const N: usize>(
     c: &mut Check<'b, false>,
     t: Table<'_>,
