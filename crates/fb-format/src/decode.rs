@@ -208,6 +208,8 @@ impl<'a> EventView<'a> {
         }
     }
 
+    /// The view of an event whose parts the verifier read; an error for a
+    /// missing `meta` or `meta.id`.
     #[inline(always)]
     fn of_parts(
         parts: fb_schema::EventParts<'a>,

@@ -320,19 +320,14 @@ impl<'b, const COUNT: bool> Check<'b, COUNT> {
     /// to the buffer); counted towards the apparent size.
     #[inline(always)]
     fn bytes<const N: usize, const ALIGN: usize>(&mut self, pos: usize) -> Option<[u8; N]> {
-        // A constant: alignments of one cost nothing.
-        if !aligned(pos, ALIGN) {
-            return None;
-        }
-        let bytes = self.buf.get(pos..pos.checked_add(N)?)?.try_into().ok()?;
-        self.count(N);
-        Some(bytes)
+        self.bytes_ref::<N, ALIGN>(pos).copied()
     }
 
     /// [`Check::bytes`], borrowed: a struct field kept by its readers,
     /// which then need not copy it byte by byte.
     #[inline(always)]
     fn bytes_ref<const N: usize, const ALIGN: usize>(&mut self, pos: usize) -> Option<&'b [u8; N]> {
+        // A constant: alignments of one cost nothing.
         if !aligned(pos, ALIGN) {
             return None;
         }
