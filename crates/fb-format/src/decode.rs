@@ -452,14 +452,13 @@ impl PayloadDecoder {
     /// (which also gives the errors). The payload is decompressed once.
     pub fn cb<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<CbParts<'s>> {
         let (offset, index) = (view.offset, view.index);
-        cb_of(self.bytes(view)?, offset, index)
+        with_cb(self.bytes(view)?, offset, index, |cb| *cb)
     }
 
     /// The `OutcomeEvent` payload of `view`, as [`PayloadDecoder::cb`]
     /// reads a `CbEvent`.
     pub fn outcome<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<OutcomeParts<'s>> {
-        let (offset, index) = (view.offset, view.index);
-        outcome_of(self.bytes(view)?, offset, index)
+        self.with_outcome(view, |o| *o)
     }
 
     /// [`PayloadDecoder::outcome`], handed to `f` where it is read rather
@@ -471,17 +470,10 @@ impl PayloadDecoder {
     pub fn with_outcome<'s, 'a: 's, R>(
         &'s mut self,
         view: &EventView<'a>,
-        mut f: impl FnMut(&OutcomeParts<'s>) -> R,
+        f: impl FnMut(&OutcomeParts<'s>) -> R,
     ) -> Result<R> {
         let (offset, index) = (view.offset, view.index);
-        let bytes = self.bytes(view)?;
-        match fb_schema::outcome_parts(bytes) {
-            Some(parts) => Ok(f(&parts)),
-            None => {
-                let event = verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent")?;
-                Ok(f(&event.into()))
-            }
-        }
+        with_outcome(self.bytes(view)?, offset, index, f)
     }
 
     /// The verified typed payload of `view`.
@@ -496,21 +488,14 @@ impl<'a> EventView<'a> {
     /// borrow the log rather than a decoder, so they outlive it. `None`
     /// for a compressed payload, which only a decoder can read.
     pub fn cb_in_place(&self) -> Option<Result<CbParts<'a>>> {
-        (!self.is_compressed()).then(|| cb_of(self.payload, self.offset, self.index))
+        self.with_cb_in_place(|cb| *cb)
     }
 
     /// [`EventView::cb_in_place`], handed to `f` where it is read, for the
     /// reason [`PayloadDecoder::with_outcome`] gives. `f` is called once.
     #[inline(always)]
-    pub fn with_cb_in_place<R>(&self, mut f: impl FnMut(&CbParts<'a>) -> R) -> Option<Result<R>> {
-        if self.is_compressed() {
-            return None;
-        }
-        Some(match fb_schema::cb_parts(self.payload) {
-            Some(parts) => Ok(f(&parts)),
-            None => verify_slow::<CbEvent>(self.payload, self.offset, self.index, "CbEvent")
-                .map(|event| f(&event.into())),
-        })
+    pub fn with_cb_in_place<R>(&self, f: impl FnMut(&CbParts<'a>) -> R) -> Option<Result<R>> {
+        (!self.is_compressed()).then(|| with_cb(self.payload, self.offset, self.index, f))
     }
 
     /// [`PayloadDecoder::payload`] for a payload stored uncompressed, as
@@ -521,17 +506,36 @@ impl<'a> EventView<'a> {
     }
 }
 
-fn cb_of(bytes: &[u8], offset: u64, index: u64) -> Result<CbParts<'_>> {
+/// The `CbEvent` in `bytes`, as the fast verifier reads it or through the
+/// flatbuffers verifier where it declines, handed to `f` (called once):
+/// each arm calls it where its parts lie, rather than joining them in one
+/// place first (see [`PayloadDecoder::with_outcome`]).
+#[inline(always)]
+fn with_cb<'b, R>(
+    bytes: &'b [u8],
+    offset: u64,
+    index: u64,
+    mut f: impl FnMut(&CbParts<'b>) -> R,
+) -> Result<R> {
     match fb_schema::cb_parts(bytes) {
-        Some(parts) => Ok(parts),
-        None => Ok(verify_slow::<CbEvent>(bytes, offset, index, "CbEvent")?.into()),
+        Some(parts) => Ok(f(&parts)),
+        None => verify_slow::<CbEvent>(bytes, offset, index, "CbEvent").map(|e| f(&e.into())),
     }
 }
 
-fn outcome_of(bytes: &[u8], offset: u64, index: u64) -> Result<OutcomeParts<'_>> {
+/// [`with_cb`] for an `OutcomeEvent`.
+#[inline(always)]
+fn with_outcome<'b, R>(
+    bytes: &'b [u8],
+    offset: u64,
+    index: u64,
+    mut f: impl FnMut(&OutcomeParts<'b>) -> R,
+) -> Result<R> {
     match fb_schema::outcome_parts(bytes) {
-        Some(parts) => Ok(parts),
-        None => Ok(verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent")?.into()),
+        Some(parts) => Ok(f(&parts)),
+        None => {
+            verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent").map(|e| f(&e.into()))
+        }
     }
 }
 
