@@ -7,6 +7,10 @@
 //! neither allocates nor rehashes as it grows (a `HashMap` made per message
 //! did both). Its slots hold no id, only the group whose id is in `ids`,
 //! so the table borrows nothing from any message.
+//!
+//! Writers put a decision's outcomes right after it more often than not
+//! (three events in four of the corpus's CB log): the group of the event
+//! before is tried first, one compare instead of a hash and a probe.
 
 use std::hash::BuildHasher;
 
@@ -28,6 +32,9 @@ pub(super) struct IdGroups {
     events: usize,
     /// Whether `slots` holds the ids of the current message.
     hashing: bool,
+    /// The group of the last id asked for in this message (`u32::MAX`
+    /// before the first: no group).
+    last: u32,
 }
 
 impl IdGroups {
@@ -35,11 +42,23 @@ impl IdGroups {
     pub(super) fn start(&mut self, events: usize) {
         self.events = events;
         self.hashing = false;
+        self.last = u32::MAX;
     }
 
     /// The group of `id` among the message's `ids` (the ids seen so far, in
     /// order of their groups), a new group (and `id` pushed) when new.
     pub(super) fn group_of<'m>(&mut self, ids: &mut Vec<&'m str>, id: &'m str) -> u32 {
+        if let Some(known) = ids.get(self.last as usize) {
+            if same_bytes(known.as_bytes(), id.as_bytes()) {
+                return self.last;
+            }
+        }
+        self.last = self.lookup(ids, id);
+        self.last
+    }
+
+    /// [`Self::group_of`] without the shortcut.
+    fn lookup<'m>(&mut self, ids: &mut Vec<&'m str>, id: &'m str) -> u32 {
         if !self.hashing && ids.len() <= SCAN_LIMIT {
             if let Some(k) = ids
                 .iter()
@@ -171,6 +190,18 @@ mod tests {
                     .map(|i| format!("{i:x}"))
                     .chain((0..300).map(|i| format!("{:x}", (i * 37) % 100)))
                     .collect(),
+            ),
+            (
+                "each decision followed by its outcomes, past the scan",
+                (0..60)
+                    .flat_map(|i| std::iter::repeat_n(format!("d{i}"), 1 + i % 4))
+                    .collect(),
+            ),
+            (
+                "runs of one id broken by another",
+                ["a", "a", "b", "a", "a", "b", "b", "c", "a"]
+                    .map(String::from)
+                    .to_vec(),
             ),
             (
                 "every id new",
