@@ -14,6 +14,7 @@ use flatbuffers::{Follow, Verifiable};
 
 use crate::error::{Error, Result};
 use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
+use crate::known::{Find, Known};
 use crate::recent::{Lookup, Recent, OUT_MAX};
 
 fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
@@ -319,8 +320,17 @@ const PLAUSIBLE_SLACK: u64 = 64 << 10;
 ///
 /// Frames that come again byte for byte (outcomes of one value, the
 /// `DedupInfo` of one set of actions) are served from the last ones
-/// decompressed rather than decompressed again: see `recent.rs`.
+/// decompressed rather than decompressed again: see `recent.rs`. Outcome
+/// payloads that come again are not verified again: their parts are kept
+/// with them (`known.rs`).
 pub struct PayloadDecoder {
+    unpack: Unpack,
+    known: Known,
+}
+
+/// What decompresses: apart from [`Known`], so that a payload's bytes and
+/// the outcomes table can be borrowed at once.
+struct Unpack {
     scratch: Vec<u8>,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     max_size: usize,
@@ -329,9 +339,9 @@ pub struct PayloadDecoder {
 
 impl std::fmt::Debug for PayloadDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (served, missed) = self.recent.counts();
+        let (served, missed) = self.unpack.recent.counts();
         f.debug_struct("PayloadDecoder")
-            .field("max_size", &self.max_size)
+            .field("max_size", &self.unpack.max_size)
             .field("frames_served_again", &served)
             .field("frames_looked_up_and_missed", &missed)
             .finish_non_exhaustive()
@@ -348,21 +358,30 @@ impl PayloadDecoder {
     /// A decoder that refuses decompressed payloads above `max_size` bytes.
     pub fn new(max_size: usize) -> Self {
         Self {
-            scratch: Vec::new(),
-            zstd: None,
-            max_size,
-            recent: Recent::default(),
+            unpack: Unpack {
+                scratch: Vec::new(),
+                zstd: None,
+                max_size,
+                recent: Recent::default(),
+            },
+            known: Known::default(),
         }
     }
 
     /// zstd frames served again from the last ones decompressed, rather
     /// than decompressed again.
     pub fn frames_served_again(&self) -> u64 {
-        self.recent.counts().0
+        self.unpack.recent.counts().0
     }
 
     /// The payload bytes, decompressed when the event says zstd.
     pub fn bytes<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<&'s [u8]> {
+        self.unpack.bytes(view)
+    }
+}
+
+impl Unpack {
+    fn bytes<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<&'s [u8]> {
         let raw = view.raw_payload();
         if !view.is_compressed() {
             return Ok(raw);
@@ -446,7 +465,9 @@ impl PayloadDecoder {
         }
         Ok(&self.scratch)
     }
+}
 
+impl PayloadDecoder {
     /// The `CbEvent` payload of `view`, as the fast verifier reads it, or
     /// through the flatbuffers verifier and accessors where it declines
     /// (which also gives the errors). The payload is decompressed once.
@@ -470,10 +491,22 @@ impl PayloadDecoder {
     pub fn with_outcome<'s, 'a: 's, R>(
         &'s mut self,
         view: &EventView<'a>,
-        f: impl FnMut(&OutcomeParts<'s>) -> R,
+        mut f: impl FnMut(&OutcomeParts<'s>) -> R,
     ) -> Result<R> {
         let (offset, index) = (view.offset, view.index);
-        with_outcome(self.bytes(view)?, offset, index, f)
+        let bytes = self.unpack.bytes(view)?;
+        let known = &mut self.known;
+        match known.find(bytes) {
+            Find::Found(at) => match known.parts(at) {
+                Some(parts) => Ok(f(parts)),
+                None => with_outcome(bytes, offset, index, f),
+            },
+            Find::Missing(at) => with_outcome(bytes, offset, index, |parts| {
+                known.keep(at, bytes, parts);
+                f(parts)
+            }),
+            Find::Skipped => with_outcome(bytes, offset, index, f),
+        }
     }
 
     /// The verified typed payload of `view`.

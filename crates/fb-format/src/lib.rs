@@ -52,6 +52,7 @@ mod error;
 mod framer;
 pub mod index;
 mod kind;
+mod known;
 mod loop_kind;
 pub mod raw;
 mod reader;

@@ -6,6 +6,7 @@ mod common;
 use common::{read, read_all};
 use fb_format::raw::RawStreamReader;
 use fb_format::{Error, MessageKind, Payload, PayloadDecoder};
+use fb_schema::PayloadType;
 
 /// A compact summary of a log: one token per message (`M` magic, `H` header,
 /// `C` checkpoint, `R<n>` regular with n events or `R!` when its payload or
@@ -326,6 +327,46 @@ fn frames_served_again_are_what_decompressing_gives() {
         remembering.frames_served_again() >= views.len() as u64,
         "the second and third rounds were served again: {remembering:?}"
     );
+}
+
+#[test]
+fn outcomes_served_again_are_what_verifying_gives() {
+    let mut remembering = PayloadDecoder::default();
+    let mut owned = Vec::new();
+    for file in common::valid_logs() {
+        let data = read(&file);
+        let (messages, _) = read_all(&data);
+        owned.extend(
+            messages
+                .into_iter()
+                .filter(|m| m.kind == MessageKind::Regular)
+                .map(|m| (file.clone(), m)),
+        );
+    }
+    let mut views = Vec::new();
+    for (file, m) in &owned {
+        for view in m.message().events().unwrap() {
+            let view = view.unwrap_or_else(|e| panic!("{file}: {e}"));
+            if view.payload_type() == PayloadType::Outcome {
+                views.push((file, view));
+            }
+        }
+    }
+    assert!(views.len() > 100, "the corpus holds outcomes");
+    let order = (0..views.len())
+        .chain(0..views.len())
+        .chain((0..views.len()).rev());
+    let parts = |d: &mut PayloadDecoder, view| {
+        d.outcome(view)
+            .map(|o| format!("{:?} {:?} {}", o.value, o.index, o.action_taken))
+            .map_err(|e| e.to_string())
+    };
+    for i in order {
+        let (file, view) = &views[i];
+        let fresh = parts(&mut PayloadDecoder::default(), view);
+        let served = parts(&mut remembering, view);
+        assert_eq!(served, fresh, "{file}: event {}", view.id);
+    }
 }
 
 #[test]
