@@ -355,7 +355,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "| log | command | median s | min s | max s | MB/s | events/s | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
     );
     let only_speed = args.iter().any(|a| a == "--only-speed");
-    let speed = crate::speed::section(root, &fb, &cache, runs)?;
+    let reference = option(args, "--reference").map(PathBuf::from);
+    let speed = crate::speed::section(root, &fb, &cache, runs, reference.as_deref())?;
     if only_speed {
         // A look at these logs alone: printed, RESULTS.md left whole.
         println!("{speed}");

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen(args.iter().any(|a| a == "--check")),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed]".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--reference VW]".to_string())
         }
     };
     match result {

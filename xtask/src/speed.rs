@@ -2,8 +2,12 @@
 //! each, one built from the shipped corpus, and the compressed outputs.
 //!
 //! The reference's speeds are the issue's measurements of `vw
-//! --binary_to_json --binary_parser` (Release) on this machine class; the
-//! reference is not built here.
+//! --binary_to_json --binary_parser` (Release) on this machine class, or,
+//! with `--reference VW` (a `vw` built with the binary parser, see
+//! bench/reference/build.sh), measured here in the same rounds as `fb`.
+//! The reference writes its DSJSON beside its input, named after it: it
+//! reads a link to the log from a directory of its own, where the name it
+//! writes is a link to /dev/null, as `fb` writes there.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -96,9 +100,36 @@ fn repeat_corpus(root: &Path, fb: &Path, out: &Path) -> Result<(), String> {
     w.flush().map_err(failed)
 }
 
+/// A directory of its own for the reference's run on `log`: a link to it
+/// named `NAME.fb`, and `NAME.dsjson`, where the reference writes, a link
+/// to /dev/null. Returns the input's path.
+fn reference_input(cache: &Path, log: &Path, name: &str) -> Result<PathBuf, String> {
+    let dir = cache.join("reference");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let log = std::fs::canonicalize(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let input = dir.join(format!("{name}.fb"));
+    let output = dir.join(format!("{name}.dsjson"));
+    for (link, target) in [(&input, log.as_path()), (&output, Path::new("/dev/null"))] {
+        // A file left there (an earlier run's real output) is replaced.
+        match std::fs::symlink_metadata(link) {
+            Ok(_) => std::fs::remove_file(link).map_err(|e| format!("{}: {e}", link.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: {e}", link.display())),
+        }
+        std::os::unix::fs::symlink(target, link).map_err(|e| format!("{}: {e}", link.display()))?;
+    }
+    Ok(input)
+}
+
 /// Runs every command of every log `runs` times (rounds of one run each)
 /// and returns the section of RESULTS.md.
-pub fn section(root: &Path, fb: &Path, cache: &Path, runs: usize) -> Result<String, String> {
+pub fn section(
+    root: &Path,
+    fb: &Path,
+    cache: &Path,
+    runs: usize,
+    vw: Option<&Path>,
+) -> Result<String, String> {
     let mut rows = String::new();
     let mut targets = String::new();
     for log in SPEED_LOGS {
@@ -159,6 +190,25 @@ pub fn section(root: &Path, fb: &Path, cache: &Path, runs: usize) -> Result<Stri
                 convert(&["--threads", "2"], &gz),
             ),
         ];
+        let mut commands = commands;
+        if let Some(vw) = vw {
+            let input = reference_input(cache, &path, log.name)?;
+            commands.push((
+                "vw --binary_parser --binary_to_json (the reference)",
+                vw.to_path_buf(),
+                [
+                    "-d",
+                    &input.display().to_string(),
+                    "--binary_parser",
+                    "--binary_to_json",
+                    "--cb_explore_adf",
+                    "--quiet",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            ));
+        }
         let mut all: Vec<Vec<Sample>> = commands.iter().map(|_| Vec::new()).collect();
         for _ in 0..runs {
             for ((_, program, argv), samples) in commands.iter().zip(all.iter_mut()) {
@@ -185,16 +235,22 @@ pub fn section(root: &Path, fb: &Path, cache: &Path, runs: usize) -> Result<Stri
             eprintln!("bench: {} {label}: {median:.3} s", log.name);
             speed.push(mbs);
         }
-        let [cat, reference, t1, t2, zst_mbs, gz_mbs] = speed[..] else {
-            continue;
+        let (cat, reference, t1, t2, zst_mbs, gz_mbs, vw_mbs) = match speed[..] {
+            [cat, reference, t1, t2, zst, gz] => (cat, reference, t1, t2, zst, gz, None),
+            [cat, reference, t1, t2, zst, gz, vw] => (cat, reference, t1, t2, zst, gz, Some(vw)),
+            _ => continue,
+        };
+        let base = vw_mbs.unwrap_or(log.reference);
+        let measured = match vw_mbs {
+            Some(vw) => format!("{vw:.0} measured ({:.0} in the issue)", log.reference),
+            None => format!("{:.0} (the issue's)", log.reference),
         };
         let _ = writeln!(
             targets,
-            "| {} | {:.0} | {reference:.0} ({:.1}x) | {t1:.0} ({:.1}x) | {:.2}x | {zst_mbs:.0} ({:.0}%), {:.1} MB | {gz_mbs:.0}, {:.1} MB | {cat:.0} |",
+            "| {} | {measured} | {reference:.0} ({:.1}x) | {t1:.0} ({:.1}x) | {:.2}x | {zst_mbs:.0} ({:.0}%), {:.1} MB | {gz_mbs:.0}, {:.1} MB | {cat:.0} |",
             log.name,
-            log.reference,
-            reference / log.reference,
-            t1 / log.reference,
+            reference / base,
+            t1 / base,
             t2 / t1,
             100.0 * zst_mbs / t2,
             sizes[0] as f64 / 1e6,
@@ -205,9 +261,10 @@ pub fn section(root: &Path, fb: &Path, cache: &Path, runs: usize) -> Result<Stri
         "### The logs of \"Ten times the reference\" (200 MiB)\n\n\
          `corpus-cb` repeats the REGULAR messages of `{CORPUS}` after its first \
          checkpoint; the other two are `fb gen --size 200MiB` with the arguments in \
-         their names. Reference MB/s are the issue's measurements of the C++ \
-         converter on this machine class. Compressed outputs go to a file (level 1, \
-         the default); the others to /dev/null.\n\n\
+         their names. Reference MB/s are measured here when `--reference VW` is \
+         given (the C++ converter, its output to /dev/null; ratios are against it), \
+         else the issue's measurements on this machine class. Compressed outputs go \
+         to a file (level 1, the default); the others to /dev/null.\n\n\
          | log | reference MB/s | `--compat reference`, 1 thread (target 10x) | default, 1 thread | 2 threads / 1 (target 1.8x) | `.zst`, 2 threads (target 70% of plain), size | `.gz`, 2 threads MB/s (target 300), size | cat MB/s |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|\n{targets}\n\
          | log | command | median s | min s | max s | MB/s | peak RSS MiB |\n\
