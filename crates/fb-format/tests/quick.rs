@@ -120,6 +120,30 @@ fn parts_agree(table: &str, buf: &[u8]) {
             same(&p.action_taken, &o.action_taken());
             same(&p, &fb_schema::OutcomeParts::from(o));
         }
+        "MultiSlotEvent" => {
+            let mut slots = Vec::new();
+            let Some(p) = fb_schema::multi_slot_parts(buf, |i, s| slots.push((i, s))) else {
+                return;
+            };
+            let ms = verified::<MultiSlotEvent>(buf).expect("quick said yes");
+            same(&p.context, &ms.context().map(|v| v.bytes()));
+            same(&p.has_slots, &ms.slots().is_some());
+            same(&p.model_id, &ms.model_id());
+            same(&p.deferred_action, &ms.deferred_action());
+            same(
+                &p.baseline_actions,
+                &ms.baseline_actions().map(|v| v.bytes()),
+            );
+            same(&p.learning_mode, &ms.learning_mode());
+            let logged: Vec<_> = ms.slots().iter().flatten().collect();
+            same(&slots.len(), &logged.len());
+            for ((i, s), (k, l)) in slots.iter().zip(logged.iter().enumerate()) {
+                same(i, &k);
+                same(&s.id, &l.id());
+                same(&s.action_ids, &l.action_ids().map(|v| v.bytes()));
+                same(&s.probabilities, &l.probabilities().map(|v| v.bytes()));
+            }
+        }
         _ => {}
     }
 }

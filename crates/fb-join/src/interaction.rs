@@ -102,6 +102,69 @@ pub fn extract_cb<'p>(
     Ok((LearningMode::from_wire(cb.learning_mode), context))
 }
 
+/// [`extract_into`] for a CCB or Slates payload stored uncompressed,
+/// `bytes`, read while the fast verifier checks it; `None` where that
+/// declines (then read it through [`extract_into`]).
+pub fn extract_multi_slot<'p>(
+    bytes: &'p [u8],
+    kind: Problem,
+    ev: &mut JoinedEvent<'_>,
+) -> Option<Result<Extracted<'p>, Rejection>> {
+    if !matches!(ev.decision, Decision::MultiSlot { .. }) {
+        ev.decision = Decision::MultiSlot {
+            slots: Vec::new(),
+            baseline: Vec::new(),
+        };
+    }
+    let Decision::MultiSlot { slots, baseline } = &mut ev.decision else {
+        return None;
+    };
+    let mut count = 0;
+    let parts = fb_schema::multi_slot_parts(bytes, |i, s| {
+        if slots.len() <= i {
+            slots.push(SlotDecision::default());
+        }
+        if let Some(slot) = slots.get_mut(i) {
+            match (s.id, &mut slot.id) {
+                (Some(text), Some(id)) => set_text(id, text),
+                (text, id) => *id = text.map(str::to_string),
+            }
+            set_words(
+                &mut slot.actions,
+                s.action_ids.unwrap_or_default(),
+                u32::from_le_bytes,
+            );
+            set_words(
+                &mut slot.probabilities,
+                s.probabilities.unwrap_or_default(),
+                f32::from_le_bytes,
+            );
+            slot.outcomes.clear();
+            slot.reward = 0.0;
+            slot.original_reward = 0.0;
+        }
+        count = i + 1;
+    })?;
+    slots.truncate(count);
+    // The checks `extract_into` makes before it reads the slots; what was
+    // read is dropped with the event.
+    let Some(context) = parts.context else {
+        return Some(Err(missing("context", "MultiSlotEvent")));
+    };
+    if !parts.has_slots {
+        return Some(Err(missing("slots", "MultiSlotEvent")));
+    }
+    set_words(
+        baseline,
+        parts.baseline_actions.unwrap_or_default(),
+        i32::from_le_bytes,
+    );
+    ev.kind = kind;
+    set_text(&mut ev.model_id, parts.model_id.unwrap_or("N/A"));
+    ev.deferred = parts.deferred_action;
+    Some(Ok((LearningMode::from_wire(parts.learning_mode), context)))
+}
+
 /// Copies the decision out of `payload` into `ev` (kind, decision, model
 /// id, deferred), reusing its buffers, and checks the required fields.
 pub fn extract_into<'p>(

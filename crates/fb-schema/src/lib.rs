@@ -56,8 +56,8 @@ pub use outcome::{
 };
 
 pub use quick::{
-    cb_parts, event_list, event_parts, listed_event, outcome_parts, CbParts, EventParts,
-    OutcomeParts, QuickVerify, Skimmed, SkimmedEvents,
+    cb_parts, event_list, event_parts, listed_event, multi_slot_parts, outcome_parts, CbParts,
+    EventParts, MultiSlotParts, OutcomeParts, QuickVerify, Skimmed, SkimmedEvents, SlotParts,
 };
 
 use flatbuffers::{Follow, Verifiable, VerifierOptions};

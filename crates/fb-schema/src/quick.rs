@@ -803,21 +803,83 @@ fn cb<'b>(c: &mut Check<'b, false>, pos: usize) -> Option<CbParts<'b>> {
     })
 }
 
-fn multi_slot_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
-    let t = c.table(pos)?;
-    c.vector_field(t, MultiSlotEvent::VT_CONTEXT as usize, U8)?;
-    c.vector_of(t, MultiSlotEvent::VT_SLOTS as usize, slot_event)?;
-    c.string_field(t, MultiSlotEvent::VT_MODEL_ID as usize)?;
-    c.scalar_field(t, MultiSlotEvent::VT_DEFERRED_ACTION as usize, U8)?;
-    c.vector_field(t, MultiSlotEvent::VT_BASELINE_ACTIONS as usize, U32)?;
-    c.scalar_field(t, MultiSlotEvent::VT_LEARNING_MODE as usize, U8)
+/// What the joiner reads of a verified `MultiSlotEvent` besides its
+/// slots, found while verifying.
+#[derive(Debug, Clone, Copy)]
+pub struct MultiSlotParts<'a> {
+    /// `context`.
+    pub context: Option<&'a [u8]>,
+    /// Whether `slots` is present (its elements went to the closure).
+    pub has_slots: bool,
+    /// `model_id`.
+    pub model_id: Option<&'a str>,
+    /// `deferred_action` (false when absent).
+    pub deferred_action: bool,
+    /// `baseline_actions`: little-endian i32s.
+    pub baseline_actions: Option<&'a [u8]>,
+    /// `learning_mode` (`Online` when absent).
+    pub learning_mode: LearningModeType,
 }
 
-fn slot_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
-    let t = c.table(pos)?;
-    c.vector_field(t, SlotEvent::VT_ACTION_IDS as usize, U32)?;
-    c.vector_field(t, SlotEvent::VT_PROBABILITIES as usize, U32)?;
-    c.string_field(t, SlotEvent::VT_ID as usize)
+/// What the joiner reads of one `SlotEvent`.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotParts<'a> {
+    /// `id`.
+    pub id: Option<&'a str>,
+    /// `action_ids`: little-endian u32s.
+    pub action_ids: Option<&'a [u8]>,
+    /// `probabilities`: little-endian f32s.
+    pub probabilities: Option<&'a [u8]>,
+}
+
+/// Verifies `buf` as a `MultiSlotEvent` (what `MultiSlotEvent::quick`
+/// answers) and returns its parts, handing each slot's to `slot` with its
+/// index as it is verified; `None` wherever that answer is no, and then
+/// `slot` may have been called for the slots before the one that failed.
+///
+/// The accessors would walk every vtable again: for a CCB decision of two
+/// slots that was a tenth of the decision's way through the joiner.
+pub fn multi_slot_parts<'a>(
+    buf: &'a [u8],
+    mut slot: impl FnMut(usize, SlotParts<'a>),
+) -> Option<MultiSlotParts<'a>> {
+    let mut c = Check::<true>::new(buf);
+    let root = c.follow(0)?;
+    let t = c.table(root)?;
+    let context = c.bytes_field(t, MultiSlotEvent::VT_CONTEXT as usize, U8)?;
+    let mut has_slots = false;
+    if let Some(pos) = c.field(t, MultiSlotEvent::VT_SLOTS as usize) {
+        has_slots = true;
+        let at = c.follow(pos)?;
+        let (start, len) = c.vector(at, U32)?;
+        for i in 0..len {
+            let element = c.follow(start.checked_add(i.checked_mul(4)?)?)?;
+            let s = c.table(element)?;
+            let action_ids = c.bytes_field(s, SlotEvent::VT_ACTION_IDS as usize, U32)?;
+            let probabilities = c.bytes_field(s, SlotEvent::VT_PROBABILITIES as usize, U32)?;
+            let id = c.text_field(s, SlotEvent::VT_ID as usize)?;
+            slot(
+                i,
+                SlotParts {
+                    id,
+                    action_ids,
+                    probabilities,
+                },
+            );
+        }
+    }
+    let model_id = c.text_field(t, MultiSlotEvent::VT_MODEL_ID as usize)?;
+    let deferred = c.value_field::<1, 1>(t, MultiSlotEvent::VT_DEFERRED_ACTION as usize)?;
+    let baseline_actions = c.bytes_field(t, MultiSlotEvent::VT_BASELINE_ACTIONS as usize, U32)?;
+    let mode = c.value_field::<1, 1>(t, MultiSlotEvent::VT_LEARNING_MODE as usize)?;
+    c.within_limits().then_some(MultiSlotParts {
+        context,
+        has_slots,
+        model_id,
+        deferred_action: deferred.is_some_and(|[b]| b != 0),
+        baseline_actions,
+        learning_mode: mode.map_or(LearningModeType::Online, |[b]| LearningModeType(b)),
+    })
 }
 
 fn ca_event(c: &mut Check<'_>, pos: usize) -> Option<()> {
@@ -976,10 +1038,17 @@ macro_rules! quick {
 }
 
 quick! {
-    MultiSlotEvent => multi_slot_event,
     CaEvent => ca_event,
     DedupInfo => dedup_info,
     MultiStepEvent => multi_step_event,
+}
+
+impl sealed::Sealed for MultiSlotEvent<'_> {}
+
+impl QuickVerify for MultiSlotEvent<'_> {
+    fn quick(buf: &[u8]) -> bool {
+        multi_slot_parts(buf, |_, _| {}).is_some()
+    }
 }
 
 impl sealed::Sealed for Event<'_> {}

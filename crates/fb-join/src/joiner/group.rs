@@ -8,7 +8,7 @@ use super::{borrow_context, copy_context, At, Joiner, Sink};
 use crate::config::LearningMode;
 use crate::diag::DiagnosticKind;
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex};
-use crate::interaction::{extract_cb, extract_into, kind_of, matches};
+use crate::interaction::{extract_cb, extract_into, extract_multi_slot, kind_of, matches};
 use crate::Problem;
 
 impl Joiner {
@@ -153,9 +153,21 @@ impl Joiner {
         // borrowed; a decompressed one lives in the decoder until the next
         // payload, so its context is copied out.
         let invalid = |err: fb_format::Error| (DiagnosticKind::InvalidPayload, err.to_string());
+        // CCB and Slates read while verified, where the fast verifier
+        // takes them (the accessors would walk every vtable again).
+        let fast = match view.payload_type() {
+            PayloadType::CCB | PayloadType::Slates if !view.is_compressed() => {
+                extract_multi_slot(view.raw_payload(), declared, ev)
+            }
+            _ => None,
+        };
         let spare = &mut self.contexts;
-        let extracted = match view.payload_type() {
-            PayloadType::CB => match view.with_cb_in_place(|cb| extract_cb(cb, ev)) {
+        let extracted = match (fast, view.payload_type()) {
+            (Some(extracted), _) => extracted.map(|(mode, ctx)| {
+                borrow_context(&mut ev.context, ctx, spare);
+                mode
+            }),
+            (None, PayloadType::CB) => match view.with_cb_in_place(|cb| extract_cb(cb, ev)) {
                 Some(extracted) => extracted
                     .map_err(invalid)
                     .and_then(|extracted| extracted)
