@@ -1,6 +1,7 @@
 //! The DSJSON writer: one line per joined event, keys in the reference's
 //! order, numbers in its format.
 
+use crate::arrays::{Arrays, Found};
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
@@ -40,8 +41,9 @@ impl Writer {
         Self {
             compat,
             floats: Memo {
-                cache: vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice(),
+                cache: FloatCache(vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice()),
                 minute: MinuteMemo::default(),
+                arrays: Arrays::new(),
             },
             scratch: Lines::with_capacity(4096),
         }
@@ -133,16 +135,55 @@ struct SlotDecision {
 /// cache keyed by their bits, and the minute of the last timestamp.
 #[derive(Debug, Default)]
 struct Memo {
-    cache: Box<[SlotDecision]>,
+    cache: FloatCache,
     minute: MinuteMemo,
+    arrays: Arrays,
 }
+
+/// Floats' texts by their bits, in sets of two slots.
+#[derive(Debug, Default)]
+struct FloatCache(Box<[SlotDecision]>);
 
 impl Memo {
     #[inline(always)]
     fn push<P: Put>(&mut self, out: &mut P, v: f32) {
+        self.cache.push(out, v);
+    }
+
+    /// `[..]` of `values`, the whole array's text from the table of arrays
+    /// when it holds it.
+    fn floats<P: Put>(&mut self, out: &mut P, values: &[f32]) {
+        let Memo { cache, arrays, .. } = self;
+        match arrays.put(out, values) {
+            Found::Written => {}
+            Found::Skipped => cache.floats(out, values),
+            Found::Missing(at) => {
+                if !arrays.keep(out, at, values, |c| cache.floats(c, values)) {
+                    cache.floats(out, values);
+                }
+            }
+        }
+    }
+}
+
+impl FloatCache {
+    /// `[..]` of `values`, each float's text from the cache.
+    fn floats<P: Put>(&mut self, out: &mut P, values: &[f32]) {
+        out.byte(b'[');
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                out.byte(b',');
+            }
+            self.push(out, *v);
+        }
+        out.byte(b']');
+    }
+
+    #[inline(always)]
+    fn push<P: Put>(&mut self, out: &mut P, v: f32) {
         let bits = v.to_bits();
         let set = set_of(bits);
-        if let Some([first, second]) = self.cache.get(set..set + 2) {
+        if let Some([first, second]) = self.0.get(set..set + 2) {
             for slot in [first, second] {
                 if slot.len > 0 && slot.bits == bits {
                     out.put_first(&slot.text, usize::from(slot.len));
@@ -165,7 +206,7 @@ impl Memo {
             b"null"
         };
         out.put(text);
-        if let Some(pair) = self.cache.get_mut(set..set + 2) {
+        if let Some(pair) = self.0.get_mut(set..set + 2) {
             let mut slot = SlotDecision {
                 bits: v.to_bits(),
                 len: 0,
@@ -262,14 +303,7 @@ fn uints<P: Put>(out: &mut P, values: impl Iterator<Item = u64>) {
 }
 
 fn floats<P: Put>(fl: &mut Memo, out: &mut P, values: &[f32]) {
-    out.byte(b'[');
-    for (i, v) in values.iter().enumerate() {
-        if i > 0 {
-            out.byte(b',');
-        }
-        fl.push(out, *v);
-    }
-    out.byte(b']');
+    fl.floats(out, values);
 }
 
 /// An outcome's value. A literal value is its text by default; the
@@ -657,8 +691,9 @@ mod tests {
     /// The text of each float, through a cache of `slots` slots.
     fn texts(values: &[f32], slots: usize) -> Vec<String> {
         let mut memo = Memo {
-            cache: vec![SlotDecision::default(); slots].into_boxed_slice(),
+            cache: FloatCache(vec![SlotDecision::default(); slots].into_boxed_slice()),
             minute: MinuteMemo::default(),
+            arrays: Arrays::default(),
         };
         values
             .iter()
@@ -705,13 +740,14 @@ mod tests {
             .find(|v| v.is_finite() && set_of(v.to_bits()) == set)
             .expect("another float in the set");
         let mut memo = Memo {
-            cache: vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice(),
+            cache: FloatCache(vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice()),
             minute: MinuteMemo::default(),
+            arrays: Arrays::default(),
         };
         for v in [a, b, a, b] {
             memo.push(&mut Vec::new(), v);
         }
-        let held: Vec<u32> = memo.cache[set..set + 2].iter().map(|s| s.bits).collect();
+        let held: Vec<u32> = memo.cache.0[set..set + 2].iter().map(|s| s.bits).collect();
         assert!(
             held.contains(&a.to_bits()) && held.contains(&b.to_bits()),
             "{held:?}"

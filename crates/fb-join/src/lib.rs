@@ -32,6 +32,7 @@
     )
 )]
 
+mod arrays;
 mod config;
 mod dedup;
 mod diag;
