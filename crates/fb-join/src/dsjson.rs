@@ -132,7 +132,8 @@ struct SlotDecision {
 }
 
 /// Text remembered from line to line: floats in an optional two-way
-/// cache keyed by their bits, and the minute of the last timestamp.
+/// cache keyed by their bits, whole probability arrays (`arrays.rs`),
+/// and the minute of the last timestamp.
 #[derive(Debug, Default)]
 struct Memo {
     cache: FloatCache,

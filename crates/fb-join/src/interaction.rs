@@ -102,6 +102,20 @@ pub fn extract_cb<'p>(
     Ok((LearningMode::from_wire(cb.learning_mode), context))
 }
 
+/// Refills `slot` with a logged slot's id, action ids and probabilities
+/// (little-endian words), keeping its buffers; no outcomes, no reward yet.
+fn fill_slot(slot: &mut SlotDecision, id: Option<&str>, actions: &[u8], probabilities: &[u8]) {
+    match (id, &mut slot.id) {
+        (Some(text), Some(kept)) => set_text(kept, text),
+        (text, kept) => *kept = text.map(str::to_string),
+    }
+    set_words(&mut slot.actions, actions, u32::from_le_bytes);
+    set_words(&mut slot.probabilities, probabilities, f32::from_le_bytes);
+    slot.outcomes.clear();
+    slot.reward = 0.0;
+    slot.original_reward = 0.0;
+}
+
 /// [`extract_into`] for a CCB or Slates payload stored uncompressed,
 /// `bytes`, read while the fast verifier checks it; `None` where that
 /// declines (then read it through [`extract_into`]).
@@ -125,23 +139,12 @@ pub fn extract_multi_slot<'p>(
             slots.push(SlotDecision::default());
         }
         if let Some(slot) = slots.get_mut(i) {
-            match (s.id, &mut slot.id) {
-                (Some(text), Some(id)) => set_text(id, text),
-                (text, id) => *id = text.map(str::to_string),
-            }
-            set_words(
-                &mut slot.actions,
+            fill_slot(
+                slot,
+                s.id,
                 s.action_ids.unwrap_or_default(),
-                u32::from_le_bytes,
-            );
-            set_words(
-                &mut slot.probabilities,
                 s.probabilities.unwrap_or_default(),
-                f32::from_le_bytes,
             );
-            slot.outcomes.clear();
-            slot.reward = 0.0;
-            slot.original_reward = 0.0;
         }
         count = i + 1;
     })?;
@@ -195,23 +198,12 @@ pub fn extract_into<'p>(
                 slots.truncate(logged.len());
                 slots.resize_with(logged.len(), SlotDecision::default);
                 for (slot, s) in slots.iter_mut().zip(logged.iter()) {
-                    match (s.id(), &mut slot.id) {
-                        (Some(text), Some(id)) => set_text(id, text),
-                        (text, id) => *id = text.map(str::to_string),
-                    }
-                    set_words(
-                        &mut slot.actions,
+                    fill_slot(
+                        slot,
+                        s.id(),
                         s.action_ids().map_or(&[], |a| a.bytes()),
-                        u32::from_le_bytes,
-                    );
-                    set_words(
-                        &mut slot.probabilities,
                         s.probabilities().map_or(&[], |p| p.bytes()),
-                        f32::from_le_bytes,
                     );
-                    slot.outcomes.clear();
-                    slot.reward = 0.0;
-                    slot.original_reward = 0.0;
                 }
                 set_words(
                     baseline,
