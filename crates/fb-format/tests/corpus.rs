@@ -5,7 +5,7 @@ mod common;
 
 use common::{read, read_all};
 use fb_format::raw::RawStreamReader;
-use fb_format::{Error, MessageKind, Payload, PayloadDecoder};
+use fb_format::{Error, EventView, MessageKind, Payload, PayloadDecoder};
 use fb_schema::PayloadType;
 
 /// A compact summary of a log: one token per message (`M` magic, `H` header,
@@ -280,13 +280,8 @@ fn every_event_of_the_valid_logs_decodes_to_a_typed_payload() {
     );
 }
 
-/// A decoder serves a frame that comes again from what it decompressed
-/// before: what it serves must be what a decoder that never saw the frame
-/// decompresses. Every compressed payload of the corpus, three times over,
-/// in file order and then backwards.
-#[test]
-fn frames_served_again_are_what_decompressing_gives() {
-    let mut remembering = PayloadDecoder::default();
+/// The REGULAR messages of every valid log of the corpus, with their file.
+fn regular_messages() -> Vec<(String, common::Owned)> {
     let mut owned = Vec::new();
     for file in common::valid_logs() {
         let data = read(&file);
@@ -298,15 +293,35 @@ fn frames_served_again_are_what_decompressing_gives() {
                 .map(|m| (file.clone(), m)),
         );
     }
+    owned
+}
+
+/// The events of `owned` that `keep` takes, with their file.
+fn views_where<'a>(
+    owned: &'a [(String, common::Owned)],
+    keep: impl Fn(&EventView<'a>) -> bool,
+) -> Vec<(&'a String, EventView<'a>)> {
     let mut views = Vec::new();
-    for (file, m) in &owned {
+    for (file, m) in owned {
         for view in m.message().events().unwrap() {
             let view = view.unwrap_or_else(|e| panic!("{file}: {e}"));
-            if view.is_compressed() {
+            if keep(&view) {
                 views.push((file, view));
             }
         }
     }
+    views
+}
+
+/// A decoder serves a frame that comes again from what it decompressed
+/// before: what it serves must be what a decoder that never saw the frame
+/// decompresses. Every compressed payload of the corpus, three times over,
+/// in file order and then backwards.
+#[test]
+fn frames_served_again_are_what_decompressing_gives() {
+    let mut remembering = PayloadDecoder::default();
+    let owned = regular_messages();
+    let views = views_where(&owned, EventView::is_compressed);
     assert!(!views.is_empty(), "the corpus holds zstd payloads");
     let order = (0..views.len())
         .chain(0..views.len())
@@ -332,26 +347,8 @@ fn frames_served_again_are_what_decompressing_gives() {
 #[test]
 fn outcomes_served_again_are_what_verifying_gives() {
     let mut remembering = PayloadDecoder::default();
-    let mut owned = Vec::new();
-    for file in common::valid_logs() {
-        let data = read(&file);
-        let (messages, _) = read_all(&data);
-        owned.extend(
-            messages
-                .into_iter()
-                .filter(|m| m.kind == MessageKind::Regular)
-                .map(|m| (file.clone(), m)),
-        );
-    }
-    let mut views = Vec::new();
-    for (file, m) in &owned {
-        for view in m.message().events().unwrap() {
-            let view = view.unwrap_or_else(|e| panic!("{file}: {e}"));
-            if view.payload_type() == PayloadType::Outcome {
-                views.push((file, view));
-            }
-        }
-    }
+    let owned = regular_messages();
+    let views = views_where(&owned, |view| view.payload_type() == PayloadType::Outcome);
     assert!(views.len() > 100, "the corpus holds outcomes");
     let order = (0..views.len())
         .chain(0..views.len())

@@ -9,9 +9,10 @@
 //!
 //! Where arrays do not repeat, the lookups and the copy into the table
 //! would cost without paying: hits are counted, and the table rests for a
-//! while when fewer than one lookup in [`POOR`] hits.
+//! while when fewer than a quarter of the lookups hit (`rate.rs`).
 
 use crate::put::{Cursor, Put};
+use crate::rate::Rate;
 
 /// Entries of the table (a power of two).
 const ENTRIES: usize = 16;
@@ -20,12 +21,6 @@ const FLOATS: usize = 8;
 /// Room for an array's text: eight floats of up to 24 characters, their
 /// commas and brackets.
 const TEXT: usize = 224;
-/// Lookups between two looks at the hit rate.
-const SAMPLE: u32 = 256;
-/// Fewer hits than one lookup in this many, and the table rests...
-const POOR: u32 = 4;
-/// ... for this many arrays.
-const REST: u32 = 16 * 1024;
 
 #[derive(Clone)]
 struct Entry {
@@ -40,9 +35,7 @@ struct Entry {
 #[derive(Clone)]
 pub(crate) struct Arrays {
     entries: Box<[Entry]>,
-    tries: u32,
-    hits: u32,
-    resting: u32,
+    rate: Rate,
 }
 
 impl std::fmt::Debug for Arrays {
@@ -56,9 +49,7 @@ impl Default for Arrays {
     fn default() -> Self {
         Self {
             entries: Box::new([]),
-            tries: 0,
-            hits: 0,
-            resting: 0,
+            rate: Rate::default(),
         }
     }
 }
@@ -74,9 +65,7 @@ impl Arrays {
         };
         Self {
             entries: vec![empty; ENTRIES].into_boxed_slice(),
-            tries: 0,
-            hits: 0,
-            resting: 0,
+            rate: Rate::default(),
         }
     }
 }
@@ -95,8 +84,8 @@ impl Arrays {
     /// Writes the text of `values` to `out` if the table holds it.
     #[inline(always)]
     pub(crate) fn put<P: Put>(&mut self, out: &mut P, values: &[f32]) -> Found {
-        if self.resting > 0 {
-            self.resting -= 1;
+        if self.rate.resting() {
+            self.rate.pass();
             return Found::Skipped;
         }
         if values.is_empty() || values.len() > FLOATS || self.entries.is_empty() {
@@ -119,25 +108,12 @@ impl Arrays {
             }
             _ => false,
         };
-        self.tries += 1;
-        self.hits += u32::from(hit);
-        if self.tries >= SAMPLE {
-            self.sampled();
-        }
+        self.rate.count(hit);
         if hit {
             Found::Written
         } else {
             Found::Missing(at)
         }
-    }
-
-    #[cold]
-    fn sampled(&mut self) {
-        if self.hits < self.tries / POOR {
-            self.resting = REST;
-        }
-        self.tries = 0;
-        self.hits = 0;
     }
 
     /// Writes `values` with `write` into entry `at` (found
@@ -186,6 +162,7 @@ fn entry_of(bits: &[u32; FLOATS]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rate::SAMPLE;
 
     fn text(values: &[f32]) -> String {
         values

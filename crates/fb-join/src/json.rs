@@ -571,7 +571,6 @@ fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
 }
 
 mod last;
-mod rate;
 mod seen;
 use crate::same::same_bytes;
 use last::Last;
@@ -582,8 +581,8 @@ mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::rate::SAMPLE;
     use super::{reference, validate, JsonError, Seen, Validator, MAX_DEPTH};
+    use crate::rate::SAMPLE;
     use fb_tests::Rng;
     use std::cell::RefCell;
     use std::collections::BTreeSet;

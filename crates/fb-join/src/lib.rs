@@ -46,6 +46,7 @@ mod number;
 mod parallel;
 mod pipeline;
 mod put;
+mod rate;
 pub mod rawjoin;
 mod reward;
 mod same;

@@ -3,7 +3,7 @@
 //! alone) sends the same bytes event after event, and a text identical to
 //! one found valid is valid.
 
-use super::rate::Rate;
+use crate::rate::Rate;
 use crate::same::same_bytes;
 
 /// Longest text kept. Longer ones are checked every time; a copy of them

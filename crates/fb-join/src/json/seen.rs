@@ -2,7 +2,7 @@
 //! that the same bytes met again are stepped over (a loop offers the same
 //! actions to event after event).
 
-use super::rate::Rate;
+use crate::rate::Rate;
 
 /// Remembered elements, in a table indexed by a hash of their first
 /// `HEAD` bytes: one entry per index, the newest.

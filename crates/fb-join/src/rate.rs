@@ -1,15 +1,16 @@
-//! How often a memo of the validator pays: both memos (array elements,
-//! whole texts) look at their hit rate every [`SAMPLE`] tries, and rest for
-//! [`REST`] turns when under a quarter hit, since where nothing repeats the
-//! looking up costs more than it saves.
+//! How often a memo pays: the JSON check's (array elements, whole texts)
+//! and the DSJSON writer's table of probability arrays look at their hit
+//! rate every [`SAMPLE`] tries, and rest for [`REST`] turns when under a
+//! quarter hit, since where nothing repeats the looking up costs more than
+//! it saves.
 
 /// Tries between two looks at the hit rate.
-pub(super) const SAMPLE: u32 = 1024;
+pub(crate) const SAMPLE: u32 = 1024;
 /// Turns a memo passes without looking after a poor rate.
-pub(super) const REST: u32 = 64 * 1024;
+pub(crate) const REST: u32 = 64 * 1024;
 
 #[derive(Clone, Default)]
-pub(super) struct Rate {
+pub(crate) struct Rate {
     /// Tries and hits since the last look at the rate.
     tries: u32,
     hits: u32,
@@ -23,7 +24,7 @@ pub(super) struct Rate {
 
 impl Rate {
     /// A rate that never rests its memo.
-    pub(super) fn fixed() -> Self {
+    pub(crate) fn fixed() -> Self {
         Self {
             fixed: true,
             ..Self::default()
@@ -32,19 +33,19 @@ impl Rate {
 
     /// Whether the memo is resting (no try this turn).
     #[inline(always)]
-    pub(super) fn resting(&self) -> bool {
+    pub(crate) fn resting(&self) -> bool {
         self.resting > 0
     }
 
     /// One turn passed without a try.
     #[inline(always)]
-    pub(super) fn pass(&mut self) {
+    pub(crate) fn pass(&mut self) {
         self.resting = self.resting.saturating_sub(1);
     }
 
     /// Counts a try, and rests the memo after too few hits.
     #[inline(always)]
-    pub(super) fn count(&mut self, hit: bool) {
+    pub(crate) fn count(&mut self, hit: bool) {
         self.tries += 1;
         self.hits += u32::from(hit);
         if self.tries >= SAMPLE {
@@ -64,7 +65,7 @@ impl Rate {
     }
 
     /// Tries and hits so far.
-    pub(super) fn totals(&self) -> (u64, u64) {
+    pub(crate) fn totals(&self) -> (u64, u64) {
         (
             self.total_tries + u64::from(self.tries),
             self.total_hits + u64::from(self.hits),
