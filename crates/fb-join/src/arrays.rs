@@ -55,7 +55,7 @@ impl Default for Arrays {
 }
 
 impl Arrays {
-    /// A table of [`ENTRIES`] arrays, allocated here once (3.6 KiB).
+    /// A table of [`ENTRIES`] arrays, allocated here once (4.3 KiB).
     pub(crate) fn new() -> Self {
         let empty = Entry {
             count: 0,
@@ -117,8 +117,9 @@ impl Arrays {
     }
 
     /// Writes `values` with `write` into entry `at` (found
-    /// [`Found::Missing`]), keeps it there if it fits, and copies it to
-    /// `out`.
+    /// [`Found::Missing`]), keeps it there and copies it to `out`; false,
+    /// with nothing written to `out` and nothing kept, where the text does
+    /// not fit (the caller then writes it itself).
     pub(crate) fn keep<P: Put>(
         &mut self,
         out: &mut P,
