@@ -325,6 +325,60 @@ fn quick_says_no_where_flatbuffers_counts_past_its_limits() {
     }
 }
 
+/// A `MultiSlotEvent` of `slots` elements that all point at one
+/// `SlotEvent` whose `action_ids` holds `bytes` bytes.
+fn shared_slots(slots: usize, bytes: usize) -> Vec<u8> {
+    use fb_schema::{MultiSlotEventArgs, SlotEventArgs};
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    let ids = fbb.create_vector(&vec![7u32; bytes / 4]);
+    let one = fb_schema::SlotEvent::create(
+        &mut fbb,
+        &SlotEventArgs {
+            action_ids: Some(ids),
+            ..SlotEventArgs::default()
+        },
+    );
+    let list = fbb.create_vector(&vec![one; slots]);
+    let context = fbb.create_vector(b"{}");
+    let root = MultiSlotEvent::create(
+        &mut fbb,
+        &MultiSlotEventArgs {
+            context: Some(context),
+            slots: Some(list),
+            ..MultiSlotEventArgs::default()
+        },
+    );
+    fbb.finish_minimal(root);
+    fbb.finished_data().to_vec()
+}
+
+#[test]
+fn slots_are_counted_where_flatbuffers_could_pass_its_limits() {
+    // 4096 slots sharing a 1 MiB vector: past the apparent-size limit.
+    let bomb = shared_slots(4096, 1 << 20);
+    assert!(verified::<MultiSlotEvent>(&bomb).is_err());
+    assert!(!MultiSlotEvent::quick(&bomb));
+    assert!(fb_schema::multi_slot_parts(&bomb, |_, _| {}).is_none());
+    // Within the limits both say yes, whether the buffer is walked
+    // counting (many slots times a large buffer) or not, and every slot
+    // is handed over.
+    for (slots, bytes) in [(2, 100), (64, 1 << 20), (600, 1 << 20), (3000, 100)] {
+        let fine = shared_slots(slots, bytes);
+        assert!(
+            verified::<MultiSlotEvent>(&fine).is_ok(),
+            "{slots} x {bytes}"
+        );
+        let mut seen = 0;
+        let parts = fb_schema::multi_slot_parts(&fine, |i, s| {
+            assert_eq!(i, seen);
+            assert_eq!(s.action_ids.map(<[u8]>::len), Some(bytes / 4 * 4));
+            seen += 1;
+        });
+        assert!(parts.is_some_and(|p| p.has_slots), "{slots} x {bytes}");
+        assert_eq!(seen, slots, "{slots} x {bytes}");
+    }
+}
+
 #[test]
 fn fixed_shape_tables_above_64_mib_go_to_flatbuffers() {
     use fb_schema::CbEventArgs;

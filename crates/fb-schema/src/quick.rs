@@ -841,9 +841,49 @@ pub struct SlotParts<'a> {
 /// slots that was a tenth of the decision's way through the joiner.
 pub fn multi_slot_parts<'a>(
     buf: &'a [u8],
+    slot: impl FnMut(usize, SlotParts<'a>),
+) -> Option<MultiSlotParts<'a>> {
+    let slots = slots_listed(buf).unwrap_or(0);
+    let within = buf.len() <= FIXED_LIMIT
+        && slots
+            .saturating_add(1)
+            .saturating_mul(buf.len().saturating_mul(4).saturating_add(65_800))
+            <= VECTOR_BUDGET;
+    if within {
+        multi_slot::<false>(buf, slot)
+    } else {
+        multi_slot::<true>(buf, slot)
+    }
+}
+
+/// How many slots the `MultiSlotEvent` in `buf` lists, when its shape goes
+/// that far.
+///
+/// Each table visited (the root, and each slot) adds to what flatbuffers
+/// counts at most its vtable (64 KiB), a few hundred bytes of offsets,
+/// fields and lengths, and four vectors or strings of at most the
+/// buffer's length (the root's: `context`, `slots`, `model_id`,
+/// `baseline_actions`; a slot's: three). So (slots + 1) x (4 x length +
+/// 65,800) within [`VECTOR_BUDGET`] keeps the apparent size under 2^29,
+/// and the tables under 2^29 / 65,800, far below both limits: such a
+/// buffer is walked without counting, which costs a twentieth of a CCB
+/// decision's way through the joiner.
+fn slots_listed(buf: &[u8]) -> Option<usize> {
+    let mut c = Check::<false>::new(buf);
+    let root = c.follow(0)?;
+    let t = c.table(root)?;
+    let pos = c.field(t, MultiSlotEvent::VT_SLOTS as usize)?;
+    let at = c.follow(pos)?;
+    c.u32_at(at)
+}
+
+/// [`multi_slot_parts`], counting what flatbuffers counts if `COUNT`.
+#[inline(always)]
+fn multi_slot<'a, const COUNT: bool>(
+    buf: &'a [u8],
     mut slot: impl FnMut(usize, SlotParts<'a>),
 ) -> Option<MultiSlotParts<'a>> {
-    let mut c = Check::<true>::new(buf);
+    let mut c = Check::<COUNT>::new(buf);
     let root = c.follow(0)?;
     let t = c.table(root)?;
     let context = c.bytes_field(t, MultiSlotEvent::VT_CONTEXT as usize, U8)?;
