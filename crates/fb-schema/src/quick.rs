@@ -554,13 +554,14 @@ fn joined_payload<const COUNT: bool>(c: &mut Check<'_, COUNT>, pos: usize) -> Op
     c.vector_of(t, JoinedPayload::VT_EVENTS as usize, joined_event)
 }
 
-/// How many events the `JoinedPayload` in `buf` lists, when its shape goes
-/// that far.
-fn events_listed(buf: &[u8]) -> Option<usize> {
+/// How many elements the root table's vector field `voffset` lists (the
+/// events of a `JoinedPayload`, the slots of a `MultiSlotEvent`), when the
+/// buffer's shape goes that far.
+fn listed(buf: &[u8], voffset: usize) -> Option<usize> {
     let mut c = Check::<false>::new(buf);
     let root = c.follow(0)?;
     let t = c.table(root)?;
-    let pos = c.field(t, JoinedPayload::VT_EVENTS as usize)?;
+    let pos = c.field(t, voffset)?;
     let at = c.follow(pos)?;
     c.u32_at(at)
 }
@@ -606,7 +607,7 @@ impl QuickVerify for JoinedPayload<'_> {
         if buf.len() <= WARM_LIMIT {
             std::hint::black_box(warm(buf));
         }
-        let events = events_listed(buf).unwrap_or(0);
+        let events = listed(buf, JoinedPayload::VT_EVENTS as usize).unwrap_or(0);
         let within = buf.len() <= FIXED_LIMIT
             && events.saturating_mul(buf.len().saturating_add(65_600)) <= VECTOR_BUDGET;
         if within {
@@ -843,7 +844,16 @@ pub fn multi_slot_parts<'a>(
     buf: &'a [u8],
     slot: impl FnMut(usize, SlotParts<'a>),
 ) -> Option<MultiSlotParts<'a>> {
-    let slots = slots_listed(buf).unwrap_or(0);
+    // Each table visited (the root, and each slot) adds to what
+    // flatbuffers counts at most its vtable (64 KiB), a few hundred bytes
+    // of offsets, fields and lengths, and four vectors or strings of at
+    // most the buffer's length (the root's `context`, `slots`, `model_id`
+    // and `baseline_actions`; a slot's three). So (slots + 1) x (4 x
+    // length + 65,800) within [`VECTOR_BUDGET`] keeps the apparent size
+    // under 2^29 and the tables under 2^29 / 65,800, far below both
+    // limits: such a buffer is walked without counting, which saved a
+    // twentieth of a CCB decision's way through the joiner.
+    let slots = listed(buf, MultiSlotEvent::VT_SLOTS as usize).unwrap_or(0);
     let within = buf.len() <= FIXED_LIMIT
         && slots
             .saturating_add(1)
@@ -854,27 +864,6 @@ pub fn multi_slot_parts<'a>(
     } else {
         multi_slot::<true>(buf, slot)
     }
-}
-
-/// How many slots the `MultiSlotEvent` in `buf` lists, when its shape goes
-/// that far.
-///
-/// Each table visited (the root, and each slot) adds to what flatbuffers
-/// counts at most its vtable (64 KiB), a few hundred bytes of offsets,
-/// fields and lengths, and four vectors or strings of at most the
-/// buffer's length (the root's: `context`, `slots`, `model_id`,
-/// `baseline_actions`; a slot's: three). So (slots + 1) x (4 x length +
-/// 65,800) within [`VECTOR_BUDGET`] keeps the apparent size under 2^29,
-/// and the tables under 2^29 / 65,800, far below both limits: such a
-/// buffer is walked without counting, which costs a twentieth of a CCB
-/// decision's way through the joiner.
-fn slots_listed(buf: &[u8]) -> Option<usize> {
-    let mut c = Check::<false>::new(buf);
-    let root = c.follow(0)?;
-    let t = c.table(root)?;
-    let pos = c.field(t, MultiSlotEvent::VT_SLOTS as usize)?;
-    let at = c.follow(pos)?;
-    c.u32_at(at)
 }
 
 /// [`multi_slot_parts`], counting what flatbuffers counts if `COUNT`.
