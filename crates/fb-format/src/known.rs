@@ -15,16 +15,15 @@
 
 use fb_schema::{IndexValue, OutcomeParts, OutcomeValue};
 
+use crate::rate::Rate;
+
 /// Slots of the table (a power of two).
 const SLOTS: usize = 64;
 /// The longest payload kept.
 const BYTES: usize = 64;
-/// Lookups between two looks at the hit rate.
-const SAMPLE: u32 = 256;
-/// Fewer hits than one lookup in this many, and lookups rest...
+/// Fewer hits than one lookup in this many, and lookups rest for a while
+/// (`rate.rs`).
 const POOR: u32 = 4;
-/// ... for this many outcomes.
-const REST: u32 = 16 * 1024;
 
 /// One payload and its parts; `len` 0 holds nothing.
 #[derive(Clone, Copy)]
@@ -57,19 +56,14 @@ pub(crate) enum Find {
 /// The table, and how often it pays.
 pub(crate) struct Known {
     slots: Box<[Slot; SLOTS]>,
-    tries: u32,
-    hits: u32,
-    /// Outcomes still to pass without a lookup.
-    resting: u32,
+    rate: Rate<POOR>,
 }
 
 impl Default for Known {
     fn default() -> Self {
         Self {
             slots: Box::new([EMPTY; SLOTS]),
-            tries: 0,
-            hits: 0,
-            resting: 0,
+            rate: Rate::default(),
         }
     }
 }
@@ -78,8 +72,7 @@ impl Known {
     /// Looks the payload `bytes` up.
     #[inline(always)]
     pub(crate) fn find(&mut self, bytes: &[u8]) -> Find {
-        if self.resting > 0 {
-            self.resting -= 1;
+        if self.rate.resting() {
             return Find::Skipped;
         }
         let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) else {
@@ -93,25 +86,12 @@ impl Known {
             .slots
             .get(at)
             .is_some_and(|slot| slot.bytes.get(..slot.len).is_some_and(|kept| kept == bytes));
-        self.tries += 1;
-        self.hits += u32::from(hit);
-        if self.tries >= SAMPLE {
-            self.sampled();
-        }
+        self.rate.count(hit);
         if hit {
             Find::Found(at)
         } else {
             Find::Missing(at)
         }
-    }
-
-    #[cold]
-    fn sampled(&mut self) {
-        if self.hits < self.tries / POOR {
-            self.resting = REST;
-        }
-        self.tries = 0;
-        self.hits = 0;
     }
 
     /// The parts of the payload slot `at` holds.
@@ -169,6 +149,7 @@ fn slot_of(len: usize, head: &[u8; 8], tail: &[u8; 8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rate::SAMPLE;
 
     fn numeric(v: f32) -> OutcomeParts<'static> {
         OutcomeParts {

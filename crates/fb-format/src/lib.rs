@@ -54,6 +54,7 @@ pub mod index;
 mod kind;
 mod known;
 mod loop_kind;
+mod rate;
 pub mod raw;
 mod reader;
 mod recent;

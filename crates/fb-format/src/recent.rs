@@ -15,6 +15,8 @@
 //! hits, and rests (neither looks up nor keeps its frames) for a while when
 //! fewer than one in [`POOR`] hit.
 
+use crate::rate::Rate;
+
 /// Slots of the table, each holding one frame (a power of two).
 const SLOTS: usize = 64;
 /// The largest frame kept, and the most it may decompress to. The table is
@@ -26,21 +28,9 @@ const SLOTS: usize = 64;
 pub(crate) const RAW_MAX: usize = 4 << 10;
 pub(crate) const OUT_MAX: usize = 32 << 10;
 const STRIDE: usize = RAW_MAX + OUT_MAX;
-/// Lookups between two looks at a kind's hit rate.
-const SAMPLE: u32 = 256;
-/// A kind whose frames hit fewer than one lookup in this many rests...
+/// A kind whose frames hit fewer than one lookup in this many rests for a
+/// while (`rate.rs`).
 const POOR: u32 = 16;
-/// ... for this many frames.
-const REST: u32 = 16 * 1024;
-
-/// How often lookups pay for one payload kind.
-#[derive(Default, Clone, Copy)]
-struct Rate {
-    tries: u32,
-    hits: u32,
-    /// Frames still to pass without a lookup.
-    resting: u32,
-}
 
 /// The table of frames, and each payload kind's rate.
 #[derive(Default)]
@@ -51,7 +41,7 @@ pub(crate) struct Recent {
     /// Each slot's frame and decompressed lengths; a frame of length 0:
     /// nothing held.
     lens: Vec<(u16, u16)>,
-    rates: [Rate; 16],
+    rates: [Rate<POOR>; 16],
     hits: u64,
     misses: u64,
 }
@@ -82,8 +72,7 @@ impl Recent {
         let Some(rate) = self.rates.get_mut(usize::from(kind & 15)) else {
             return Lookup::Skipped;
         };
-        if rate.resting > 0 {
-            rate.resting -= 1;
+        if rate.resting() {
             return Lookup::Skipped;
         }
         if raw.len() > RAW_MAX || raw.is_empty() {
@@ -96,15 +85,7 @@ impl Recent {
         let at = slot_of(raw);
         let hit = self.frame(at) == raw;
         if let Some(rate) = self.rates.get_mut(usize::from(kind & 15)) {
-            rate.tries += 1;
-            rate.hits += u32::from(hit);
-            if rate.tries >= SAMPLE {
-                if rate.hits < rate.tries / POOR {
-                    rate.resting = REST;
-                }
-                rate.tries = 0;
-                rate.hits = 0;
-            }
+            rate.count(hit);
         }
         if hit {
             self.hits += 1;
@@ -175,6 +156,7 @@ fn slot_of(raw: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rate::{REST, SAMPLE};
 
     /// A kind's lookups stop after a sample without hits, and start again
     /// after the rest.
