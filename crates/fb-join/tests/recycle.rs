@@ -314,20 +314,31 @@ fn allocations_after_warm_up(bytes: &[u8], opts: Options, warm: usize, api: Api)
 
 #[test]
 fn warm_joiner_allocates_nothing_per_event() {
+    // The last field: the fraction of decisions with an activation, an
+    // outcome more. Where it is neither 0 nor 1, an event's buffers are
+    // refilled by events with more outcomes and with fewer; a text buffer
+    // may then still be made after the warm-up, when texts first sit in
+    // more outcome slots at once than before, but never one per event:
+    // at most `VARYING` over the whole log.
+    const VARYING: u64 = 8;
     let cases = [
-        ("cb", Problem::Cb, 1, false),
-        ("cb, 8 decisions per message", Problem::Cb, 8, false),
-        ("ccb", Problem::Ccb, 1, false),
-        ("slates", Problem::Slates, 1, false),
-        ("ca", Problem::Ca, 1, false),
-        ("cb, zstd", Problem::Cb, 1, true),
+        ("cb", Problem::Cb, 1, false, 0.0),
+        ("cb, 8 decisions per message", Problem::Cb, 8, false, 0.0),
+        ("ccb", Problem::Ccb, 1, false, 0.0),
+        ("slates", Problem::Slates, 1, false, 0.0),
+        ("ca", Problem::Ca, 1, false, 0.0),
+        ("cb, zstd", Problem::Cb, 1, true, 0.0),
+        ("cb, one or two outcomes", Problem::Cb, 1, false, 0.5),
+        ("ccb, one or two outcomes", Problem::Ccb, 1, false, 0.5),
     ];
-    for (name, problem, per_message, zstd) in cases {
+    for (name, problem, per_message, zstd, activated) in cases {
         let config = GenConfig {
             problem,
             limit: Limit::Events(1500),
             events_per_message: per_message,
             zstd,
+            deferred: activated,
+            activated,
             seed: 7,
             ..GenConfig::default()
         };
@@ -341,8 +352,9 @@ fn warm_joiner_allocates_nothing_per_event() {
                     events > 500,
                     "{name}, {opts_name}, {api:?}: {events} events"
                 );
-                assert_eq!(
-                    allocations, 0,
+                let allowed = if activated > 0.0 { VARYING } else { 0 };
+                assert!(
+                    allocations <= allowed,
                     "{name}, {opts_name}, {api:?}: {allocations} allocations for {events} events"
                 );
             }

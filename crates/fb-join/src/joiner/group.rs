@@ -37,7 +37,8 @@ impl Joiner {
                         continue;
                     }
                     if outcomes == ev.outcomes.len() {
-                        ev.outcomes.push(Outcome::blank());
+                        let blank = self.spare_outcomes.pop().unwrap_or_else(Outcome::blank);
+                        ev.outcomes.push(blank);
                     }
                     let Some(slot) = ev.outcomes.get_mut(outcomes) else {
                         continue;
@@ -74,7 +75,9 @@ impl Joiner {
                 ),
             }
         }
-        ev.outcomes.truncate(outcomes);
+        if ev.outcomes.len() > outcomes {
+            self.park_outcomes(&mut ev.outcomes, outcomes);
+        }
         let Some(view) = accepted else {
             self.diag(
                 at,

@@ -56,6 +56,11 @@ pub struct Joiner {
     signals: Vec<Signal>,
     /// Text buffers of outcome values and indices, for reuse.
     spare: Vec<String>,
+    /// Outcomes left over by events that had more than the event filling
+    /// their buffers next, with their id buffers, for reuse: where lines
+    /// have one outcome or three, dropping and making them again cost a
+    /// `malloc` and a `free` a line.
+    spare_outcomes: Vec<Outcome>,
 }
 
 /// Events kept for reuse at most: more than one message's worth is rare.
@@ -99,6 +104,7 @@ impl Joiner {
             groups: ids::IdGroups::default(),
             signals: Vec::new(),
             spare: Vec::new(),
+            spare_outcomes: Vec::new(),
             opts,
         }
     }
@@ -518,6 +524,32 @@ impl Joiner {
         }
     }
 
+    /// Keeps the outcomes of `outcomes` past the first `keep` for reuse,
+    /// their text buffers apart: every idle text buffer is then in
+    /// `spare`, where the next outcome with a text finds it, and the
+    /// buffers in use never outnumber the texts of the events at hand.
+    #[cold]
+    fn park_outcomes(&mut self, outcomes: &mut Vec<Outcome>, keep: usize) {
+        for mut o in outcomes.drain(keep..) {
+            let value = match std::mem::replace(&mut o.value, OutcomeValue::None) {
+                OutcomeValue::Literal(buf) => Some(buf),
+                _ => None,
+            };
+            let index = match std::mem::replace(&mut o.index, OutcomeIndex::None) {
+                OutcomeIndex::Literal(buf) => Some(buf),
+                _ => None,
+            };
+            for buf in [value, index].into_iter().flatten() {
+                if self.spare.len() < POOL_LIMIT {
+                    self.spare.push(buf);
+                }
+            }
+            if self.spare_outcomes.len() < POOL_LIMIT {
+                self.spare_outcomes.push(o);
+            }
+        }
+    }
+
     fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
         self.reward_over(outcomes, true)
     }
@@ -679,8 +711,13 @@ fn signal(o: &Outcome, timed: bool) -> Signal {
 /// buffers: the ones `out` has, else spares from `spare`, where a text
 /// replaced by a number leaves its buffer.
 fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>) {
+    // A new buffer holds any id of up to 64 bytes: a buffer made for a
+    // short index ("slot-0") and handed later to an event id would grow
+    // again, long after the joiner warmed up.
     let mut text = |old: Option<String>, s: &str| {
-        let mut buf = old.or_else(|| spare.pop()).unwrap_or_default();
+        let mut buf = old
+            .or_else(|| spare.pop())
+            .unwrap_or_else(|| String::with_capacity(64));
         buf.clear();
         buf.push_str(s);
         buf
