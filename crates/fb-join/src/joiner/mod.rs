@@ -528,25 +528,29 @@ impl Joiner {
     /// their text buffers apart: every idle text buffer is then in
     /// `spare`, where the next outcome with a text finds it, and the
     /// buffers in use never outnumber the texts of the events at hand.
-    #[cold]
     fn park_outcomes(&mut self, outcomes: &mut Vec<Outcome>, keep: usize) {
-        for mut o in outcomes.drain(keep..) {
-            let value = match std::mem::replace(&mut o.value, OutcomeValue::None) {
-                OutcomeValue::Literal(buf) => Some(buf),
-                _ => None,
+        while outcomes.len() > keep {
+            let Some(mut o) = outcomes.pop() else {
+                break;
             };
-            let index = match std::mem::replace(&mut o.index, OutcomeIndex::None) {
-                OutcomeIndex::Literal(buf) => Some(buf),
-                _ => None,
-            };
-            for buf in [value, index].into_iter().flatten() {
-                if self.spare.len() < POOL_LIMIT {
-                    self.spare.push(buf);
-                }
+            if let OutcomeValue::Literal(buf) = std::mem::replace(&mut o.value, OutcomeValue::None)
+            {
+                self.keep_text(buf);
+            }
+            if let OutcomeIndex::Literal(buf) = std::mem::replace(&mut o.index, OutcomeIndex::None)
+            {
+                self.keep_text(buf);
             }
             if self.spare_outcomes.len() < POOL_LIMIT {
                 self.spare_outcomes.push(o);
             }
+        }
+    }
+
+    /// Keeps a text buffer of an outcome for the next outcome with a text.
+    fn keep_text(&mut self, buf: String) {
+        if self.spare.len() < POOL_LIMIT {
+            self.spare.push(buf);
         }
     }
 
