@@ -591,7 +591,18 @@ impl Joiner {
     /// Makes `ctx` the context as written: dedup references inlined when
     /// asked, and JSON validity checked unless reproducing the reference.
     /// False (and a diagnostic) when the event must be skipped.
+    #[inline(always)]
     fn context(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
+        // In line where there is nothing to do (the reference's mode).
+        if !self.opts.inline_dedup && self.opts.compat != Compat::Sane {
+            return true;
+        }
+        self.rewrite_and_check(at, id, ctx)
+    }
+
+    /// [`Self::context`]'s work, when there is some.
+    #[inline(never)]
+    fn rewrite_and_check(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
         if self.opts.inline_dedup {
             let mut out = self.contexts.pop().unwrap_or_default();
             out.clear();
@@ -659,6 +670,7 @@ fn keep_spare(spare: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
 }
 
 /// Points `slot` at `ctx`, keeping a buffer it owned for reuse.
+#[inline(always)]
 fn borrow_context<'m>(slot: &mut Cow<'m, [u8]>, ctx: &'m [u8], spare: &mut Vec<Vec<u8>>) {
     if let Cow::Owned(buf) = std::mem::replace(slot, Cow::Borrowed(ctx)) {
         keep_spare(spare, buf);
