@@ -737,45 +737,63 @@ fn signal(o: &Outcome, timed: bool) -> Signal {
 /// Copies value, index and activation of `o` into `out`, reusing text
 /// buffers: the ones `out` has, else spares from `spare`, where a text
 /// replaced by a number leaves its buffer.
+///
+/// Written case by case, so that a number replacing a number (nearly every
+/// outcome) is a test and a store: moving each field out and back through
+/// `mem::replace` cost 69 instructions an outcome.
+#[inline(always)]
 fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>) {
-    // A new buffer holds any id of up to 64 bytes: a buffer made for a
-    // short index ("slot-0") and handed later to an event id would grow
-    // again, long after the joiner warmed up.
-    let mut text = |old: Option<String>, s: &str| {
-        let mut buf = old
-            .or_else(|| spare.pop())
-            .unwrap_or_else(|| String::with_capacity(64));
-        buf.clear();
-        buf.push_str(s);
-        buf
-    };
-    let old = match std::mem::replace(&mut out.value, OutcomeValue::None) {
-        OutcomeValue::Literal(buf) => Some(buf),
-        _ => None,
-    };
-    let (value, old) = match o.value {
-        WireValue::Numeric(v) => (OutcomeValue::Numeric(v), old),
-        WireValue::Literal(s) => (OutcomeValue::Literal(text(old, s)), None),
-        WireValue::None | WireValue::Unknown(_) => (OutcomeValue::None, old),
-    };
-    out.value = value;
-    let old_index = match std::mem::replace(&mut out.index, OutcomeIndex::None) {
-        OutcomeIndex::Literal(buf) => Some(buf),
-        _ => None,
-    };
-    let (index, old_index) = match o.index {
-        IndexValue::Numeric(i) => (OutcomeIndex::Numeric(i), old_index),
-        IndexValue::Literal(s) => (OutcomeIndex::Literal(text(old_index, s)), None),
-        IndexValue::None | IndexValue::Unknown(_) => (OutcomeIndex::None, old_index),
-    };
-    out.index = index;
-    // Two tests, not `extend` over a chain of the two: that cost 36
-    // instructions an outcome where both are nearly always `None`.
-    if let Some(buf) = old {
-        spare.push(buf);
+    match o.value {
+        WireValue::Literal(s) => match &mut out.value {
+            OutcomeValue::Literal(buf) => refill(buf, s),
+            slot => *slot = OutcomeValue::Literal(spare_text(spare, s)),
+        },
+        WireValue::Numeric(v) => set_value(&mut out.value, OutcomeValue::Numeric(v), spare),
+        WireValue::None | WireValue::Unknown(_) => {
+            set_value(&mut out.value, OutcomeValue::None, spare)
+        }
     }
-    if let Some(buf) = old_index {
-        spare.push(buf);
+    match o.index {
+        IndexValue::Literal(s) => match &mut out.index {
+            OutcomeIndex::Literal(buf) => refill(buf, s),
+            slot => *slot = OutcomeIndex::Literal(spare_text(spare, s)),
+        },
+        IndexValue::Numeric(i) => set_index(&mut out.index, OutcomeIndex::Numeric(i), spare),
+        IndexValue::None | IndexValue::Unknown(_) => {
+            set_index(&mut out.index, OutcomeIndex::None, spare)
+        }
     }
     out.action_taken = o.action_taken;
+}
+
+/// `buf` holding `s` instead.
+#[inline(always)]
+fn refill(buf: &mut String, s: &str) {
+    buf.clear();
+    buf.push_str(s);
+}
+
+/// A buffer holding `s`: a spare one, or a new one that holds any id of
+/// up to 64 bytes (a buffer made for a short index, "slot-0", and handed
+/// later to an event id would grow again, long after the warm-up).
+fn spare_text(spare: &mut Vec<String>, s: &str) -> String {
+    let mut buf = spare.pop().unwrap_or_else(|| String::with_capacity(64));
+    refill(&mut buf, s);
+    buf
+}
+
+/// `slot` set to `value`, which holds no text; a text it held is spare.
+#[inline(always)]
+fn set_value(slot: &mut OutcomeValue, value: OutcomeValue, spare: &mut Vec<String>) {
+    if let OutcomeValue::Literal(buf) = std::mem::replace(slot, value) {
+        spare.push(buf);
+    }
+}
+
+/// [`set_value`] for an index.
+#[inline(always)]
+fn set_index(slot: &mut OutcomeIndex, index: OutcomeIndex, spare: &mut Vec<String>) {
+    if let OutcomeIndex::Literal(buf) = std::mem::replace(slot, index) {
+        spare.push(buf);
+    }
 }
