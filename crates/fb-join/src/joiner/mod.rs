@@ -565,18 +565,29 @@ impl Joiner {
         }
     }
 
-    fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>) -> f32 {
+    fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome> + Clone) -> f32 {
         self.reward_over(outcomes, true)
     }
 
     /// The reward over `outcomes`; with `timed` false their times are
     /// ignored (all equal).
-    fn reward_over<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome>, timed: bool) -> f32 {
+    fn reward_over<'o>(
+        &mut self,
+        outcomes: impl Iterator<Item = &'o Outcome> + Clone,
+        timed: bool,
+    ) -> f32 {
         let mut signals = std::mem::take(&mut self.signals);
         signals.clear();
-        // Only `earliest` looks at times, and a time key costs a calendar
-        // computation per outcome.
-        let timed = timed && self.config.reward_function == RewardFunction::Earliest;
+        // Only `earliest` looks at times, and only to choose between two
+        // rewards or more (activations are none): a time key costs a
+        // calendar computation per outcome, and most decisions have one.
+        let timed = timed
+            && self.config.reward_function == RewardFunction::Earliest
+            && outcomes
+                .clone()
+                .filter(|o| !o.action_taken)
+                .nth(1)
+                .is_some();
         signals.extend(outcomes.map(|o| signal(o, timed)));
         let reward = compute(
             self.config.reward_function,
