@@ -116,6 +116,33 @@ fn fill_slot(slot: &mut SlotDecision, id: Option<&str>, actions: &[u8], probabil
     slot.original_reward = 0.0;
 }
 
+/// Slots kept for reuse at most: a few decisions' worth.
+const SPARE_SLOTS: usize = 64;
+
+/// Keeps the slots of `slots` past the first `keep` in `spare`, with
+/// their buffers, for the next decision with more slots: where a log's
+/// decisions change slot count, dropping and making them again cost
+/// three allocations a slot.
+#[inline(always)]
+fn park_slots(slots: &mut Vec<SlotDecision>, keep: usize, spare: &mut Vec<SlotDecision>) {
+    if slots.len() > keep {
+        park_surplus(slots, keep, spare);
+    }
+}
+
+/// [`park_slots`] where there are some.
+#[inline(never)]
+fn park_surplus(slots: &mut Vec<SlotDecision>, keep: usize, spare: &mut Vec<SlotDecision>) {
+    while slots.len() > keep {
+        let Some(slot) = slots.pop() else {
+            break;
+        };
+        if spare.len() < SPARE_SLOTS {
+            spare.push(slot);
+        }
+    }
+}
+
 /// [`extract_into`] for a CCB or Slates payload stored uncompressed,
 /// `bytes`, read while the fast verifier checks it; `None` where that
 /// declines (then read it through [`extract_into`]).
@@ -123,6 +150,7 @@ pub fn extract_multi_slot<'p>(
     bytes: &'p [u8],
     kind: Problem,
     ev: &mut JoinedEvent<'_>,
+    spare: &mut Vec<SlotDecision>,
 ) -> Option<Result<Extracted<'p>, Rejection>> {
     if !matches!(ev.decision, Decision::MultiSlot { .. }) {
         ev.decision = Decision::MultiSlot {
@@ -136,7 +164,7 @@ pub fn extract_multi_slot<'p>(
     let mut count = 0;
     let parts = fb_schema::multi_slot_parts(bytes, |i, s| {
         if slots.len() <= i {
-            slots.push(SlotDecision::default());
+            slots.push(spare.pop().unwrap_or_default());
         }
         if let Some(slot) = slots.get_mut(i) {
             fill_slot(
@@ -148,7 +176,7 @@ pub fn extract_multi_slot<'p>(
         }
         count = i + 1;
     })?;
-    slots.truncate(count);
+    park_slots(slots, count, spare);
     // The checks `extract_into` makes before it reads the slots; what was
     // read is dropped with the event.
     let Some(context) = parts.context else {
@@ -173,6 +201,7 @@ pub fn extract_multi_slot<'p>(
 pub fn extract_into<'p>(
     payload: &Payload<'p>,
     ev: &mut JoinedEvent<'_>,
+    spare: &mut Vec<SlotDecision>,
 ) -> Result<Extracted<'p>, Rejection> {
     match payload {
         Payload::Cb(cb) => extract_cb(&CbParts::from(*cb), ev),
@@ -195,8 +224,10 @@ pub fn extract_into<'p>(
                 };
             }
             if let Decision::MultiSlot { slots, baseline } = &mut ev.decision {
-                slots.truncate(logged.len());
-                slots.resize_with(logged.len(), SlotDecision::default);
+                park_slots(slots, logged.len(), spare);
+                while slots.len() < logged.len() {
+                    slots.push(spare.pop().unwrap_or_default());
+                }
                 for (slot, s) in slots.iter_mut().zip(logged.iter()) {
                     fill_slot(
                         slot,

@@ -362,6 +362,71 @@ fn warm_joiner_allocates_nothing_per_event() {
     }
 }
 
+/// A CCB log whose decisions have three slots and one in turn, each
+/// slot keeping its id, with an outcome for the first slot.
+fn slot_counts_changing_log(decisions: usize) -> Vec<u8> {
+    const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":1},{"a":2},{"a":3}]}"#;
+    let three = [
+        SlotSpec {
+            action_ids: &[2, 0, 1],
+            probabilities: &[0.8, 0.1, 0.1],
+            id: Some("first"),
+        },
+        SlotSpec {
+            action_ids: &[0, 1],
+            probabilities: &[0.5, 0.5],
+            id: Some("second"),
+        },
+        SlotSpec {
+            action_ids: &[1],
+            probabilities: &[1.0],
+            id: Some("third"),
+        },
+    ];
+    let one = [three[0]];
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    w.checkpoint(&checkpoint(ProblemType::CCB)).unwrap();
+    let ids: Vec<String> = (0..decisions).map(|k| format!("d{k}")).collect();
+    for (k, id) in ids.iter().enumerate() {
+        let slots: &[SlotSpec<'_>] = if k % 2 == 0 { &three } else { &one };
+        let decision = PayloadSpec::Ccb(MultiSlotSpec {
+            slots: Some(slots),
+            context: Some(CTX),
+            model_id: Some("ccb-model"),
+            ..MultiSlotSpec::default()
+        });
+        let time = |s: u8| TimeStamp::new(2024, 5, 6, 7, (k / 60) as u8, s, 0);
+        let second = (k % 60) as u8;
+        w.regular(&[
+            JoinedEventSpec::new(id, time(second), decision),
+            JoinedEventSpec::new(
+                id,
+                time(second),
+                outcome(UnionArg::Numeric(1.0), UnionArg::Numeric(0)),
+            ),
+        ])
+        .unwrap();
+    }
+    w.eof().unwrap();
+    w.into_inner()
+}
+
+#[test]
+fn warm_joiner_allocates_nothing_when_slot_counts_change() {
+    let bytes = slot_counts_changing_log(600);
+    for (opts_name, opts) in option_sets().into_iter().take(2) {
+        for api in [Api::Queue, Api::Each] {
+            let (allocations, events) = allocations_after_warm_up(&bytes, opts.clone(), 100, api);
+            assert!(events > 400, "{opts_name}, {api:?}: {events} events");
+            assert_eq!(
+                allocations, 0,
+                "{opts_name}, {api:?}: {allocations} allocations for {events} events"
+            );
+        }
+    }
+}
+
 #[test]
 fn no_reward_function_allocates_per_event() {
     for &function in RewardFunctionType::ENUM_VALUES {

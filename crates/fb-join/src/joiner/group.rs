@@ -158,9 +158,10 @@ impl Joiner {
         let invalid = |err: fb_format::Error| (DiagnosticKind::InvalidPayload, err.to_string());
         // CCB and Slates read while verified, where the fast verifier
         // takes them (the accessors would walk every vtable again).
+        let slots = &mut self.spare_slots;
         let fast = match view.payload_type() {
             PayloadType::CCB | PayloadType::Slates if !view.is_compressed() => {
-                extract_multi_slot(view.raw_payload(), declared, ev)
+                extract_multi_slot(view.raw_payload(), declared, ev, slots)
             }
             _ => None,
         };
@@ -191,7 +192,7 @@ impl Joiner {
                     .map_err(invalid)
                     .and_then(|payload| {
                         debug_assert_eq!(kind_of(&payload), Some(declared));
-                        extract_into(&payload, ev)
+                        extract_into(&payload, ev, slots)
                     })
                     .map(|(mode, ctx)| {
                         borrow_context(&mut ev.context, ctx, spare);
@@ -200,7 +201,7 @@ impl Joiner {
                 None => match self.decoder.payload(view) {
                     Ok(payload) => {
                         debug_assert_eq!(kind_of(&payload), Some(declared));
-                        extract_into(&payload, ev).map(|(mode, ctx)| {
+                        extract_into(&payload, ev, slots).map(|(mode, ctx)| {
                             copy_context(&mut ev.context, ctx, spare);
                             mode
                         })

@@ -61,6 +61,10 @@ pub struct Joiner {
     /// have one outcome or three, dropping and making them again cost a
     /// `malloc` and a `free` a line.
     spare_outcomes: Vec<Outcome>,
+    /// Slots left over by CCB and Slates decisions that had more than the
+    /// decision filling their buffers next, for reuse (see
+    /// `interaction::park_slots`).
+    spare_slots: Vec<crate::event::SlotDecision>,
 }
 
 /// Events kept for reuse at most: more than one message's worth is rare.
@@ -105,6 +109,7 @@ impl Joiner {
             signals: Vec::new(),
             spare: Vec::new(),
             spare_outcomes: Vec::new(),
+            spare_slots: Vec::new(),
             opts,
         }
     }
