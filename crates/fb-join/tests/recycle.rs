@@ -117,28 +117,33 @@ fn outcome(value: UnionArg<'static, f32>, index: UnionArg<'static, i32>) -> Payl
     })
 }
 
+/// A context with three actions, for the logs built here.
+const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":1},{"a":2},{"a":3}]}"#;
+
+/// Three slots with ids, over [`CTX`]'s actions.
+const THREE_SLOTS: [SlotSpec<'static>; 3] = [
+    SlotSpec {
+        action_ids: &[2, 0, 1],
+        probabilities: &[0.8, 0.1, 0.1],
+        id: Some("first"),
+    },
+    SlotSpec {
+        action_ids: &[0, 1],
+        probabilities: &[0.5, 0.5],
+        id: Some("second"),
+    },
+    SlotSpec {
+        action_ids: &[1],
+        probabilities: &[1.0],
+        id: Some("third"),
+    },
+];
+
 /// One log whose problem type changes between messages, so that recycled
 /// events meet every other shape: CCB with slot ids and literal outcomes,
 /// then CB, then CCB with fewer slots and no ids, slates, CA and CB again.
 fn shape_changing_log() -> Vec<u8> {
-    const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":1},{"a":2},{"a":3}]}"#;
-    let three = [
-        SlotSpec {
-            action_ids: &[2, 0, 1],
-            probabilities: &[0.8, 0.1, 0.1],
-            id: Some("first"),
-        },
-        SlotSpec {
-            action_ids: &[0, 1],
-            probabilities: &[0.5, 0.5],
-            id: Some("second"),
-        },
-        SlotSpec {
-            action_ids: &[1],
-            probabilities: &[1.0],
-            id: Some("third"),
-        },
-    ];
+    let three = THREE_SLOTS;
     let one = [SlotSpec {
         action_ids: &[0, 2],
         probabilities: &[0.7, 0.3],
@@ -365,24 +370,7 @@ fn warm_joiner_allocates_nothing_per_event() {
 /// A CCB log whose decisions have three slots and one in turn, each
 /// slot keeping its id, with an outcome for the first slot.
 fn slot_counts_changing_log(decisions: usize) -> Vec<u8> {
-    const CTX: &[u8] = br#"{"U":{"x":1},"_multi":[{"a":1},{"a":2},{"a":3}]}"#;
-    let three = [
-        SlotSpec {
-            action_ids: &[2, 0, 1],
-            probabilities: &[0.8, 0.1, 0.1],
-            id: Some("first"),
-        },
-        SlotSpec {
-            action_ids: &[0, 1],
-            probabilities: &[0.5, 0.5],
-            id: Some("second"),
-        },
-        SlotSpec {
-            action_ids: &[1],
-            probabilities: &[1.0],
-            id: Some("third"),
-        },
-    ];
+    let three = THREE_SLOTS;
     let one = [three[0]];
     let mut w = LogWriter::new(Vec::new());
     w.file_magic(1).unwrap();
