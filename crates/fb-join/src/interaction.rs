@@ -116,33 +116,6 @@ fn fill_slot(slot: &mut SlotDecision, id: Option<&str>, actions: &[u8], probabil
     slot.original_reward = 0.0;
 }
 
-/// Slots kept for reuse at most: a few decisions' worth.
-const SPARE_SLOTS: usize = 64;
-
-/// Keeps the slots of `slots` past the first `keep` in `spare`, with
-/// their buffers, for the next decision with more slots: where a log's
-/// decisions change slot count, dropping and making them again cost
-/// three allocations a slot.
-#[inline(always)]
-fn park_slots(slots: &mut Vec<SlotDecision>, keep: usize, spare: &mut Vec<SlotDecision>) {
-    if slots.len() > keep {
-        park_surplus(slots, keep, spare);
-    }
-}
-
-/// [`park_slots`] where there are some.
-#[inline(never)]
-fn park_surplus(slots: &mut Vec<SlotDecision>, keep: usize, spare: &mut Vec<SlotDecision>) {
-    while slots.len() > keep {
-        let Some(slot) = slots.pop() else {
-            break;
-        };
-        if spare.len() < SPARE_SLOTS {
-            spare.push(slot);
-        }
-    }
-}
-
 /// [`extract_into`] for a CCB or Slates payload stored uncompressed,
 /// `bytes`, read while the fast verifier checks it; `None` where that
 /// declines (then read it through [`extract_into`]).
@@ -176,7 +149,7 @@ pub fn extract_multi_slot<'p>(
         }
         count = i + 1;
     })?;
-    park_slots(slots, count, spare);
+    crate::pool::park(slots, count, spare, |_| {});
     // The checks `extract_into` makes before it reads the slots; what was
     // read is dropped with the event.
     let Some(context) = parts.context else {
@@ -224,7 +197,7 @@ pub fn extract_into<'p>(
                 };
             }
             if let Decision::MultiSlot { slots, baseline } = &mut ev.decision {
-                park_slots(slots, logged.len(), spare);
+                crate::pool::park(slots, logged.len(), spare, |_| {});
                 while slots.len() < logged.len() {
                     slots.push(spare.pop().unwrap_or_default());
                 }

@@ -45,6 +45,7 @@ mod metrics;
 mod number;
 mod parallel;
 mod pipeline;
+mod pool;
 mod put;
 mod rate;
 pub mod rawjoin;

@@ -61,10 +61,12 @@ struct Messages<'m> {
 }
 
 /// Consecutive REGULAR messages of a log in memory: `bytes` holds them
-/// whole, the first at `offset` with index `index`, `count` in all.
+/// whole (from `start` in the log), the first at `offset` with index
+/// `index`, `count` in all.
 #[derive(Default)]
 struct Span<'m> {
     bytes: &'m [u8],
+    start: usize,
     offset: u64,
     index: u64,
     count: u64,
@@ -95,23 +97,18 @@ impl<'m> Messages<'m> {
         self.bytes += msg.payload.len();
         let span = &mut self.span;
         if span.count == 0 {
-            let start = log.get(at..).unwrap_or_default();
             *span = Span {
-                bytes: start.get(..msg.len).unwrap_or_default(),
+                start: at,
                 offset: msg.offset,
                 index: msg.index,
-                count: 1,
                 max_payload,
+                ..Span::default()
             };
-            return;
         }
         // The reading thread closes a batch at any message that is not
         // REGULAR, so the span's messages follow one another.
-        let from = at - span.bytes.len();
-        debug_assert!(log
-            .get(from..at)
-            .is_some_and(|before| std::ptr::eq(before, span.bytes)));
-        span.bytes = log.get(from..at + msg.len).unwrap_or_default();
+        debug_assert_eq!(span.start + span.bytes.len(), at);
+        span.bytes = log.get(span.start..at + msg.len).unwrap_or_default();
         span.count += 1;
     }
 

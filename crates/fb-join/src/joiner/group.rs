@@ -75,9 +75,7 @@ impl Joiner {
                 ),
             }
         }
-        if ev.outcomes.len() > outcomes {
-            self.park_outcomes(&mut ev.outcomes, outcomes);
-        }
+        self.park_outcomes(&mut ev.outcomes, outcomes);
         let Some(view) = accepted else {
             self.diag(
                 at,

@@ -62,8 +62,7 @@ pub struct Joiner {
     /// `malloc` and a `free` a line.
     spare_outcomes: Vec<Outcome>,
     /// Slots left over by CCB and Slates decisions that had more than the
-    /// decision filling their buffers next, for reuse (see
-    /// `interaction::park_slots`).
+    /// decision filling their buffers next, for reuse (see `pool.rs`).
     spare_slots: Vec<crate::event::SlotDecision>,
 }
 
@@ -544,30 +543,13 @@ impl Joiner {
     /// their text buffers apart: every idle text buffer is then in
     /// `spare`, where the next outcome with a text finds it, and the
     /// buffers in use never outnumber the texts of the events at hand.
+    #[inline(always)]
     fn park_outcomes(&mut self, outcomes: &mut Vec<Outcome>, keep: usize) {
-        while outcomes.len() > keep {
-            let Some(mut o) = outcomes.pop() else {
-                break;
-            };
-            if let OutcomeValue::Literal(buf) = std::mem::replace(&mut o.value, OutcomeValue::None)
-            {
-                self.keep_text(buf);
-            }
-            if let OutcomeIndex::Literal(buf) = std::mem::replace(&mut o.index, OutcomeIndex::None)
-            {
-                self.keep_text(buf);
-            }
-            if self.spare_outcomes.len() < POOL_LIMIT {
-                self.spare_outcomes.push(o);
-            }
-        }
-    }
-
-    /// Keeps a text buffer of an outcome for the next outcome with a text.
-    fn keep_text(&mut self, buf: String) {
-        if self.spare.len() < POOL_LIMIT {
-            self.spare.push(buf);
-        }
+        let texts = &mut self.spare;
+        crate::pool::park(outcomes, keep, &mut self.spare_outcomes, |o| {
+            set_value(&mut o.value, OutcomeValue::None, texts);
+            set_index(&mut o.index, OutcomeIndex::None, texts);
+        });
     }
 
     fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome> + Clone) -> f32 {
