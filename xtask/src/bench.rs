@@ -343,7 +343,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if !status.success() {
         return Err("cargo build --release -p fb-cli failed".into());
     }
-    let fb = root.join("target/release/fb");
+    // `--fb target/pgo/fb`: the binary `cargo xtask pgo` builds.
+    let fb = match option(args, "--fb") {
+        Some(path) => root.join(path),
+        None => root.join("target/release/fb"),
+    };
     let cache = root.join("bench/cache");
     std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
 

@@ -1,4 +1,5 @@
-//! Development tasks: `cargo xtask codegen [--check]`, `cargo xtask bench`.
+//! Development tasks: `cargo xtask codegen [--check]`, `cargo xtask bench`,
+//! `cargo xtask pgo` (the release `fb` built with a profile, `pgo.rs`).
 //!
 //! Codegen runs the pinned flatc (built from source by the `flatc` crate) on
 //! `crates/fb-schema/schema/schema.fbs`, prepends a "generated, do not edit"
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod pgo;
 mod speed;
 
 fn main() -> ExitCode {
@@ -17,8 +19,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("codegen") => codegen(args.iter().any(|a| a == "--check")),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("pgo") => pgo::run(&workspace_root()),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--reference VW]".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--reference VW] [--fb FB] | pgo".to_string())
         }
     };
     match result {

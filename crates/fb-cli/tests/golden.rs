@@ -1,5 +1,8 @@
 //! `fb convert` against the reference's own output for every corpus log
 //! (tests/data/expected/MANIFEST.tsv).
+//!
+//! `FB_BIN` names another `fb` to hold to the same bytes: CI sets it to
+//! the build with a profile (`cargo xtask pgo`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,8 +37,13 @@ fn manifest() -> Vec<Case> {
         .collect()
 }
 
+/// The `fb` under test: `FB_BIN`, else the one built with these tests.
+fn fb() -> PathBuf {
+    std::env::var_os("FB_BIN").map_or_else(|| env!("CARGO_BIN_EXE_fb").into(), PathBuf::from)
+}
+
 fn convert(input: &Path, flags: &[String], extra: &[&str], out: &Path) -> (i32, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_fb"))
+    let output = Command::new(fb())
         .arg("convert")
         .args(extra)
         .args(flags)
@@ -208,7 +216,7 @@ fn several_inputs_make_one_stream() {
     let first = data_dir().join("valid_joined_logs/cb_simple.log");
     let second = data_dir().join("valid_joined_logs/rrcr.fb");
     let out = scratch("two-inputs.dsjson");
-    let output = Command::new(env!("CARGO_BIN_EXE_fb"))
+    let output = Command::new(fb())
         .args(["convert", "--compat", "reference"])
         .arg(&first)
         .arg(&second)
