@@ -335,19 +335,25 @@ fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<String, String> 
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let runs = count(args, "--runs", 5);
     let size = option(args, "--size").unwrap_or("1GiB").to_string();
-    let status = Command::new("cargo")
-        .current_dir(root)
-        .args(["build", "--release", "--quiet", "-p", "fb-cli"])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("cargo build --release -p fb-cli failed".into());
-    }
-    // `--fb target/pgo/fb`: the binary `cargo xtask pgo` builds.
+    // `--fb target/pgo/fb`: a binary built elsewhere (`cargo xtask pgo`),
+    // timed as it is; else the release build, brought up to date.
     let fb = match option(args, "--fb") {
         Some(path) => root.join(path),
-        None => root.join("target/release/fb"),
+        None => {
+            let status = Command::new("cargo")
+                .current_dir(root)
+                .args(["build", "--release", "--quiet", "-p", "fb-cli"])
+                .status()
+                .map_err(|e| format!("cargo build: {e}"))?;
+            if !status.success() {
+                return Err("cargo build --release -p fb-cli failed".into());
+            }
+            root.join("target/release/fb")
+        }
     };
+    if !fb.is_file() {
+        return Err(format!("{}: no such binary", fb.display()));
+    }
     let cache = root.join("bench/cache");
     std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
 

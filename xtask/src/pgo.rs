@@ -18,6 +18,7 @@
 //! (issue 18) has what it changed. Behaviour does not change: the golden
 //! tests run on the result with `FB_BIN=target/pgo/fb`.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -119,68 +120,65 @@ fn build(root: &Path, target_dir: &Path, flags: &str) -> Result<PathBuf, String>
 fn train(root: &Path, fb: &Path, dir: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let null = Path::new("/dev/null").as_os_str();
-    for (name, args, join) in TRAINING {
+    let null = OsStr::new("/dev/null");
+    for (name, gen, join) in TRAINING {
         let log = dir.join(format!("{name}.fb"));
         let log = log.as_os_str();
-        fb_ok(fb, &["gen", "-q", "--size", "6MiB", "-o"], &[log], args)?;
-        for mode in [&["--compat", "reference"][..], &[]] {
-            let flags: Vec<&str> = mode.iter().chain(join.iter()).copied().collect();
-            fb_ok(
-                fb,
-                &["convert", "-q", "--threads", "1", "-o"],
-                &[null, log],
-                &flags,
-            )?;
+        let join = join.iter().map(|w| OsStr::new(*w));
+        let mut args = words(&["gen", "-q", "--size", "6MiB"]);
+        args.extend([OsStr::new("-o"), log]);
+        args.extend(gen.iter().map(|w| OsStr::new(*w)));
+        fb_ok(fb, &args)?;
+        for run in [
+            &["convert", "-q", "--threads", "1", "--compat", "reference"][..],
+            &["convert", "-q", "--threads", "1"],
+            &["convert", "-q", "--threads", "2"],
+        ] {
+            let mut args = words(run);
+            args.extend([OsStr::new("-o"), null, log]);
+            args.extend(join.clone());
+            fb_ok(fb, &args)?;
         }
-        fb_ok(
-            fb,
-            &["convert", "-q", "--threads", "2", "-o"],
-            &[null, log],
-            join,
-        )?;
-        fb_ok(fb, &["stats", "-q"], &[log], join)?;
-        fb_ok(fb, &["inspect", "-q", "--count"], &[log], &[])?;
-        fb_ok(fb, &["validate", "-q"], &[log], join)?;
+        for run in [&["stats", "-q"][..], &["validate", "-q"]] {
+            let mut args = words(run);
+            args.push(log);
+            args.extend(join.clone());
+            fb_ok(fb, &args)?;
+        }
+        fb_ok(fb, &[OsStr::new("inspect"), OsStr::new("--count"), log])?;
     }
     // The corpus: every valid log of the reference's tests, both modes.
     let corpus = root.join("tests/data/valid_joined_logs");
-    let corpus = corpus.as_os_str();
-    fb_ok(fb, &["convert", "-q", "-o"], &[null, corpus], &[])?;
-    fb_ok(
-        fb,
-        &["convert", "-q", "--compat", "reference", "-o"],
-        &[null, corpus],
-        &[],
-    )?;
+    for run in [
+        &["convert", "-q"][..],
+        &["convert", "-q", "--compat", "reference"],
+    ] {
+        let mut args = words(run);
+        args.extend([OsStr::new("-o"), null, corpus.as_os_str()]);
+        fb_ok(fb, &args)?;
+    }
     // Columnar export, the index and a sample of one CB log.
     let cb = dir.join("cb-100.fb");
+    let cb = cb.as_os_str();
     let parquet = dir.join("cb.parquet");
-    let (cb, parquet) = (cb.as_os_str(), parquet.as_os_str());
-    fb_ok(fb, &["export", "-q", "-o"], &[parquet, cb], &[])?;
-    fb_ok(fb, &["index", "-q"], &[cb], &[])?;
-    fb_ok(
-        fb,
-        &["sample", "-q", "--fraction", "0.1", "-o"],
-        &[null, cb],
-        &[],
-    )?;
-    Ok(())
+    let mut export = words(&["export", "-q", "-o"]);
+    export.extend([parquet.as_os_str(), cb]);
+    fb_ok(fb, &export)?;
+    fb_ok(fb, &[OsStr::new("index"), OsStr::new("-q"), cb])?;
+    let mut sample = words(&["sample", "-q", "--fraction", "0.1", "-o"]);
+    sample.extend([null, cb]);
+    fb_ok(fb, &sample)
 }
 
-/// Runs `fb` with `args`, then `paths`, then `more`. What it prints goes
-/// to /dev/null (a training log may hold what `validate` lists); a
-/// failure says which run.
-fn fb_ok(
-    fb: &Path,
-    args: &[&str],
-    paths: &[&std::ffi::OsStr],
-    more: &[&str],
-) -> Result<(), String> {
+fn words<'a>(words: &[&'a str]) -> Vec<&'a OsStr> {
+    words.iter().map(|w| OsStr::new(*w)).collect()
+}
+
+/// Runs `fb` with `args`. What it prints goes to /dev/null (a training
+/// log may hold what `validate` lists); a failure says which run.
+fn fb_ok(fb: &Path, args: &[&OsStr]) -> Result<(), String> {
     let status = Command::new(fb)
         .args(args)
-        .args(paths)
-        .args(more)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
@@ -188,12 +186,7 @@ fn fb_ok(
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "training run `fb {} {:?} {}` failed with {status}",
-            args.join(" "),
-            paths,
-            more.join(" ")
-        ))
+        Err(format!("training run `fb {args:?}` failed with {status}"))
     }
 }
 
