@@ -51,10 +51,16 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 ///
 /// A whole text identical to the last one found valid is stepped over
 /// too, in the same way.
+///
+/// And a text with the shape of one of the last two texts checked in
+/// full (the same bytes around other values: member names, brackets,
+/// separators) has only its values checked (see `json/shape.rs`): a loop
+/// writes every context from one kind of record.
 #[derive(Clone)]
 pub struct Validator {
     seen: Seen,
     last: Last,
+    shapes: Shapes,
 }
 
 impl std::fmt::Debug for Validator {
@@ -64,6 +70,7 @@ impl std::fmt::Debug for Validator {
             .field("lookups", &tries)
             .field("hits", &hits)
             .field("texts_repeated", &self.repeats())
+            .field("shapes", &self.shapes())
             .finish_non_exhaustive()
     }
 }
@@ -81,6 +88,7 @@ impl Validator {
         Self {
             seen: Seen::new(true),
             last: Last::default(),
+            shapes: Shapes::default(),
         }
     }
 
@@ -89,9 +97,60 @@ impl Validator {
         if self.last.matches(text) {
             return Ok(());
         }
+        if self.fits_shape(text) {
+            self.last.keep(text);
+            return Ok(());
+        }
         check(text, Some(&mut self.seen))?;
         self.last.keep(text);
+        if !self.shapes.rate.resting() {
+            self.shapes.learn(text, Some(&mut self.seen));
+        }
         Ok(())
+    }
+
+    /// Whether `text` has a shape known, and valid values where the text
+    /// it was learned from had its own: then it is valid.
+    #[inline(always)]
+    fn fits_shape(&mut self, text: &[u8]) -> bool {
+        if self.shapes.rate.resting() {
+            self.shapes.rate.pass();
+            return false;
+        }
+        if self.shapes.known[0].is_empty() {
+            return false;
+        }
+        let mut fitted = None;
+        for (k, parts) in self.shapes.known.iter().enumerate() {
+            if parts.is_empty() {
+                // No shape fits the empty text, which is not JSON.
+                break;
+            }
+            let mut error = Failure {
+                left: 0,
+                what: "",
+                seen: Some(&mut self.seen),
+            };
+            if fits(parts, text, &mut error) {
+                fitted = Some(k);
+                break;
+            }
+            if !error.what.is_empty() {
+                // A value is not valid: so is the text, whatever its shape.
+                break;
+            }
+        }
+        // What a text was worth, against its plain check: fitting the
+        // first shape saves about a third of it; fitting the second, after
+        // failing the first, about nothing; fitting neither costs the
+        // failed comparisons and the lesson, about five times that third.
+        let worth = match fitted {
+            Some(0) => 1,
+            Some(_) => -1,
+            None => -5,
+        };
+        self.shapes.rate.tally(fitted.is_some(), worth);
+        fitted.inspect(|&k| self.shapes.fitted(k)).is_some()
     }
 
     /// Texts compared with the last valid one, and found equal to it.
@@ -102,6 +161,12 @@ impl Validator {
     /// Elements looked up, and found, since this validator was made.
     pub fn lookups(&self) -> (u64, u64) {
         self.seen.rate.totals()
+    }
+
+    /// Texts compared with the shapes of earlier texts, and found to have
+    /// one (their values then checked alone).
+    pub fn shapes(&self) -> (u64, u64) {
+        self.shapes.rate.totals()
     }
 }
 
@@ -214,6 +279,49 @@ fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -
     }
     error.seen = Some(seen);
     after
+}
+
+/// Whether `text` is made of the fixed bytes of the shape of `parts`
+/// around valid values. A value that is not valid ends the comparison
+/// (noted in `error`; the text is then checked in full, which says where
+/// it fails).
+fn fits(parts: &[Part], text: &[u8], error: &mut Failure) -> bool {
+    let mut rest = text;
+    for part in parts {
+        let len = usize::from(part.len);
+        let same = match rest.first_chunk::<16>() {
+            Some(chunk) => crate::simd::equal16(chunk, &part.bytes) & part.want == part.want,
+            None => rest.get(..len) == part.bytes.get(..len),
+        };
+        if !same {
+            return false;
+        }
+        rest = rest.get(len..).unwrap_or_default();
+        rest = match part.then {
+            Then::Nothing => rest,
+            Then::Str => match rest {
+                [b'"', tail @ ..] => string(rest.len(), tail, error),
+                _ => return false,
+            },
+            Then::Num => match rest {
+                [b'-' | b'0'..=b'9', ..] => number(rest, error),
+                _ => return false,
+            },
+            Then::Value(depth) => match rest {
+                [b'[', b'{', ..] if error.seen.is_some() => {
+                    remembered::<true>(rest, depth as usize, error)
+                }
+                _ => any_value(rest, depth as usize, error),
+            },
+        };
+    }
+    rest.is_empty() && error.what.is_empty()
+}
+
+/// A value of a shape, out of line: arrays and literals.
+#[inline(never)]
+fn any_value<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
+    value::<false>(rest, depth, error)
 }
 
 fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
@@ -572,16 +680,18 @@ fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
 
 mod last;
 mod seen;
+mod shape;
 use crate::same::same_bytes;
 use last::Last;
 use seen::{Seen, HEAD};
+use shape::{Part, Shapes, Then};
 
 #[cfg(test)]
 mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::{reference, validate, JsonError, Seen, Validator, MAX_DEPTH};
+    use super::{reference, validate, JsonError, Seen, Shapes, Then, Validator, MAX_DEPTH};
     use crate::rate::SAMPLE;
     use fb_tests::Rng;
     use std::cell::RefCell;
@@ -670,6 +780,16 @@ mod tests {
         Validator {
             seen: Seen::new(false),
             last: Default::default(),
+            shapes: Shapes::fixed(),
+        }
+    }
+
+    /// A validator that remembers elements and arrays, never rests, and
+    /// knows no shape: for tests of what it remembers.
+    fn memo_only() -> Validator {
+        Validator {
+            shapes: Shapes::off(),
+            ..remembering()
         }
     }
 
@@ -694,7 +814,7 @@ mod tests {
 
     #[test]
     fn repeated_elements_are_found_and_stepped_over() {
-        let mut v = remembering();
+        let mut v = memo_only();
         assert_eq!(v.validate(CONTEXT), Ok(()));
         // The actions' array and both actions are over 32 bytes: looked
         // up, not found.
@@ -770,7 +890,7 @@ mod tests {
                 0,
             ),
         ];
-        let mut v = remembering();
+        let mut v = memo_only();
         for (name, text, tries, hits) in cases {
             let (before_tries, before_hits) = v.lookups();
             assert_eq!(v.validate(text.as_bytes()), Ok(()), "{name}");
@@ -789,7 +909,7 @@ mod tests {
         assert!(element.len() <= super::seen::ENTRY_BYTES);
         let shallow = format!("[{element},{element}]");
         let deep = format!("{}[{element}]{}", "[".repeat(139), "]".repeat(139));
-        let mut v = remembering();
+        let mut v = memo_only();
         // The array and its first element not found; the second found.
         assert_eq!(v.validate(shallow.as_bytes()), Ok(()));
         assert_eq!(v.lookups(), (3, 1));
@@ -816,7 +936,7 @@ mod tests {
         assert!(array.len() <= super::seen::ENTRY_BYTES);
         let shallow = format!("{{\"x\":{array}}}");
         let deep = format!("{}{shallow}{}", r#"{"y":"#.repeat(139), "}".repeat(139));
-        let mut v = remembering();
+        let mut v = memo_only();
         // The array and its element, not found.
         assert_eq!(v.validate(shallow.as_bytes()), Ok(()));
         assert_eq!(v.lookups(), (2, 0));
@@ -871,6 +991,218 @@ mod tests {
         // Each text was compared with the last valid one; the three valid
         // ones after the first matched it.
         assert_eq!(v.repeats(), (6, 3));
+    }
+
+    /// A text made of a known shape's fixed bytes is checked by its
+    /// values: whatever they are, it is said valid or not exactly as the
+    /// plain check says; and it fits the shape only where its fixed bytes
+    /// are the shape's and its values are valid.
+    #[test]
+    fn a_text_of_a_known_shape_is_checked_by_its_values() {
+        let context = std::str::from_utf8(CONTEXT).unwrap();
+        let with = |from: &str, to: &str| {
+            assert!(context.contains(from), "{from}");
+            context.replacen(from, to, 1)
+        };
+        // The actions' array inside `levels` more arrays: it is a value of
+        // the shape, checked at the depth the shape found it at (1).
+        let deep = |levels: usize| {
+            let open = r#""_multi":["#;
+            with(
+                open,
+                &format!("{open}{}{}, ", "[".repeat(levels), "]".repeat(levels)),
+            )
+        };
+        // (name, text, whether it fits the shape of CONTEXT)
+        let cases: Vec<(&str, String, bool)> = vec![
+            ("another user", with("u87734", "u11111"), true),
+            (
+                "a longer number",
+                with(r#""age":65"#, r#""age":-6.5e+12"#),
+                true,
+            ),
+            (
+                "a longer string",
+                with("hiking", "hiking in the hills, alone"),
+                true,
+            ),
+            (
+                "an escape in a value",
+                with("hiking", r"hik\ning\u00e9"),
+                true,
+            ),
+            ("a bad escape in a value", with("hiking", r"hik\x"), false),
+            ("non-ASCII in a value", with("hiking", "h\u{e9}king"), true),
+            (
+                "a control character in a value",
+                with("hiking", "hik\u{1}ng"),
+                false,
+            ),
+            (
+                "an unterminated value",
+                with(r#""hiking","#, r#""hiking,"#),
+                false,
+            ),
+            ("a leading zero", with(r#""age":65"#, r#""age":065"#), false),
+            (
+                "a number cut short",
+                with(r#""age":65"#, r#""age":6."#),
+                false,
+            ),
+            (
+                "a string where a number was",
+                with(r#""age":65"#, r#""age":"65""#),
+                false,
+            ),
+            (
+                "a literal where a string was",
+                with(r#""hiking""#, "true"),
+                false,
+            ),
+            ("another member name", with("hobby", "hobbx"), false),
+            (
+                "a space after a colon",
+                with(r#""age":65"#, r#""age": 65"#),
+                false,
+            ),
+            ("other actions", with("science", "history"), true),
+            (
+                "an action broken",
+                with(r#""len":92"#, r#""len":9x"#),
+                false,
+            ),
+            (
+                "an array of numbers for the actions",
+                with(
+                    r#"[{"TAction":{"a_id":"a6","topic":"science","len":92}},"#,
+                    "[1,",
+                ),
+                true,
+            ),
+            ("a text after the value", format!("{context}x"), false),
+            (
+                "its last byte cut",
+                context[..context.len() - 1].to_string(),
+                false,
+            ),
+            ("nested as deep as allowed", deep(MAX_DEPTH - 2), true),
+            ("nested one deeper", deep(MAX_DEPTH - 1), false),
+        ];
+        for (name, text, fits) in cases {
+            let mut v = remembering();
+            assert_eq!(v.validate(CONTEXT), Ok(()));
+            let said = v.validate(text.as_bytes());
+            assert_eq!(said, validate(text.as_bytes()), "{name}: {text}");
+            assert_eq!(said, reference::validate(text.as_bytes()), "{name}");
+            assert_eq!(v.shapes(), (1, u64::from(fits)), "{name}: {said:?}");
+        }
+    }
+
+    /// The parts a text's shape is made of: its fixed bytes, and what
+    /// follows each run of them.
+    #[test]
+    fn shapes_keep_names_and_brackets_and_cut_out_values() {
+        let render = |text: &str| {
+            let mut shapes = Shapes::fixed();
+            shapes.learn(text.as_bytes(), None);
+            shapes.known[0]
+                .iter()
+                .map(|p| {
+                    let bytes = String::from_utf8_lossy(&p.bytes[..usize::from(p.len)]);
+                    assert_eq!(p.want, (1 << p.len) - 1);
+                    match p.then {
+                        Then::Nothing => format!("{bytes}|"),
+                        Then::Str => format!("{bytes}<str>"),
+                        Then::Num => format!("{bytes}<num>"),
+                        Then::Value(depth) => format!("{bytes}<value {depth}>"),
+                    }
+                })
+                .collect::<String>()
+        };
+        let cases = [
+            (
+                "an object",
+                r#"{"a":"x","b":1}"#,
+                r#"{"a":<str>,"b":<num>}|"#,
+            ),
+            (
+                "nested objects, arrays and literals",
+                r#"{"a":{"b":[1,{"c":2}],"d":true},"e":null}"#,
+                r#"{"a":{"b":<value 2>,"d":<value 2>},"e":<value 1>}|"#,
+            ),
+            (
+                "a name with escapes",
+                r#"{"a\"b:":"c"}"#,
+                r#"{"a\"b:":<str>}|"#,
+            ),
+            (
+                "a name spaced from its colon",
+                "{\"a\" :\"b\"}",
+                "{\"a\" :<str>}|",
+            ),
+            (
+                "fixed bytes longer than sixteen",
+                r#"{"a_member_name_longer_than_sixteen":0}"#,
+                r#"{"a_member_name_|longer_than_sixt|een":<num>}|"#,
+            ),
+            ("an array alone: no shape", "[1,2]", ""),
+            ("a string alone: no shape", r#""s""#, ""),
+            ("a number and spaces", " 1 ", " <num> |"),
+        ];
+        for (name, text, parts) in cases {
+            assert_eq!(render(text), parts, "{name}");
+        }
+    }
+
+    /// Two kinds of context, in turn and in runs: both shapes are kept,
+    /// and the one that fitted or was learned last is compared first.
+    #[test]
+    fn two_shapes_are_known_at_once() {
+        let a = |i: usize| format!(r#"{{"user":"u{i}","age":{i}}}"#);
+        let b = |i: usize| format!(r#"{{"user":"u{i}","city":"c{i}","age":{i}}}"#);
+        let c = |i: usize| format!(r#"{{"item":"i{i}"}}"#);
+        let shape = |text: &str| {
+            let mut shapes = Shapes::fixed();
+            shapes.learn(text.as_bytes(), None);
+            format!("{:?}", shapes.known[0])
+        };
+        // (name, text, whether it had a shape known)
+        let cases = [
+            ("a, nothing known", a(0), false),
+            ("a again", a(1), true),
+            ("b, not known", b(2), false),
+            ("a, known second", a(3), true),
+            ("a again, now first", a(4), true),
+            ("b, known second", b(5), true),
+            ("c, not known: a forgotten", c(6), false),
+            ("b, known second", b(7), true),
+            ("a, not known", a(8), false),
+        ];
+        let mut v = remembering();
+        for (k, (name, text, fitted)) in cases.into_iter().enumerate() {
+            let (tries, hits) = v.shapes();
+            assert_eq!(v.validate(text.as_bytes()), Ok(()), "{name}");
+            // Every text but the first is compared.
+            assert_eq!(
+                v.shapes(),
+                (tries + u64::from(k > 0), hits + u64::from(fitted)),
+                "{name}"
+            );
+            assert_eq!(format!("{:?}", v.shapes.known[0]), shape(&text), "{name}");
+        }
+    }
+
+    #[test]
+    fn shapes_that_never_repeat_rest_their_memo() {
+        let mut v = Validator::new();
+        let text = |i: usize| format!(r#"{{"member{i}":{i}}}"#);
+        for i in 0..3 * SAMPLE as usize {
+            assert_eq!(v.validate(text(i).as_bytes()), Ok(()));
+        }
+        // The first text teaches the first shape; no text after it has the
+        // shape of the one before: after a sample, the texts are neither
+        // compared nor learned from.
+        assert_eq!(v.shapes(), (u64::from(SAMPLE), 0));
     }
 
     const CONTEXT: &[u8] = br#"{"GUser":{"id":"u87734","major":"med","hobby":"hiking","age":65},"_multi":[{"TAction":{"a_id":"a6","topic":"science","len":92}},{"TAction":{"a_id":"a7","topic":"finance","len":74}}]}"#;
@@ -1007,6 +1339,10 @@ mod tests {
         // remembering validator stepped over it, and agreed all the same.
         let (_, hits) = REMEMBERING.with(|v| v.borrow().lookups());
         assert!(hits > 1000, "{hits} hits");
+        // And most of the valid ones changed a value only: they had the
+        // context's shape, and their values were checked alone.
+        let (_, fitted) = REMEMBERING.with(|v| v.borrow().shapes());
+        assert!(fitted > 1000, "{fitted} texts had a shape known");
     }
 
     #[test]

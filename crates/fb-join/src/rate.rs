@@ -14,6 +14,10 @@ pub(crate) struct Rate {
     /// Tries and hits since the last look at the rate.
     tries: u32,
     hits: u32,
+    /// What the tries since the last look were worth, where a hit can
+    /// pay or cost more than another ([`Rate::tally`]): below zero, the
+    /// memo rests as after a poor rate.
+    worth: i32,
     /// Turns still to pass without a try, after a poor rate.
     resting: u32,
     /// Whether a poor rate rests the memo (always, but in tests).
@@ -26,6 +30,16 @@ impl Rate {
     /// A rate that never rests its memo.
     pub(crate) fn fixed() -> Self {
         Self {
+            fixed: true,
+            ..Self::default()
+        }
+    }
+
+    /// A rate that keeps its memo resting (for tests of other memos).
+    #[cfg(test)]
+    pub(crate) fn off() -> Self {
+        Self {
+            resting: u32::MAX,
             fixed: true,
             ..Self::default()
         }
@@ -53,11 +67,21 @@ impl Rate {
         }
     }
 
+    /// Counts a try worth `worth` (in units of the best outcome's
+    /// saving; a loss below zero), and rests the memo after too few hits
+    /// or a sample worth less than nothing.
+    #[inline(always)]
+    pub(crate) fn tally(&mut self, hit: bool, worth: i32) {
+        self.worth += worth;
+        self.count(hit);
+    }
+
     #[cold]
     fn sampled(&mut self) {
-        if !self.fixed && self.hits < self.tries / 4 {
+        if !self.fixed && (self.hits < self.tries / 4 || self.worth < 0) {
             self.resting = REST;
         }
+        self.worth = 0;
         self.total_tries += u64::from(self.tries);
         self.total_hits += u64::from(self.hits);
         self.tries = 0;

@@ -13,6 +13,28 @@ pub(crate) fn plain16(bytes: &[u8; 16]) -> usize {
     stops16(bytes).trailing_zeros() as usize
 }
 
+/// Bit `i` set when byte `i` of `a` and of `b` are equal.
+#[inline(always)]
+pub(crate) fn equal16(a: &[u8; 16], b: &[u8; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86_64 baseline, as in `stops16`.
+        unsafe { sse2::equal16(a, b) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        scalar_equal16(a, b)
+    }
+}
+
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn scalar_equal16(a: &[u8; 16], b: &[u8; 16]) -> u32 {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .fold(0, |mask, (i, (x, y))| mask | (u32::from(x == y) << i))
+}
+
 /// True for a byte a string cannot step over.
 #[inline(always)]
 pub(crate) fn stops(byte: u8) -> bool {
@@ -46,9 +68,27 @@ fn scalar_stops16(bytes: &[u8; 16]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
         _mm_set_epi64x,
     };
+
+    /// Sixteen bytes as one vector, without a pointer: two halves the
+    /// compiler joins into one unaligned load.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn vector(bytes: &[u8; 16]) -> __m128i {
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = *bytes;
+        _mm_set_epi64x(
+            i64::from_le_bytes([i, j, k, l, m, n, o, p]),
+            i64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        )
+    }
+
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn equal16(a: &[u8; 16], b: &[u8; 16]) -> u32 {
+        _mm_movemask_epi8(_mm_cmpeq_epi8(vector(a), vector(b))) as u32 & 0xFFFF
+    }
 
     #[target_feature(enable = "sse2")]
     #[inline]
@@ -72,6 +112,24 @@ mod sse2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn equal_bytes_in_every_place() {
+        let a: [u8; 16] = std::array::from_fn(|i| b'a' + i as u8);
+        for at in 0..16 {
+            for byte in 0..=u8::MAX {
+                let mut b = a;
+                b[at] = byte;
+                let expected = if byte == a[at] {
+                    0xFFFF
+                } else {
+                    0xFFFF & !(1 << at)
+                };
+                assert_eq!(equal16(&a, &b), expected, "{byte:#x} at {at}");
+                assert_eq!(equal16(&a, &b), scalar_equal16(&a, &b), "{byte:#x} at {at}");
+            }
+        }
+    }
 
     #[test]
     fn every_byte_in_every_place() {

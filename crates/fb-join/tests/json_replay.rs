@@ -32,6 +32,48 @@ fn seeds_and_found_inputs_replay() {
     }
 }
 
+/// A context, then the same context with a few bytes put in at every
+/// place: texts of the first one's shape wherever they land in a value,
+/// valid or not, checked by their values alone, and said valid or not as
+/// the plain check says.
+#[test]
+fn bytes_put_in_a_context_at_every_place() {
+    let context: &[u8] = br#"{"GUser":{"id":"u87734","major":"med","age":65},"_multi":[{"TAction":{"a_id":"a6"}},{"TAction":{"a_id":"a7"}}],"p":[0.5,-1e3],"ok":true}"#;
+    let values: [&[u8]; 14] = [
+        b"x",
+        b"\\n",
+        b"\\u00e9",
+        b"\\x",
+        b"\"",
+        b"\xc3\xa9",
+        b"\xff",
+        b"\x01",
+        b"1",
+        b".5",
+        b"e",
+        b"{}",
+        b",1",
+        b" ",
+    ];
+    let mut fitted = 0;
+    for at in 0..=context.len() {
+        for value in values {
+            let text = [&context[..at], value, &context[at..]].concat();
+            let mut v = fb_join::json::Validator::new();
+            assert_eq!(v.validate(context), Ok(()));
+            assert_eq!(
+                v.validate(&text),
+                fb_join::json::validate(&text),
+                "on {}",
+                text.escape_ascii()
+            );
+            fitted += v.shapes().1;
+        }
+    }
+    // Most texts that stayed valid had the context's shape.
+    assert!(fitted > 200, "{fitted} texts had the shape");
+}
+
 #[test]
 fn every_split_of_two_contexts_sharing_an_action() {
     let seed = std::fs::read(
