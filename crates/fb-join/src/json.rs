@@ -97,60 +97,14 @@ impl Validator {
         if self.last.matches(text) {
             return Ok(());
         }
-        if self.fits_shape(text) {
+        if self.shapes.fit(text, &mut self.seen) {
             self.last.keep(text);
             return Ok(());
         }
         check(text, Some(&mut self.seen))?;
         self.last.keep(text);
-        if !self.shapes.rate.resting() {
-            self.shapes.learn(text, Some(&mut self.seen));
-        }
+        self.shapes.learn(text, Some(&mut self.seen));
         Ok(())
-    }
-
-    /// Whether `text` has a shape known, and valid values where the text
-    /// it was learned from had its own: then it is valid.
-    #[inline(always)]
-    fn fits_shape(&mut self, text: &[u8]) -> bool {
-        if self.shapes.rate.resting() {
-            self.shapes.rate.pass();
-            return false;
-        }
-        if self.shapes.known[0].is_empty() {
-            return false;
-        }
-        let mut fitted = None;
-        for (k, parts) in self.shapes.known.iter().enumerate() {
-            if parts.is_empty() {
-                // No shape fits the empty text, which is not JSON.
-                break;
-            }
-            let mut error = Failure {
-                left: 0,
-                what: "",
-                seen: Some(&mut self.seen),
-            };
-            if fits(parts, text, &mut error) {
-                fitted = Some(k);
-                break;
-            }
-            if !error.what.is_empty() {
-                // A value is not valid: so is the text, whatever its shape.
-                break;
-            }
-        }
-        // What a text was worth, against its plain check: fitting the
-        // first shape saves about a third of it; fitting the second, after
-        // failing the first, about nothing; fitting neither costs the
-        // failed comparisons and the lesson, about five times that third.
-        let worth = match fitted {
-            Some(0) => 1,
-            Some(_) => -1,
-            None => -5,
-        };
-        self.shapes.rate.tally(fitted.is_some(), worth);
-        fitted.inspect(|&k| self.shapes.fitted(k)).is_some()
     }
 
     /// Texts compared with the last valid one, and found equal to it.
@@ -279,49 +233,6 @@ fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -
     }
     error.seen = Some(seen);
     after
-}
-
-/// Whether `text` is made of the fixed bytes of the shape of `parts`
-/// around valid values. A value that is not valid ends the comparison
-/// (noted in `error`; the text is then checked in full, which says where
-/// it fails).
-fn fits(parts: &[Part], text: &[u8], error: &mut Failure) -> bool {
-    let mut rest = text;
-    for part in parts {
-        let len = usize::from(part.len);
-        let same = match rest.first_chunk::<16>() {
-            Some(chunk) => crate::simd::equal16(chunk, &part.bytes) & part.want == part.want,
-            None => rest.get(..len) == part.bytes.get(..len),
-        };
-        if !same {
-            return false;
-        }
-        rest = rest.get(len..).unwrap_or_default();
-        rest = match part.then {
-            Then::Nothing => rest,
-            Then::Str => match rest {
-                [b'"', tail @ ..] => string(rest.len(), tail, error),
-                _ => return false,
-            },
-            Then::Num => match rest {
-                [b'-' | b'0'..=b'9', ..] => number(rest, error),
-                _ => return false,
-            },
-            Then::Value(depth) => match rest {
-                [b'[', b'{', ..] if error.seen.is_some() => {
-                    remembered::<true>(rest, depth as usize, error)
-                }
-                _ => any_value(rest, depth as usize, error),
-            },
-        };
-    }
-    rest.is_empty() && error.what.is_empty()
-}
-
-/// A value of a shape, out of line: arrays and literals.
-#[inline(never)]
-fn any_value<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
-    value::<false>(rest, depth, error)
 }
 
 fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
@@ -684,14 +595,15 @@ mod shape;
 use crate::same::same_bytes;
 use last::Last;
 use seen::{Seen, HEAD};
-use shape::{Part, Shapes, Then};
+use shape::Shapes;
 
 #[cfg(test)]
 mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::{reference, validate, JsonError, Seen, Shapes, Then, Validator, MAX_DEPTH};
+    use super::shape::Then;
+    use super::{reference, validate, JsonError, Seen, Shapes, Validator, MAX_DEPTH};
     use crate::rate::SAMPLE;
     use fb_tests::Rng;
     use std::cell::RefCell;

@@ -2,7 +2,8 @@
 //! and the DSJSON writer's table of probability arrays look at their hit
 //! rate every [`SAMPLE`] tries, and rest for [`REST`] turns when under a
 //! quarter hit, since where nothing repeats the looking up costs more than
-//! it saves.
+//! it saves. A memo whose hits and misses differ in worth (the JSON
+//! check's shapes) also rests when its sample was worth less than nothing.
 
 /// Tries between two looks at the hit rate.
 pub(crate) const SAMPLE: u32 = 1024;

@@ -93,13 +93,7 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[inline]
     pub(super) fn stops16(bytes: &[u8; 16]) -> u32 {
-        // An unaligned load without a pointer: two halves the compiler
-        // joins into one instruction.
-        let [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = *bytes;
-        let v = _mm_set_epi64x(
-            i64::from_le_bytes([i, j, k, l, m, n, o, p]),
-            i64::from_le_bytes([a, b, c, d, e, f, g, h]),
-        );
+        let v = vector(bytes);
         let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
         let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
         // Signed: below 0x20 is a control character or a byte >= 0x80.
