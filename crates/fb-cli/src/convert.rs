@@ -80,7 +80,7 @@ pub fn default_threads() -> usize {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
     let started = Instant::now();
-    let inputs = crate::input::resolve(&args.inputs)?;
+    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
     let mut opts = args.join.options();
     opts.inline_dedup = args.inline_dedup;
     // Loops of other problem types are not joined at all: no work, and no

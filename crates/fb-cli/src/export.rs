@@ -82,7 +82,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
     let columns = columns(args)?;
     let started = Instant::now();
-    let inputs = crate::input::resolve(&args.inputs)?;
+    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
     let to_stdout = args.output.as_os_str() == "-";
     // A device (`/dev/null`) or a pipe is written to, not replaced.
     let replaces = std::fs::metadata(&args.output).is_ok_and(|m| m.is_file() || m.is_dir());

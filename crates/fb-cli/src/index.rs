@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fb_format::index::Index;
+use fb_format::index::{Index, LogStamp};
 
 use crate::error::Error;
 use crate::input::Input;
@@ -40,6 +40,24 @@ pub fn path_for(log: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// What the file system says of a log now (see [`LogStamp`]).
+pub fn stamp(meta: &std::fs::Metadata) -> LogStamp {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |secs: i64, nanos: i64| secs.saturating_mul(1_000_000_000).saturating_add(nanos);
+    LogStamp {
+        inode: meta.ino(),
+        modified_ns: ns(meta.mtime(), meta.mtime_nsec()),
+        changed_ns: ns(meta.ctime(), meta.ctime_nsec()),
+    }
+}
+
+/// [`stamp`] of the file at `log`.
+fn stamp_of(log: &Path) -> Result<LogStamp, String> {
+    std::fs::metadata(log)
+        .map(|m| stamp(&m))
+        .map_err(|e| format!("its log cannot be looked at: {e}"))
+}
+
 /// Builds the index of `log` (its bytes `data`) and writes it to `out`,
 /// atomically, on `threads` threads; the index. `done` is told the bytes
 /// of `data` the build no longer needs.
@@ -50,12 +68,18 @@ fn write(
     threads: usize,
     done: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Index, Error> {
-    let index = Index::build_releasing(data, threads, done).map_err(|e| {
+    // Taken before the bytes are read: a write meanwhile makes the index
+    // stale, never trusted.
+    let stamp = std::fs::metadata(log)
+        .map(|m| stamp(&m))
+        .map_err(|e| Error::Msg(format!("cannot look at {}: {e}", log.display())))?;
+    let mut index = Index::build_releasing(data, threads, done).map_err(|e| {
         Error::Msg(format!(
             "{}: cannot be indexed: {e} (fb repair writes a log that can)",
             log.display()
         ))
     })?;
+    index.stamp = stamp;
     let inputs = [Input::File(log.to_path_buf())];
     let mut file = Output::create(Some(out), &inputs, Compress::Never)?;
     file.put(&index.to_bytes())?;
@@ -190,7 +214,11 @@ fn find(
 /// since) is rebuilt in place and said so on standard error unless
 /// `quiet`; a damaged one is an error naming it.
 pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    match find(log, Read::Whole, |index| index.check_log(data))? {
+    let check = |index: &Index| {
+        index.check_log(data)?;
+        index.check_stamp(&stamp_of(log)?)
+    };
+    match find(log, Read::Whole, check)? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
@@ -201,7 +229,11 @@ pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error
 /// times, checkpoints): enough for a time window, a few MB for a 10 GiB
 /// log. A rebuilt index comes back whole.
 pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    match find(log, Read::Summary, |index| index.check_log(data))? {
+    let check = |index: &Index| {
+        index.check_log(data)?;
+        index.check_stamp(&stamp_of(log)?)
+    };
+    match find(log, Read::Summary, check)? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
@@ -215,8 +247,10 @@ pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index
 /// it trusts what it made from the index.
 pub fn load_unmapped(log: &Path, file: &File, quiet: bool) -> Result<Option<Index>, Error> {
     let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
-    let size = file.metadata().map_err(cannot)?.len();
+    let meta = file.metadata().map_err(cannot)?;
+    let size = meta.len();
     let found = find(log, Read::Mapped, |index| {
+        index.check_stamp(&stamp(&meta))?;
         let n = (fb_format::index::HASHED as u64).min(size);
         let mut head = vec![0; n as usize];
         let mut tail = vec![0; n as usize];
@@ -262,7 +296,7 @@ fn rebuild(
 
 /// Writes the index of every input.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = crate::input::resolve(&args.inputs)?;
+    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
     if args.output.is_some() && inputs.len() != 1 {
         return Err(Error::Msg(
             "-o names the index of one log: give one log, or leave -o out".into(),

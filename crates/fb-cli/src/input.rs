@@ -39,13 +39,68 @@ impl Input {
     }
 }
 
+/// The inputs the command-line paths name, and what their folders held
+/// besides logs.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// What to read, in order.
+    pub inputs: Vec<Input>,
+    /// Files found in the folders given that are not joined logs by their
+    /// first bytes (an index, a README, DSJSON): left out.
+    pub not_logs: Vec<PathBuf>,
+}
+
+impl Resolved {
+    /// The one note to give about the files left out, if any.
+    pub fn note(&self) -> Option<String> {
+        let first = self.not_logs.first()?;
+        const NAMED: usize = 3;
+        let names: Vec<String> = self
+            .not_logs
+            .iter()
+            .take(NAMED)
+            .map(|p| {
+                p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        let more = match self.not_logs.len().saturating_sub(NAMED) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let folder = first
+            .parent()
+            .map_or_else(String::new, |d| format!(" in {}", d.display()));
+        Some(format!(
+            "skipped {}{folder} that {} not joined logs by {} first bytes: {}{more}",
+            crate::plural(self.not_logs.len() as u64, "file"),
+            if self.not_logs.len() == 1 {
+                "is"
+            } else {
+                "are"
+            },
+            if self.not_logs.len() == 1 {
+                "its"
+            } else {
+                "their"
+            },
+            names.join(", ")
+        ))
+    }
+}
+
 /// Expands the command-line paths: a directory gives its files (not
-/// hidden, sorted by name, not recursive), `-` gives stdin.
-pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
-    let mut out = Vec::new();
+/// hidden, sorted by name, not recursive) that are logs by their first
+/// bytes (see [`Head`]; empty files included, to be warned about), `-`
+/// gives stdin. A file named itself is always an input, whatever it
+/// holds: reading it says what is wrong.
+pub fn resolve_all(paths: &[PathBuf]) -> Result<Resolved, String> {
+    let mut out = Resolved::default();
     for path in paths {
         if path.as_os_str() == "-" {
-            out.push(Input::Stdin);
+            out.inputs.push(Input::Stdin);
             continue;
         }
         let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
@@ -66,12 +121,53 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
             if files.is_empty() {
                 return Err(format!("{}: the directory holds no files", path.display()));
             }
-            out.extend(files.into_iter().map(Input::File));
+            let before = out.inputs.len();
+            for file in files {
+                match first_bytes(&file) {
+                    Ok(head) if matches!(Head::of(&head), Head::NotALog(_)) => {
+                        out.not_logs.push(file)
+                    }
+                    // Unreadable files stay inputs: opening them says why.
+                    _ => out.inputs.push(Input::File(file)),
+                }
+            }
+            if out.inputs.len() == before {
+                return Err(format!(
+                    "{}: the directory holds no joined logs ({} by their first bytes)",
+                    path.display(),
+                    match out.not_logs.len() {
+                        1 => "its one file is not a log".to_string(),
+                        n => format!("none of its {n} files is a log"),
+                    }
+                ));
+            }
         } else {
-            out.push(Input::File(path.clone()));
+            out.inputs.push(Input::File(path.clone()));
         }
     }
     Ok(out)
+}
+
+/// [`resolve_all`]'s inputs alone.
+pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+    resolve_all(paths).map(|r| r.inputs)
+}
+
+/// [`resolve_all`], saying on standard error (unless `quiet`) which files
+/// of the folders were left out.
+pub fn resolve_noting(paths: &[PathBuf], quiet: bool) -> Result<Vec<Input>, String> {
+    let resolved = resolve_all(paths)?;
+    if let (Some(note), false) = (resolved.note(), quiet) {
+        eprintln!("fb: note: {note}");
+    }
+    Ok(resolved.inputs)
+}
+
+/// The first (up to 4) bytes of a file.
+fn first_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(4);
+    File::open(path)?.take(4).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 /// Maps `input` when it is a regular, non-empty file that can be mapped

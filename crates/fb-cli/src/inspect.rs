@@ -258,7 +258,7 @@ fn listing_line(msg: &Message<'_>, problems: &mut u64, global: &Global) -> Strin
 
 /// Lists (or dumps) the logs; exits 1 when one is damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = crate::input::resolve(&args.files)?;
+    let inputs = crate::input::resolve_noting(&args.files, global.quiet)?;
     if args.offset.is_some() && inputs.len() > 1 {
         return Err(Error::Msg(format!(
             "--offset names a byte of one log, and {} logs were given: name one file",

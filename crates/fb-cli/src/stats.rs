@@ -567,7 +567,7 @@ impl fb_join::Sink for TallySink {
 /// Prints the statistics; exit 1 when an input was damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
-    let inputs = crate::input::resolve(&args.inputs)?;
+    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
     let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);

@@ -308,7 +308,7 @@ fn cut_salvage(input: &Input, offset: u64, limit: u32) -> Option<String> {
 /// Checks every input; exit 0 clean (or warnings only, unless --strict),
 /// 1 errors found, 2 usage or I/O error.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = input::resolve(&args.inputs)?;
+    let inputs = input::resolve_noting(&args.inputs, global.quiet)?;
     let mut problems = Problems {
         errors: 0,
         warnings: 0,

@@ -547,6 +547,7 @@ fn a_sample_through_a_table_that_does_not_add_up_fails_and_says_so() {
     )
     .unwrap();
     let mut index = Index::build(&std::fs::read(&log).unwrap()).unwrap();
+    index.stamp = fb_cli::index::stamp(&std::fs::metadata(&log).unwrap());
     index.blocks.last_mut().unwrap().decisions += 1;
     std::fs::write(fb_cli::index::path_for(&log), index.to_bytes()).unwrap();
     for format in ["dsjson", "log"] {
@@ -637,4 +638,140 @@ fn a_large_sample_read_on_two_threads_is_the_one_read_whole() {
         full.len()
     );
     assert!(lines.iter().all(|l| whole.contains(&l.to_string())));
+}
+
+/// A log rewritten in place between its two hashed ends, at the same size
+/// (an event id changed in the middle), is told from the one indexed by
+/// what the file system says of it: the index is rebuilt, and the new id
+/// is found.
+#[test]
+fn a_log_rewritten_in_the_middle_at_the_same_size_is_not_trusted() {
+    let dir = scratch_dir("index-rewritten-middle");
+    let log = dir.join("g.fb");
+    let out = fb(&[
+        "gen",
+        "-q",
+        "--events",
+        "2000",
+        "--seed",
+        "5",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut bytes = std::fs::read(&log).unwrap();
+    assert!(
+        bytes.len() > 4 * fb_format::index::HASHED,
+        "{}",
+        bytes.len()
+    );
+    assert_eq!(fb(&["index", "-q", p(&log)]).code, 0);
+    let lines = convert(&log);
+    let old = event_id(&lines[lines.len() / 2]);
+    // Every place the id is (the decision and its outcomes): the same
+    // length, another id, and the log still verifies.
+    let places: Vec<usize> = (0..bytes.len() - old.len())
+        .filter(|&at| bytes[at..].starts_with(old.as_bytes()))
+        .collect();
+    assert!(places.len() >= 2, "{places:?}");
+    let hashed = fb_format::index::HASHED;
+    assert!(places
+        .iter()
+        .all(|&at| at > hashed && at < bytes.len() - hashed));
+    let new: String = old.chars().rev().collect();
+    assert_ne!(new, old);
+    for at in places {
+        bytes[at..at + new.len()].copy_from_slice(new.as_bytes());
+    }
+    std::fs::write(&log, &bytes).unwrap();
+    let index = Index::from_bytes(&std::fs::read(fb_cli::index::path_for(&log)).unwrap()).unwrap();
+    assert!(
+        index.check_log(&bytes).is_ok(),
+        "the ends alone cannot tell"
+    );
+
+    let out = fb(&["inspect", "--event-id", &new, p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("stale"), "{}", out.stderr);
+    assert!(out.stdout.contains(&new), "{}", out.stdout);
+    // And the index rebuilt is trusted again: no word of staleness.
+    let out = fb(&["inspect", "--event-id", &new, p(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("stale"), "{}", out.stderr);
+    // A copy of the log (and its index) is another file: rebuilt too.
+    let copy = dir.join("copy.fb");
+    std::fs::copy(&log, &copy).unwrap();
+    std::fs::copy(
+        fb_cli::index::path_for(&log),
+        fb_cli::index::path_for(&copy),
+    )
+    .unwrap();
+    let out = fb(&["inspect", "--event-id", &new, p(&copy)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("another file"), "{}", out.stderr);
+}
+
+/// A folder of logs holds their indexes once indexed, and other files:
+/// every command that reads a folder leaves out what is not a log, with
+/// one note; a file named on the command line that is not a log is
+/// still an error.
+#[test]
+fn a_folders_files_that_are_not_logs_are_left_out_with_a_note() {
+    let dir = scratch_dir("index-folder");
+    for name in ["cb_simple.log", "ccb_simple.log"] {
+        std::fs::copy(data(&format!("valid_joined_logs/{name}")), dir.join(name)).unwrap();
+    }
+    let want = fb(&["convert", "-q", p(&dir)]);
+    assert_eq!(want.code, 0, "{}", want.stderr);
+    assert_eq!(fb(&["index", "-q", p(&dir)]).code, 0);
+    assert!(fb_cli::index::path_for(&dir.join("cb_simple.log")).exists());
+    std::fs::write(dir.join("README"), "logs of the loop\n").unwrap();
+    std::fs::write(dir.join("out.dsjson"), want.stdout.as_bytes()).unwrap();
+    // (command, exit code wanted)
+    let cases: [(&[&str], i32); 6] = [
+        (&["index"], 0),
+        (&["convert"], 0),
+        (&["stats"], 0),
+        (&["validate"], 0),
+        (&["inspect", "--count"], 0),
+        (&["export", "--force", "-o", "/dev/null"], 0),
+    ];
+    for (args, code) in cases {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push(p(&dir));
+        let out = fb(&all);
+        assert_eq!(out.code, code, "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.stderr.matches("skipped 4 files").count(),
+            1,
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("cb_simple.log.fbidx"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let out = fb(&["convert", "-q", p(&dir)]);
+    assert_eq!(out.stdout, want.stdout);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    // Named itself, a file that is not a log is an error.
+    let out = fb(&["convert", p(&dir.join("README"))]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a joined binary log"),
+        "{}",
+        out.stderr
+    );
+    // A folder of nothing but such files holds no logs: said.
+    let other = scratch_dir("index-folder-nothing");
+    std::fs::write(other.join("README"), "no logs here\n").unwrap();
+    let out = fb(&["convert", p(&other)]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("holds no joined logs"),
+        "{}",
+        out.stderr
+    );
 }

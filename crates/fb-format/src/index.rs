@@ -21,12 +21,16 @@
 //! message of under a kilobyte, where 32 bytes per message would be 4% of
 //! the log. Per block the index stays well under 1% of the log.
 //!
-//! **Tied to its log.** The index records the log's size and an FNV-1a
-//! hash of its first and last 64 KiB; [`Index::check_log`] refuses an
-//! index whose log was appended to, truncated or rewritten, and readers then
+//! **Tied to its log.** The index records the log's size, an FNV-1a
+//! hash of its first and last 64 KiB, and what the file system said of the
+//! log when it was indexed ([`LogStamp`]: inode, modification and change
+//! times). [`Index::check_log`] refuses an index whose log was appended
+//! to, truncated or rewritten at its ends, and [`Index::check_stamp`] one
+//! whose log was written anywhere since (its change time moves with every
+//! write, and no process can set it back), replaced or copied; readers then
 //! rebuild it or read the log whole, never trusting it.
 //!
-//! **File format** (version 5, little-endian; sizes in bytes). Two parts,
+//! **File format** (version 6, little-endian; sizes in bytes). Two parts,
 //! each with its own checksum: the *summary* (counts, offsets, times,
 //! checkpoints), which is all a time window needs and is read alone for
 //! one (2.5 MB for a 10 GiB log), then the *detail* (Bloom filters and
@@ -40,6 +44,7 @@
 //! | log size | 8 |
 //! | hash of the log's first 64 KiB | 8 |
 //! | hash of the log's last 64 KiB | 8 |
+//! | the log's inode, modification and change times (ns since 1970); all 0: not known | 3 × 8 |
 //! | blocks, checkpoints (counts) | 2 × 4 |
 //! | length of the detail part | 8 |
 //! | per block: start, end (8 each), messages, decisions, events, dedup ids (4 each), earliest, latest time (µs since 1970, 8 each), the lengths of its two Bloom filters (decision ids, dedup ids) and of its message table (4 each) | 60 |
@@ -58,9 +63,10 @@
 //! number, and takes a word as `lane = rotl((lane ^ word) × FNV prime,
 //! 31)`), folds the lanes and then the leftover bytes and the length in
 //! with FNV-1a. A Bloom filter has 10 bits per key (64 at least) and
-//! 3 probes per key, computed as `probes` describes. Versions 1 to 4 (1
+//! 3 probes per key, computed as `probes` describes. Versions 1 to 5 (1
 //! and 2 in one part, 1 with FNV-1a over every byte; 3 without checkpoint
-//! flags; 4 with Bloom probes from FNV-1a) are rebuilt on use.
+//! flags; 4 with Bloom probes from FNV-1a; 5 without the log's stamp) are
+//! rebuilt on use.
 //!
 //! ```
 //! use fb_format::index::Index;
@@ -102,7 +108,7 @@ fn empty() -> Shared {
 /// The first bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FBIDX\r\n\x1a";
 /// The format version this code writes and reads.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 /// A block ends after each message that reaches a multiple of this many
 /// bytes of the log, and before each checkpoint.
 pub const BLOCK_BYTES: u64 = 256 << 10;
@@ -114,7 +120,7 @@ const BLOOM_BITS: usize = 10;
 const PROBES: u64 = 3;
 
 /// Fixed part of the file before the blocks.
-const HEADER_LEN: usize = 56;
+const HEADER_LEN: usize = 80;
 /// Bytes of an index file that say how long its summary is.
 pub const SUMMARY_HEAD: usize = HEADER_LEN;
 /// A block's record in the summary.
@@ -475,6 +481,28 @@ impl Checkpoint {
     }
 }
 
+/// What the file system says of a log file, as far as it tells whether
+/// the file was written since: a write anywhere in it moves its change
+/// time (which only the kernel sets), a replacement or a copy has another
+/// inode. All zero: not known (an index built from bytes alone), which no
+/// file matches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogStamp {
+    /// The file's inode number.
+    pub inode: u64,
+    /// Its last modification, in nanoseconds since 1970.
+    pub modified_ns: i64,
+    /// Its last change (data or metadata), in nanoseconds since 1970.
+    pub changed_ns: i64,
+}
+
+impl LogStamp {
+    /// Whether the stamp says anything.
+    pub fn is_known(&self) -> bool {
+        *self != Self::default()
+    }
+}
+
 /// The index of one log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Index {
@@ -482,6 +510,9 @@ pub struct Index {
     pub log_size: u64,
     head_hash: u64,
     tail_hash: u64,
+    /// What the file system said of the log when it was indexed (set by
+    /// whoever reads the log from a file, before building).
+    pub stamp: LogStamp,
     /// Its blocks, in log order.
     pub blocks: Vec<Block>,
     /// Its CHECKPOINT messages, in log order.
@@ -980,6 +1011,7 @@ impl Index {
             log_size: len,
             head_hash,
             tail_hash,
+            stamp: LogStamp::default(),
             blocks: Vec::new(),
             checkpoints: Vec::new(),
             detail: true,
@@ -1058,6 +1090,21 @@ impl Index {
         Ok(())
     }
 
+    /// Refuses the index unless the log file, as the file system now
+    /// describes it (`now`), is the one indexed and was not written since.
+    pub fn check_stamp(&self, now: &LogStamp) -> std::result::Result<(), String> {
+        if !self.stamp.is_known() {
+            return Err("it does not record its log's file-system stamp".into());
+        }
+        if now.inode != self.stamp.inode {
+            return Err("the log is another file than the one indexed (replaced or copied)".into());
+        }
+        if (now.modified_ns, now.changed_ns) != (self.stamp.modified_ns, self.stamp.changed_ns) {
+            return Err("the log was written since it was indexed".into());
+        }
+        Ok(())
+    }
+
     /// The index as its file holds it.
     pub fn to_bytes(&self) -> Vec<u8> {
         let detail: usize = self
@@ -1078,6 +1125,9 @@ impl Index {
         for v in [self.log_size, self.head_hash, self.tail_hash] {
             out.extend_from_slice(&v.to_le_bytes());
         }
+        out.extend_from_slice(&self.stamp.inode.to_le_bytes());
+        out.extend_from_slice(&self.stamp.modified_ns.to_le_bytes());
+        out.extend_from_slice(&self.stamp.changed_ns.to_le_bytes());
         for n in [self.blocks.len(), self.checkpoints.len()] {
             out.extend_from_slice(&(n as u32).to_le_bytes());
         }
@@ -1125,6 +1175,7 @@ impl Index {
         }
         let _version = r.u32()?;
         let _flags = r.u32()?;
+        let _ = (r.u64()?, r.u64()?, r.u64()?);
         let _ = (r.u64()?, r.u64()?, r.u64()?);
         let (blocks, checkpoints) = (u64::from(r.u32()?), u64::from(r.u32()?));
         Ok(HEADER_LEN as u64 + blocks * BLOCK_LEN as u64 + checkpoints * CHECKPOINT_LEN as u64 + 8)
@@ -1234,12 +1285,18 @@ impl Index {
         }
         let _flags = r.u32()?;
         let (log_size, head_hash, tail_hash) = (r.u64()?, r.u64()?, r.u64()?);
+        let stamp = LogStamp {
+            inode: r.u64()?,
+            modified_ns: r.u64()? as i64,
+            changed_ns: r.u64()? as i64,
+        };
         let (blocks, checkpoints) = (r.u32()? as usize, r.u32()? as usize);
         let _detail = r.u64()?;
         let mut index = Self {
             log_size,
             head_hash,
             tail_hash,
+            stamp,
             // The summary's length was checked against the file: the
             // counts are as large as the bytes allow.
             blocks: Vec::with_capacity(blocks),
