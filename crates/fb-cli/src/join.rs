@@ -84,7 +84,8 @@ pub struct Args {
         long,
         value_name = "R",
         default_value_t = 0.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = crate::joinargs::finite_f32
     )]
     pub default_reward: f32,
 

@@ -27,7 +27,7 @@ pub struct JoinArgs {
     pub reward_function: Option<RewardFunction>,
 
     /// Reward of a decision without outcomes, for every checkpoint.
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = finite_f32)]
     pub default_reward: Option<f32>,
 
     /// Learning mode for every checkpoint.
@@ -150,6 +150,19 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
         .to_timestamp(civil)
         .map(|ts| ts.as_second())
         .map_err(|e| err(e.to_string()))
+}
+
+/// Parses a number that a reward or a probability can be: finite as a
+/// float32 (`nan`, `inf` and `1e400` are refused: VW cannot read the
+/// `null` they would become in DSJSON).
+pub fn finite_f32(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!(
+            "`{s}` is not a finite number (as a 32-bit float): give a number such as 0 or -1.5"
+        )),
+        Err(_) => Err(format!("`{s}` is not a number: give one such as 0 or -1.5")),
+    }
 }
 
 /// A parser that takes exactly `names` (listed in --help and in errors)

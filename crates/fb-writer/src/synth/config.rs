@@ -73,10 +73,11 @@ impl FromStr for RewardDist {
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or_default().to_ascii_lowercase();
         let params: Vec<&str> = parts.collect();
+        // Finite as the float32 the log stores (`1e40` is not).
         let num = |text: &str| {
             text.parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite())
+                .filter(|v| (*v as f32).is_finite())
                 .ok_or_else(|| format!("`{text}` in reward distribution `{s}` is not a number"))
         };
         let dist = match (name.as_str(), params.as_slice()) {
