@@ -9,7 +9,7 @@ use fb_join::{JoinedEvent, Pipeline};
 
 use crate::error::Error;
 use crate::joinargs::{feed_all, report_diagnostics, FilterArgs, JoinArgs};
-use crate::output::{Compress, Output};
+use crate::output::{Compress, Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb convert`.
@@ -24,6 +24,10 @@ pub struct Args {
     /// standard output.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+
+    /// Replace OUT if it exists (once the new output is complete).
+    #[arg(long)]
+    pub force: bool,
 
     /// How to join.
     #[command(flatten)]
@@ -92,7 +96,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         level: args.level,
         threads,
     };
-    let mut out = Output::create(args.output.as_deref(), &inputs, compress)?;
+    let how = How::text(compress, Existing::forced(args.force));
+    let mut out = Output::create(args.output.as_deref(), &inputs, how)?;
     let target = out.target().to_string();
     // Recovery resynchronizes on one thread (compressing may still use
     // more).
@@ -117,7 +122,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     )?;
     let (written, filtered) = (pipeline.kept(), pipeline.filtered());
     let (joiner, _) = pipeline.finish();
-    out.finish()?;
+    crate::output::conclude(out, report.failed() && !args.recover, written)?;
     if !global.quiet {
         let metrics = joiner.metrics();
         let secs = started.elapsed().as_secs_f64();

@@ -8,6 +8,10 @@ use std::io;
 pub enum Error {
     /// Usage, an input that cannot be opened, anything said in one line.
     Msg(String),
+    /// An input is damaged or not a joined log, and the command could
+    /// not work around it: exit status 1, as for the damage other
+    /// commands report and read past.
+    Damaged(String),
     /// Writing an output failed.
     Write {
         /// The output, as the user named it (`standard output` or a path).
@@ -26,6 +30,24 @@ impl Error {
         }
     }
 
+    /// An error of the pipeline writing to `target`: a failed write is
+    /// one (a closed pipe then ends the run quietly), anything else is said
+    /// as it is.
+    pub fn joining(target: &str, e: fb_join::Error) -> Self {
+        match e {
+            fb_join::Error::Write { source, .. } => Self::write(target, source),
+            other => Self::Msg(other.to_string()),
+        }
+    }
+
+    /// An error of a log writer writing to `target`, as [`Error::joining`].
+    pub fn writing(target: &str, e: fb_writer::Error) -> Self {
+        match e {
+            fb_writer::Error::Io { source, .. } => Self::write(target, source),
+            other => Self::Msg(format!("writing {target}: {other}")),
+        }
+    }
+
     /// The reader of our output went away (`fb ... | head`): not an error
     /// to report, the program just stops.
     pub fn is_broken_pipe(&self) -> bool {
@@ -36,7 +58,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Msg(m) => f.write_str(m),
+            Self::Msg(m) | Self::Damaged(m) => f.write_str(m),
             Self::Write { target, source } => write!(f, "writing {target} failed: {source}"),
         }
     }

@@ -11,7 +11,7 @@ use fb_join::{JoinedEvent, Pipeline};
 use crate::convert::{default_threads, parse_threads};
 use crate::error::Error;
 use crate::joinargs::{feed_all, report_diagnostics, FilterArgs, JoinArgs};
-use crate::output::{Compress, Output};
+use crate::output::{Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb export`.
@@ -84,18 +84,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let started = Instant::now();
     let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
     let to_stdout = args.output.as_os_str() == "-";
-    // A device (`/dev/null`) or a pipe is written to, not replaced.
-    let replaces = std::fs::metadata(&args.output).is_ok_and(|m| m.is_file() || m.is_dir());
-    if !to_stdout && !args.force && replaces {
-        return Err(Error::Msg(format!(
-            "{} exists: pass --force to replace it",
-            args.output.display()
-        )));
-    }
     if args.partition_by != "none" {
         return partitioned(args, global, &inputs, columns, started);
     }
-    let mut out = Output::create(Some(&args.output), &inputs, Compress::Never)?;
+    let how = How::binary(Existing::forced(args.force));
+    let mut out = Output::create(Some(&args.output), &inputs, how)?;
     let target = out.target().to_string();
     let failed = |e: fb_arrow::Error| Error::Msg(format!("{target}: {e}"));
     let schema = columns.schema();
@@ -111,8 +104,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .map_err(failed)?;
         export(args, global, &inputs, parquet, columns, &target)?
     };
-    out.finish()?;
     let (rows, report) = rows;
+    crate::output::conclude(out, report.failed() && !args.recover, rows)?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
@@ -144,9 +137,21 @@ fn partitioned(
         _ => fb_arrow::Partitioning::Date,
     };
     let target = args.output.display().to_string();
-    let dir = crate::output::DirOutput::create(&args.output, inputs)?;
+    let dir = crate::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
     let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows.max(1));
     let (rows, report) = export(args, global, inputs, writer, columns, &target)?;
+    if report.failed() && !args.recover {
+        if rows == 0 {
+            return Ok(report.exit_code());
+        }
+        let partial = dir.finish_partial()?;
+        eprintln!(
+            "fb: the run ended in error: {target} was left as it was; what was written before \
+             the error is in {}",
+            partial.display()
+        );
+        return Ok(report.exit_code());
+    }
     dir.finish()?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();

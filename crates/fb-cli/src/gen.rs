@@ -1,6 +1,6 @@
 //! `fb gen`: writes a synthetic joined log, deterministic from a seed.
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,7 +9,7 @@ use fb_writer::synth::{self, GenConfig, Limit, RewardDist};
 
 use crate::error::Error;
 use crate::joinargs::named;
-use crate::output::{Compress, Output};
+use crate::output::{Existing, How, Output};
 
 /// Output buffer: large writes keep a multi-GiB run I/O-bound.
 const OUTPUT_BUFFER: usize = 4 << 20;
@@ -108,6 +108,9 @@ pub struct Args {
     /// `.episodes.fb` for multistep), for `fb join`.
     #[arg(long)]
     pub raw_streams: bool,
+    /// Replace the outputs if they exist (once each is complete).
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl Args {
@@ -183,12 +186,16 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
         .output
         .as_deref()
         .is_none_or(|path| path.as_os_str() == "-");
-    if to_stdout && io::stdout().is_terminal() {
-        return Err("refusing to write a binary log to a terminal: \
-                    pass -o FILE or redirect standard output"
-            .into());
+    if args.raw_streams && to_stdout {
+        return Err("--raw-streams writes files beside the log: give -o FILE".into());
     }
-    let mut out = Output::create(args.output.as_deref(), &[], Compress::Never)?;
+    let existing = Existing::forced(args.force);
+    // Every output is refused before anything is written.
+    let streams = match (args.raw_streams, args.output.as_deref()) {
+        (true, Some(path)) => Some(raw_stream_outputs(path, existing)?),
+        _ => None,
+    };
+    let mut out = Output::create(args.output.as_deref(), &[], How::binary(existing))?;
     let result = {
         let mut buffered = BufWriter::with_capacity(OUTPUT_BUFFER, &mut out);
         let summary = synth::generate(&config, &mut buffered);
@@ -217,29 +224,42 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
             summary.events
         );
     }
-    if args.raw_streams {
-        let Some(path) = args.output.as_deref().filter(|_| !to_stdout) else {
-            return Err("--raw-streams writes files beside the log: give -o FILE".into());
-        };
-        raw_streams(path, global)?;
+    if let (Some(streams), Some(path)) = (streams, args.output.as_deref()) {
+        raw_streams(path, streams, global)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The three raw streams' paths and outputs.
+type RawStreamOutputs = ([std::path::PathBuf; 3], Vec<Output>);
+
+/// The outputs of [`raw_streams`] beside `log`, opened (and refused when
+/// they exist without --force) before the log is written.
+fn raw_stream_outputs(
+    log: &std::path::Path,
+    existing: Existing,
+) -> Result<RawStreamOutputs, Error> {
+    let stem = log.with_extension("");
+    let paths = ["interactions", "observations", "episodes"]
+        .map(|side| std::path::PathBuf::from(format!("{}.{side}.fb", stem.display())));
+    let inputs = [crate::input::Input::File(log.to_path_buf())];
+    let mut outs = Vec::new();
+    for path in &paths {
+        outs.push(Output::create(Some(path), &inputs, How::binary(existing))?);
+    }
+    Ok((paths, outs))
 }
 
 /// `LOG` taken apart into `LOG-STEM.interactions.fb`, `.observations.fb`
 /// and `.episodes.fb` beside it (the raw streams a client would have
 /// written), for `fb join` to join again.
-fn raw_streams(log: &std::path::Path, global: &crate::Global) -> Result<(), Error> {
+fn raw_streams(
+    log: &std::path::Path,
+    (paths, mut outs): RawStreamOutputs,
+    global: &crate::Global,
+) -> Result<(), Error> {
     let input = crate::input::Input::File(log.to_path_buf());
     let data = crate::input::whole(&input)?;
-    let stem = log.with_extension("");
-    let paths = ["interactions", "observations", "episodes"]
-        .map(|side| std::path::PathBuf::from(format!("{}.{side}.fb", stem.display())));
-    let inputs = [input];
-    let mut outs = Vec::new();
-    for path in &paths {
-        outs.push(Output::create(Some(path), &inputs, Compress::Never)?);
-    }
     let counts = {
         let [i, o, e] = &mut outs[..] else {
             return Err("three outputs".into());
@@ -261,7 +281,7 @@ fn raw_streams(log: &std::path::Path, global: &crate::Global) -> Result<(), Erro
             counts.interactions,
             counts.observations,
             counts.episodes,
-            stem.display()
+            log.with_extension("").display()
         );
     }
     Ok(())

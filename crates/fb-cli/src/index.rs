@@ -12,7 +12,7 @@ use fb_format::index::{Index, LogStamp};
 
 use crate::error::Error;
 use crate::input::Input;
-use crate::output::{Compress, Output};
+use crate::output::{Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb index`.
@@ -31,6 +31,11 @@ pub struct Args {
     /// cores). The index is the same for any number.
     #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
     pub threads: Option<usize>,
+
+    /// Replace an -o OUT that exists and is not an index (an index is
+    /// always replaced: it is rebuilt from its log).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Where the index of `log` lives.
@@ -66,6 +71,7 @@ fn write(
     data: &[u8],
     out: &Path,
     threads: usize,
+    force: bool,
     done: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Index, Error> {
     // Taken before the bytes are read: a write meanwhile makes the index
@@ -81,11 +87,26 @@ fn write(
     })?;
     index.stamp = stamp;
     let inputs = [Input::File(log.to_path_buf())];
-    let mut file = Output::create(Some(out), &inputs, Compress::Never)?;
+    // An index is a cache of its log, rebuilt at will: replaced without
+    // --force. Any other file is not.
+    let existing = match force || is_index(out) {
+        true => Existing::Replace,
+        false => Existing::Refuse,
+    };
+    let mut file = Output::create(Some(out), &inputs, How::binary(existing))?;
     file.put(&index.to_bytes())?;
     file.flush().map_err(|e| file.error(e))?;
     file.finish()?;
     Ok(index)
+}
+
+/// Whether the file at `path` is an index, by its first bytes.
+fn is_index(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == fb_format::index::MAGIC)
 }
 
 /// What lies beside a log.
@@ -282,7 +303,14 @@ fn rebuild(
         eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
     }
     // The caller reads `data` on: its pages stay.
-    match write(log, data, at, crate::convert::default_threads(), &|_, _| {}) {
+    match write(
+        log,
+        data,
+        at,
+        crate::convert::default_threads(),
+        false,
+        &|_, _| {},
+    ) {
         Ok(index) => Ok(Some(index)),
         // Never trusted: the log is read whole instead.
         Err(e) => {
@@ -302,6 +330,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             "-o names the index of one log: give one log, or leave -o out".into(),
         ));
     }
+    let mut not_logs = 0u64;
     for input in &inputs {
         let Input::File(log) = input else {
             return Err(Error::Msg(
@@ -311,6 +340,23 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         let started = Instant::now();
         // Mapped: a 10 GiB log is not read into memory.
         let data = crate::input::whole(input)?;
+        match crate::input::Head::of(data.get(..4).unwrap_or(&data)) {
+            crate::input::Head::NotALog(why) => {
+                eprintln!("fb: error: {}: {why}", log.display());
+                not_logs += 1;
+                continue;
+            }
+            crate::input::Head::Empty => {
+                if !global.quiet {
+                    eprintln!(
+                        "fb: warning: {}: empty file: nothing to index",
+                        log.display()
+                    );
+                }
+                continue;
+            }
+            crate::input::Head::Magic | crate::input::Head::NoMagic => {}
+        }
         let out = args.output.clone().unwrap_or_else(|| path_for(log));
         let threads = args.threads.unwrap_or_else(crate::convert::default_threads);
         // Pages given back as the parts leave them behind: memory stays
@@ -320,7 +366,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                 m.release(from, to);
             }
         };
-        let index = write(log, &data, &out, threads, &release)?;
+        let index = write(log, &data, &out, threads, args.force, &release)?;
         if !global.quiet {
             let size = std::fs::metadata(&out).map_or(0, |m| m.len());
             eprintln!(
@@ -337,7 +383,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if not_logs > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 #[cfg(test)]

@@ -170,6 +170,31 @@ fn first_bytes(path: &Path) -> io::Result<Vec<u8>> {
     Ok(head)
 }
 
+/// The input one path names: `-` is standard input.
+pub fn one(path: &Path) -> Input {
+    if path.as_os_str() == "-" {
+        Input::Stdin
+    } else {
+        Input::File(path.to_path_buf())
+    }
+}
+
+/// Refuses an input whose first bytes say it is not a joined log, or that
+/// is empty, before a command that needs a log does anything with it.
+pub fn is_log(input: &Input, bytes: &[u8]) -> Result<(), crate::error::Error> {
+    match Head::of(bytes.get(..4).unwrap_or(bytes)) {
+        Head::NotALog(why) => Err(crate::error::Error::Damaged(format!(
+            "{}: {why}",
+            input.name()
+        ))),
+        Head::Empty => Err(crate::error::Error::Damaged(format!(
+            "{}: empty file: not a joined log (no FILEMAGIC), nothing to read",
+            input.name()
+        ))),
+        Head::Magic | Head::NoMagic => Ok(()),
+    }
+}
+
 /// Maps `input` when it is a regular, non-empty file that can be mapped
 /// safely (see [`crate::mapped`]).
 pub fn map(input: &Input) -> Option<crate::mapped::Mapped> {

@@ -23,7 +23,7 @@ use fb_writer::{CheckpointConfig, LogWriter};
 use crate::error::Error;
 use crate::input::{Input, Whole};
 use crate::joinargs::named;
-use crate::output::{Compress, Output};
+use crate::output::{Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb join`.
@@ -59,6 +59,10 @@ pub struct Args {
     /// Write the observations that joined nothing here, as a raw stream.
     #[arg(long, value_name = "FILE")]
     pub unjoined: Option<PathBuf>,
+
+    /// Replace OUT (and the --unjoined file) if they exist, once complete.
+    #[arg(long)]
+    pub force: bool,
 
     /// Read on past damage: after a batch that does not verify, or from
     /// the next whole batch after damaged framing; what is skipped is
@@ -215,13 +219,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         use_client_time: args.use_client_time,
     };
     let all: Vec<Input> = paths.iter().map(|(_, p)| Input::File(p.clone())).collect();
-    let mut out = Output::create(Some(&args.output), &all, Compress::Never)?;
+    let how = How::binary(Existing::forced(args.force));
+    let mut out = Output::create(Some(&args.output), &all, how)?;
     let mut unjoined = match &args.unjoined {
-        Some(path) => Some(RawStreamWriter::new(Output::create(
-            Some(path),
-            &all,
-            Compress::Never,
-        )?)),
+        Some(path) => Some(RawStreamWriter::new(Output::create(Some(path), &all, how)?)),
         None => None,
     };
     let join_time = now();

@@ -214,6 +214,9 @@ pub struct RunReport {
     pub salvaged: Vec<(String, fb_format::salvage::SalvageReport)>,
     /// Bytes of the current input already counted in `bytes`.
     input_start: u64,
+    /// Say nothing, errors included (a library user, the Python package,
+    /// takes them from the report).
+    pub silent: bool,
 }
 
 impl RunReport {
@@ -233,13 +236,27 @@ impl RunReport {
             .and_then(|k| self.starts.get(k))
             .map(|(_, name)| name.as_str())
     }
-    /// Records (and unless `quiet`, says) that `input` is damaged.
-    pub fn damaged(&mut self, input: &Input, why: impl std::fmt::Display, quiet: bool) {
+    /// A report that says nothing (see `silent`).
+    pub fn silent() -> Self {
+        Self {
+            silent: true,
+            ..Self::default()
+        }
+    }
+
+    /// Records that `input` is damaged, and says so unless the report is
+    /// silent: an error, said with `-q` too (`quiet` is for warnings).
+    pub fn damaged(&mut self, input: &Input, why: impl std::fmt::Display, _quiet: bool) {
         let why = format!("{}: {why}", input.name());
-        if !quiet {
+        if !self.silent {
             eprintln!("fb: {why}");
         }
         self.damaged.push(why);
+    }
+
+    /// Whether an input was damaged or not a log (the run exits 1).
+    pub fn failed(&self) -> bool {
+        !self.damaged.is_empty()
     }
 
     /// Takes in what the head of `input` says: false when it is not to be
@@ -249,7 +266,7 @@ impl RunReport {
             self.damaged(input, why, quiet);
             return false;
         }
-        if let (Some(w), false) = (head.warning(), quiet) {
+        if let (Some(w), false) = (head.warning(), quiet || self.silent) {
             eprintln!("fb: warning: {}: {w}", input.name());
         }
         if *head == Head::Empty {

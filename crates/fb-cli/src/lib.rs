@@ -23,6 +23,7 @@ pub mod gen;
 pub mod index;
 pub mod input;
 pub mod inspect;
+pub mod interrupt;
 pub mod join;
 pub mod joinargs;
 pub mod lookup;

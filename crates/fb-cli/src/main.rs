@@ -106,6 +106,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Before any other thread starts: Ctrl-C then removes what the run
+    // left aside (see `interrupt`).
+    fb_cli::interrupt::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args, &cli.global),
@@ -127,7 +130,10 @@ fn main() -> ExitCode {
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("fb: error: {err}");
-            ExitCode::from(2)
+            match err {
+                fb_cli::error::Error::Damaged(_) => ExitCode::from(1),
+                _ => ExitCode::from(2),
+            }
         }
     }
 }

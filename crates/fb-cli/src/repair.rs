@@ -10,22 +10,39 @@ use fb_writer::LogWriter;
 
 use crate::error::Error;
 use crate::input::Input;
-use crate::output::{Compress, Output};
+use crate::output::{Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb repair`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The damaged log (read whole into memory).
+    /// The damaged log (read whole into memory; `-`: standard input).
     pub input: PathBuf,
 
-    /// Where to write the repaired log (must not be the input).
-    pub output: PathBuf,
+    /// Where to write the repaired log (not the input; standard output
+    /// when absent, unless it is a terminal).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// The output as a second argument, as earlier versions took it.
+    #[arg(value_name = "OUT", hide = true, conflicts_with = "output")]
+    pub output_positional: Option<PathBuf>,
+
+    /// Replace OUT if it exists (once the repaired log is complete).
+    #[arg(long)]
+    pub force: bool,
 
     /// Dropped ranges listed on standard error (all are counted; `-v`
     /// lists every one).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20)]
     pub max_listed: usize,
+}
+
+impl Args {
+    /// Where the repaired log goes (`None`: standard output).
+    fn output(&self) -> Option<&std::path::Path> {
+        self.output.as_deref().or(self.output_positional.as_deref())
+    }
 }
 
 /// One dropped byte range and why.
@@ -58,14 +75,10 @@ struct Kept {
 /// in a valid REGULAR message of their own, in its place, provided their
 /// typed payloads decode too; the damaged bytes are still reported.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = Input::File(args.input.clone());
-    let data = std::fs::read(&args.input)
-        .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
-    let mut out = Output::create(
-        Some(&args.output),
-        std::slice::from_ref(&input),
-        Compress::Never,
-    )?;
+    let input = crate::input::one(&args.input);
+    let how = How::binary(Existing::forced(args.force));
+    let mut out = Output::create(args.output(), std::slice::from_ref(&input), how)?;
+    let data = read_whole(&input)?;
     let target = out.target().to_string();
     let write_err = |e: fb_writer::Error| match e {
         fb_writer::Error::Io { source, .. } => Error::write(&target, source),
@@ -136,6 +149,20 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     writer.flush().map_err(write_err)?;
     let written = writer.offset();
     drop(writer);
+    let not_a_log = matches!(
+        crate::input::Head::of(data.get(..4).unwrap_or(&data)),
+        crate::input::Head::NotALog(_)
+    );
+    if not_a_log && kept.headers + kept.checkpoints + kept.regulars == 0 {
+        // An empty log is no repair: nothing is put in place.
+        drop(out);
+        return Err(Error::Damaged(format!(
+            "{}: nothing in its {} bytes could be read as a joined log (is it one?): \
+             nothing written",
+            input.name(),
+            data.len()
+        )));
+    }
     out.finish()?;
 
     if !global.quiet {
@@ -143,12 +170,35 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         for s in &salvaged {
             eprintln!("fb: repair: {s}");
         }
+    } else if !dropped.is_empty() {
+        // Dropped data is an error: said with -q too, in one line.
+        let bytes: u64 = dropped.iter().map(|d| d.end - d.start).sum();
+        eprintln!(
+            "fb: repair: {}: dropped {} ({bytes} bytes); without -q they are listed",
+            input.name(),
+            crate::plural(dropped.len() as u64, "byte range"),
+        );
     }
     Ok(if dropped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// All of `input` in memory (the recovering reader looks back and
+/// ahead across the whole log).
+fn read_whole(input: &Input) -> Result<Vec<u8>, Error> {
+    match input {
+        Input::File(path) => std::fs::read(path)
+            .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display()))),
+        _ => {
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut data)
+                .map_err(|e| Error::Msg(format!("cannot read {}: {e}", input.name())))?;
+            Ok(data)
+        }
+    }
 }
 
 /// The first event of a REGULAR message that does not decode, if any.
@@ -176,7 +226,8 @@ fn report(
         "fb: repair: {} ({read} bytes) -> {} ({written} bytes): kept {} messages \
          ({} HEADER, {} CHECKPOINT, {} REGULAR)",
         args.input.display(),
-        args.output.display(),
+        args.output()
+            .map_or("standard output".into(), |p| p.display().to_string()),
         kept.headers + kept.checkpoints + kept.regulars,
         kept.headers,
         kept.checkpoints,

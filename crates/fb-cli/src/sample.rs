@@ -30,14 +30,14 @@ use fb_schema::PayloadType;
 use crate::error::Error;
 use crate::input::Input;
 use crate::joinargs::JoinArgs;
-use crate::output::{Compress, Output};
+use crate::output::{Compress, Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb sample`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The log to sample (one file; its index is used when fresh, built in
-    /// memory otherwise).
+    /// memory otherwise; `-`: standard input, read into memory).
     pub input: PathBuf,
 
     /// How many decisions to draw (all of them when the log has fewer).
@@ -50,7 +50,7 @@ pub struct Args {
     pub decisions: Option<u64>,
 
     /// Or which share of the decisions to draw, from 0 to 1.
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", value_parser = parse_fraction)]
     pub fraction: Option<f64>,
 
     /// The generator's seed: the same seed gives the same sample.
@@ -67,9 +67,21 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 
+    /// Replace OUT if it exists (once the sample is complete).
+    #[arg(long)]
+    pub force: bool,
+
     /// How to join (DSJSON).
     #[command(flatten)]
     pub join: JoinArgs,
+}
+
+/// Parses a `--fraction`: a share from 0 to 1.
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{s}` is not a share from 0 to 1 (such as 0.01)")),
+    }
 }
 
 /// SplitMix64: a small, well-mixed generator; enough for sampling, and
@@ -503,58 +515,95 @@ fn read_and_filter(
 /// Draws the sample and writes it; exit 0, or 1 when the log has no
 /// decision.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = Input::File(args.input.clone());
-    let file = File::open(&args.input)
-        .map_err(|e| Error::Msg(format!("cannot open {}: {e}", args.input.display())))?;
-    let (log, index) = match crate::index::load_unmapped(&args.input, &file, global.quiet)? {
-        Some(index) => {
-            let size = file.metadata().map_or(0, |m| m.len());
-            // Scattered reads of a message each: readahead would fetch
-            // 128 KiB around each one that is not cached (a log on disk,
-            // or pages the system let go), a hundred times what is used.
-            // SAFETY: posix_fadvise on a descriptor we own, with integer
-            // arguments; it only advises, and a failure changes nothing.
-            let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
-            (Log::File(file, size), index)
-        }
-        None => {
-            if !global.quiet {
-                eprintln!(
-                    "fb: {} has no index: reading it whole to count its decisions \
-                     (`fb index` keeps one beside it)",
-                    args.input.display()
-                );
-            }
-            let whole = crate::input::whole(&input)?;
-            let index = Index::build_with_threads(&whole, crate::convert::default_threads())
-                .map_err(|e| Error::Msg(format!("{}: {e}", args.input.display())))?;
-            (Log::Whole(whole), index)
-        }
-    };
-    let total = index.decisions();
-    let k = match (args.decisions, args.fraction) {
-        (Some(n), _) => n,
-        (None, Some(f)) if (0.0..=1.0).contains(&f) => (f * total as f64).round() as u64,
-        (None, Some(f)) => {
-            return Err(Error::Msg(format!(
-                "--fraction {f}: give a share from 0 to 1"
-            )))
-        }
-        (None, None) => 0,
-    };
-    let chosen = choose(total, k, args.seed);
-    let mut out = match args.format.as_str() {
-        "log" => Output::create(args.output.as_deref(), &[input], Compress::Never)?,
-        _ => Output::create(
-            args.output.as_deref(),
-            &[input],
+    let input = crate::input::one(&args.input);
+    let how = match args.format.as_str() {
+        "log" => How::binary(Existing::forced(args.force)),
+        _ => How::text(
             Compress::ByExtension {
                 level: None,
                 threads: 1,
             },
-        )?,
+            Existing::forced(args.force),
+        ),
     };
-    let (read, messages) = walking(&index, &chosen, |wanted| match args.format.as_str() {
+    // Refused (an output that exists, binary to a terminal) before the
+    // log is read; created once the sample is known to be drawable.
+    let out = Output::create(args.output.as_deref(), std::slice::from_ref(&input), how)?;
+    let (log, index) = open(args, &input, global)?;
+    let total = index.decisions();
+    if total == 0 {
+        eprintln!(
+            "fb: {}: the log holds no decision: nothing to sample",
+            input.name()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let k = match (args.decisions, args.fraction) {
+        (Some(n), _) => n,
+        (None, Some(f)) => (f * total as f64).round() as u64,
+        (None, None) => 0,
+    };
+    let chosen = choose(total, k, args.seed);
+    sample(args, global, input, (log, index), &chosen, out)
+}
+
+/// The log (read in pieces through a fresh index, or whole) and its
+/// index.
+fn open(args: &Args, input: &Input, global: &Global) -> Result<(Log, Index), Error> {
+    let Input::File(path) = input else {
+        let whole = crate::input::whole(input)?;
+        crate::input::is_log(input, &whole)?;
+        let index = Index::build_with_threads(&whole, crate::convert::default_threads())
+            .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
+        return Ok((Log::Whole(whole), index));
+    };
+    let file =
+        File::open(path).map_err(|e| Error::Msg(format!("cannot open {}: {e}", path.display())))?;
+    let mut head = Vec::with_capacity(4);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
+        .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
+    crate::input::is_log(input, &head)?;
+    Ok(
+        match crate::index::load_unmapped(path, &file, global.quiet)? {
+            Some(index) => {
+                let size = file.metadata().map_or(0, |m| m.len());
+                // Scattered reads of a message each: readahead would fetch
+                // 128 KiB around each one that is not cached (a log on disk,
+                // or pages the system let go), a hundred times what is used.
+                // SAFETY: posix_fadvise on a descriptor we own, with integer
+                // arguments; it only advises, and a failure changes nothing.
+                let _ =
+                    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+                (Log::File(file, size), index)
+            }
+            None => {
+                if !global.quiet {
+                    eprintln!(
+                        "fb: {} has no index: reading it whole to count its decisions \
+                     (`fb index` keeps one beside it)",
+                        args.input.display()
+                    );
+                }
+                let whole = crate::input::whole(input)?;
+                let index = Index::build_with_threads(&whole, crate::convert::default_threads())
+                    .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
+                (Log::Whole(whole), index)
+            }
+        },
+    )
+}
+
+/// Writes the `chosen` decisions of `log` to `out`.
+fn sample(
+    args: &Args,
+    global: &Global,
+    input: Input,
+    (log, index): (Log, Index),
+    chosen: &[u64],
+    mut out: Output,
+) -> Result<ExitCode, Error> {
+    let total = index.decisions();
+    let (read, messages) = walking(&index, chosen, |wanted| match args.format.as_str() {
         "log" => write_log(&log, &index, wanted, &mut out),
         _ => write_lines(&log, &index, wanted, args, &mut out),
     })?;
@@ -566,7 +615,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         return Err(Error::Msg(format!(
             "{} or its index was cut short while it was read (another process \
              truncated it): nothing written; run again",
-            args.input.display()
+            input.name()
         )));
     }
     out.finish()?;
@@ -579,11 +628,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             log.len()
         );
     }
-    Ok(if total == 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The sample as DSJSON: the filtered log joined as `fb convert` joins.
@@ -596,6 +641,7 @@ fn write_lines(
 ) -> Result<u64, Error> {
     let opts = args.join.options();
     let compat = opts.compat;
+    let target = out.target().to_string();
     let mut pipeline = Pipeline::new(
         opts,
         |_: &JoinedEvent<'_>| true,
@@ -618,7 +664,7 @@ fn write_lines(
             for mut chunk in &chunks {
                 pipeline
                     .feed(Source::Slice(&chunk), (0, 0), &|| false, &mut |_| {})
-                    .map_err(|e| Error::Msg(e.to_string()))?;
+                    .map_err(|e| Error::joining(&target, e))?;
                 chunk.clear();
                 let _ = recycle.send(chunk);
             }
@@ -643,7 +689,8 @@ fn write_log(
     wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     out: &mut Output,
 ) -> Result<u64, Error> {
-    let failed = |e: fb_writer::Error| Error::Msg(format!("writing the sample: {e}"));
+    let target = out.target().to_string();
+    let failed = |e: fb_writer::Error| Error::writing(&target, e);
     let mut writer = fb_writer::LogWriter::new(&mut *out);
     writer.file_magic(1).map_err(failed)?;
     // The log's HEADER, when it has one, before its first REGULAR: looked

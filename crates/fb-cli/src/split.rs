@@ -16,19 +16,18 @@ use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
 use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
 
 use crate::error::Error;
-use crate::input::Input;
-use crate::output::DirOutput;
+use crate::output::{DirOutput, Existing};
 use crate::Global;
 
 /// Arguments of `fb split`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("rule").required(true).multiple(true))]
 pub struct Args {
-    /// The log to split.
+    /// The log to split (`-`: standard input, read into memory).
     pub input: PathBuf,
 
-    /// The directory to write the pieces into (`part-00000.fb`, ... in log
-    /// order); refused when it exists, unless `--force`.
+    /// The folder to write the pieces into (`part-00000.fb`, ... in log
+    /// order); refused when it exists and is not empty, unless `--force`.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
 
@@ -42,7 +41,7 @@ pub struct Args {
     #[arg(long, value_name = "PERIOD", value_parser = ["hour", "day"], group = "rule")]
     pub by: Option<String>,
 
-    /// Replace DIR if it exists.
+    /// Replace DIR if it exists (once every piece is written).
     #[arg(long)]
     pub force: bool,
 }
@@ -50,14 +49,12 @@ pub struct Args {
 /// Splits; exit 0, or 1 when the log is damaged (the pieces then hold the
 /// messages before the damage).
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = Input::File(args.input.clone());
-    if args.output.exists() && !args.force {
-        return Err(Error::Msg(format!(
-            "{} exists: pass --force to replace it",
-            args.output.display()
-        )));
-    }
+    let input = crate::input::one(&args.input);
+    let existing = Existing::forced(args.force);
+    // Refused before the log is read.
+    DirOutput::check(&args.output, std::slice::from_ref(&input), existing)?;
     let log = crate::input::whole(&input)?;
+    crate::input::is_log(&input, &log)?;
     let rule = Rule {
         max_size: args.max_size,
         period: match args.by.as_deref() {
@@ -67,7 +64,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         },
     };
     let plan = plan(&log, rule);
-    let dir = DirOutput::create(&args.output, std::slice::from_ref(&input))?;
+    let dir = DirOutput::create(&args.output, std::slice::from_ref(&input), existing)?;
     let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
     let mut written = 0u64;
     let mut carried = 0usize;
@@ -78,14 +75,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .map_err(|e| Error::Msg(format!("{}: {e}", args.output.join(&name).display())))?;
         carried += piece.dedup.as_ref().map_or(0, |d| d.entries.len());
     }
-    dir.finish()?;
     if let Some(damage) = &plan.damage {
+        let partial = dir.finish_partial()?;
         eprintln!(
-            "fb: {}: {damage}; the pieces hold the messages before it \
-             (`fb split` again after `fb repair` keeps the rest)",
-            args.input.display()
+            "fb: {}: {damage}; {} was left as it was, and {} holds the pieces before the \
+             damage (`fb split` again after `fb repair` keeps the rest)",
+            input.name(),
+            args.output.display(),
+            partial.display()
         );
+        return Ok(ExitCode::from(1));
     }
+    dir.finish()?;
     if !global.quiet {
         eprintln!(
             "fb: {} of {} bytes written to {} ({written} bytes, {carried} dedup entries carried)",

@@ -48,6 +48,7 @@ fn convert(input: &Path, flags: &[String], extra: &[&str], out: &Path) -> (i32, 
         .args(extra)
         .args(flags)
         .arg(input)
+        .arg("--force")
         .arg("-o")
         .arg(out)
         .output()

@@ -102,6 +102,7 @@ fn join_and_convert(dir: &Path, name: &str, i: &Path, o: &Path, flags: &[&str]) 
         p(i),
         "--observations",
         p(o),
+        "--force",
         "-o",
         p(&out),
     ];
@@ -315,6 +316,7 @@ fn round_trip(dir: &Path, name: &str, gen: &[&str], join: &[&str]) {
         "300",
         "--seed",
         "11",
+        "--force",
         "-o",
         p(&log),
     ];
@@ -345,7 +347,13 @@ fn round_trip(dir: &Path, name: &str, gen: &[&str], join: &[&str]) {
         paths.to_vec()
     };
     let joined = dir.join(format!("{name}.joined.fb"));
-    let mut args: Vec<String> = vec!["join".into(), "-q".into(), "-o".into(), p(&joined).into()];
+    let mut args: Vec<String> = vec![
+        "join".into(),
+        "-q".into(),
+        "--force".into(),
+        "-o".into(),
+        p(&joined).into(),
+    ];
     for (flag, stream, side) in [
         ("--interactions", &streams.interactions, "i"),
         ("--observations", &streams.observations, "o"),
@@ -543,6 +551,7 @@ fn the_window_keeps_what_is_inside_it() {
         p(&data("fb_events/f-reward_v2.fb")),
         "--eud",
         "10m",
+        "--force",
         "-o",
         p(&dir.join("no-time.fb")),
     ]);
@@ -566,6 +575,7 @@ fn damaged_streams_are_reported_with_where() {
         p(&cut),
         "--observations",
         p(&data("fb_events/f-reward_v2_size_2.fb")),
+        "--force",
         "-o",
         p(&dir.join("out.fb")),
     ]);
@@ -585,7 +595,18 @@ fn recover_reads_on_past_a_damaged_batch() {
     let dir = scratch_dir("join-recover");
     let log = dir.join("cb.fb");
     assert_eq!(
-        fb(&["gen", "-q", "--events", "100", "--seed", "2", "-o", p(&log)]).code,
+        fb(&[
+            "gen",
+            "-q",
+            "--events",
+            "100",
+            "--seed",
+            "2",
+            "--force",
+            "-o",
+            p(&log)
+        ])
+        .code,
         0
     );
     let mut streams = Streams::default();
@@ -614,6 +635,7 @@ fn recover_reads_on_past_a_damaged_batch() {
             p(&i),
             "--observations",
             p(&o),
+            "--force",
             "-o",
             p(&out),
         ];

@@ -16,7 +16,13 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn repair(input: &Path, output: &Path) -> (i32, String) {
-    let out = fb(&[Path::new("repair"), input, output]);
+    let out = fb(&[
+        Path::new("repair"),
+        input,
+        Path::new("--force"),
+        Path::new("-o"),
+        output,
+    ]);
     (out.code, out.stderr)
 }
 
@@ -263,6 +269,16 @@ fn repair_usage_errors() {
         std::fs::read(data("valid_joined_logs/cb_simple.log")).unwrap()
     );
 
-    let code = fb(&[Path::new("repair"), &same]).code;
-    assert_eq!(code, 2, "a missing OUT is a usage error");
+    // Without -o, the repaired log goes to standard output (a pipe here),
+    // and the output as a second argument is still taken.
+    let to_stdout = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
+        .arg("repair")
+        .arg(&same)
+        .output()
+        .unwrap();
+    assert_eq!(to_stdout.status.code(), Some(0));
+    let positional = scratch("positional.fb");
+    let _ = std::fs::remove_file(&positional);
+    assert_eq!(fb(&[Path::new("repair"), &same, &positional]).code, 0);
+    assert_eq!(to_stdout.stdout, std::fs::read(&positional).unwrap());
 }

@@ -76,7 +76,7 @@ fn cut_batches_give_back_their_intact_lines() {
                 v.stdout
             );
             let repaired = dir.join(format!("repaired-{percent}.fb"));
-            let r = fb(&["repair", p(&cut), p(&repaired)]);
+            let r = fb(&["repair", "--force", p(&cut), "-o", p(&repaired)]);
             assert_eq!(r.code, 1, "{name}: {}", r.stderr);
             assert!(r.stderr.contains("events salvaged"), "{name}: {}", r.stderr);
             assert_eq!(

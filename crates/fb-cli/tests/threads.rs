@@ -186,7 +186,7 @@ fn compressed_outputs_are_the_same_bytes_for_every_thread_count() {
         let mut files = Vec::new();
         for threads in ["1", "2", "3"] {
             let out = dir.join(format!("out-{threads}.{ext}"));
-            let mut args = vec!["convert", "-q", "--threads", threads];
+            let mut args = vec!["convert", "-q", "--force", "--threads", threads];
             args.extend_from_slice(level);
             args.extend([log_s, "-o", out.to_str().unwrap()]);
             run(&args);

@@ -152,8 +152,11 @@ fn convert<'py>(
         level: None,
         threads: opts.threads,
     };
-    let mut output = Output::create(Some(&out), &inputs, compress)
-        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    // Python replaces the file it is told to write, as `open(out, "w")`
+    // does; the CLI asks for --force.
+    let how = fb_cli::output::How::text(compress, fb_cli::output::Existing::Replace);
+    let mut output =
+        Output::create(Some(&out), &inputs, how).map_err(|e| PyOSError::new_err(e.to_string()))?;
     let compat = opts.join.compat;
     let (written, report, stop, finished, skipped_events) = py.detach(|| {
         let filter = opts.filter.clone();
@@ -161,7 +164,7 @@ fn convert<'py>(
         let sink = fb_join::dsjson::LinesSink::new(&mut output, compat);
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
-        let mut report = fb_cli::joinargs::RunReport::default();
+        let mut report = fb_cli::joinargs::RunReport::silent();
         let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
         let written = pipeline.kept();
         let (joiner, _) = pipeline.finish();
@@ -203,7 +206,7 @@ fn stats(
         // One thread: the sums add up in log order, as `fb stats` does.
         let sink = fb_cli::stats::TallySink::default();
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
-        let mut report = fb_cli::joinargs::RunReport::default();
+        let mut report = fb_cli::joinargs::RunReport::silent();
         let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
         let filtered = pipeline.filtered();
         let (joiner, fb_cli::stats::TallySink(tally)) = pipeline.finish();

@@ -27,7 +27,7 @@ const IN_FLIGHT: usize = 4;
 enum Item {
     Batch(RecordBatch),
     /// The end: how the run went, and the events skipped, by reason.
-    Done(RunReport, Option<Stop>, Vec<(String, u64)>),
+    Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>),
 }
 
 /// A [`BatchWriter`] that sends each batch to the consumer.
@@ -78,14 +78,14 @@ fn start(sources: Vec<Src>, opts: Opts) -> Receiver<Item> {
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
-        let mut report = RunReport::default();
+        let mut report = RunReport::silent();
         let mut stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
         // Rows joined before a stop are handed out before it is told.
         let (joiner, sink) = pipeline.finish();
         if let Err(e) = sink.finish() {
             stop.get_or_insert(Stop::Io(e.to_string()));
         }
-        let _ = tx.send(Item::Done(report, stop, crate::skipped(&joiner)));
+        let _ = tx.send(Item::Done(Box::new(report), stop, crate::skipped(&joiner)));
     });
     rx
 }
@@ -133,7 +133,7 @@ impl Iterator for Batches {
             }
             Some(Item::Done(report, stop, skipped)) => {
                 self.rx = None;
-                outcome.report = Some(report);
+                outcome.report = Some(*report);
                 outcome.skipped = skipped;
                 let message = stop.as_ref().map(|s| s.to_string());
                 outcome.stop = stop;
