@@ -12,7 +12,7 @@ use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
-use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
+use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue, Problem};
 use fb_schema::TimeStamp;
 
 use crate::columns::Columns;
@@ -157,6 +157,24 @@ impl Default for Rows {
     }
 }
 
+/// The `reward` and `original_reward` of a row: what `fb stats` adds up
+/// for the event (`Metrics::record`), so that a mean over rows is its mean
+/// reward. A CCB decision has a reward per slot; its row holds their sum.
+/// Every other kind's is the decision's.
+fn row_rewards(ev: &JoinedEvent<'_>) -> (f32, f32) {
+    match &ev.decision {
+        Decision::MultiSlot { slots, .. } if ev.kind != Problem::Slates => {
+            let (mut reward, mut original) = (0f64, 0f64);
+            for slot in slots {
+                reward += f64::from(slot.reward);
+                original += f64::from(slot.original_reward);
+            }
+            (reward as f32, original as f32)
+        }
+        _ => (ev.reward, ev.original_reward),
+    }
+}
+
 /// Finishes a text column and leaves the builder with the room it took,
 /// so that the next batch does not grow it again from nothing (each
 /// doubling copies, and a fresh large buffer is fresh pages to fault in).
@@ -268,10 +286,11 @@ impl Rows {
         self.deferred.append_value(ev.deferred);
         self.skip_learn.append_value(ev.skip_learn);
         self.pass_probability.append_value(ev.pass_probability);
-        self.reward.append_value(ev.reward);
-        self.original_reward.append_value(ev.original_reward);
+        let (reward, original_reward) = row_rewards(ev);
+        self.reward.append_value(reward);
+        self.original_reward.append_value(original_reward);
         if self.decisions {
-            self.decision(&ev.decision);
+            self.decision(ev);
         }
         if outcomes {
             self.outcomes(ev);
@@ -327,9 +346,9 @@ impl Rows {
         o.offsets.push(offset(o.event_id.len()));
     }
 
-    fn decision(&mut self, decision: &Decision) {
+    fn decision(&mut self, ev: &JoinedEvent<'_>) {
         let s = &mut self.slots;
-        match decision {
+        match &ev.decision {
             Decision::Cb {
                 actions,
                 probabilities,
@@ -359,8 +378,14 @@ impl Rows {
                     s.actions.append(true);
                     s.probabilities.values().append_slice(&slot.probabilities);
                     s.probabilities.append(true);
-                    s.reward.append_value(slot.reward);
-                    s.original_reward.append_value(slot.original_reward);
+                    // A Slates decision has one reward, its slots' (their
+                    // own stay 0.0 in the joiner).
+                    let (reward, original_reward) = match ev.kind {
+                        Problem::Slates => (ev.reward, ev.original_reward),
+                        _ => (slot.reward, slot.original_reward),
+                    };
+                    s.reward.append_value(reward);
+                    s.original_reward.append_value(original_reward);
                 }
                 s.valid.append_non_null();
                 self.baseline_actions.values().append_slice(baseline);

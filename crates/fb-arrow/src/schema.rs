@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 /// Version of the schema, stored in the metadata of every file written
 /// (`fb.schema_version`). It changes when a column changes meaning or
 /// type; columns are only ever added at the end.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// Key of the version in the schema's metadata.
 pub const VERSION_KEY: &str = "fb.schema_version";
