@@ -6,8 +6,8 @@ For every corpus log, the corpus folder and a generated 50 MB log of each
 problem type: export to Parquet and to an Arrow IPC file, read both with
 pyarrow, and check them against `fb convert`'s DSJSON of the same log: the
 same number of rows, the same event ids in the same order, the same rewards
-(cost = -reward; each CCB slot's and each Slates slot's too) and label
-probabilities. Then DuckDB, Polars and pandas
+(cost = -reward; each CCB slot's and each Slates slot's too), label
+probabilities, outcomes and baseline actions. Then DuckDB, Polars and pandas
 read the Parquet file: the mean reward per problem type (the README's
 query) is `fb stats --json`'s. Last, DuckDB runs a GROUP BY over a
 date-partitioned export and checks it against `fb stats --json`. Prints
@@ -43,9 +43,10 @@ def close(a, b):
 
 def compare(name, table, want):
     """The rows of `table` against the DSJSON lines `want` of the same log:
-    the same count, event ids in order, rewards (cost = -reward) and label
-    probabilities."""
+    the same count, event ids in order, rewards (cost = -reward), label
+    probabilities, outcomes and baseline actions."""
     assert table.schema.metadata[b"fb.schema_version"] == b"2", name
+    assert table.schema.field("baseline_actions").type == table.schema.field("actions").type
     rows = table.to_pylist()
     assert len(rows) == len(want), f"{name}: {len(rows)} rows, {len(want)} lines"
     for row, line in zip(rows, want):
@@ -55,6 +56,7 @@ def compare(name, table, want):
             assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
             label_p = row["probabilities"][0] * row["pass_probability"]
             assert close(label_p, line["_label_probability"]), (name, row["event_id"])
+            check_outcomes(name, row, line["o"])
         elif kind == "ccb":
             slots = line["_outcomes"]
             assert len(row["slots"]) == len(slots), (name, row["event_id"])
@@ -65,14 +67,28 @@ def compare(name, table, want):
             # The row's reward is what `fb stats` adds up: its slots'.
             total = sum(-slot["_label_cost"] for slot in slots)
             assert close(row["reward"], total), (name, row["event_id"], row["reward"], total)
+            assert row["baseline_actions"] == line.get("_ba"), (name, row["event_id"])
+            check_outcomes(name, row, [o for slot in slots for o in slot.get("_o", [])])
         elif kind == "slates":
             assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
             assert len(row["slots"]) == len(line["_outcomes"]), (name, row["event_id"])
             for got in row["slots"]:
                 assert close(-got["reward"], line["_label_cost"]), (name, row["event_id"])
+            check_outcomes(name, row, line["o"])
         elif kind == "ca":
             assert close(-row["reward"], line["_label_ca"]["cost"]), (name, row["event_id"])
             assert close(row["pdf_value"], line["_label_ca"]["pdf_value"]), name
+
+
+def check_outcomes(name, row, want):
+    """A row's outcomes are its DSJSON line's `want`, in order."""
+    got = row["outcomes"]
+    assert len(got) == len(want), (name, row["event_id"], len(got), len(want))
+    for o, w in zip(got, want):
+        assert o["event_id"] == w["EventId"], (name, row["event_id"])
+        assert o["action_taken"] == w["ActionTaken"], (name, row["event_id"])
+        if "v" in w and o["value"] is not None:
+            assert close(o["value"], w["v"]), (name, row["event_id"])
 
 
 def check_means(name, parquet, stats):

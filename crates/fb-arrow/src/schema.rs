@@ -98,7 +98,7 @@ pub fn schema() -> SchemaRef {
                 false,
             ),
             Field::new("slots", list_of(DataType::Struct(slot_fields())), true),
-            Field::new("baseline_actions", list_of(DataType::Int32), true),
+            Field::new("baseline_actions", list_of(DataType::Int64), true),
             Field::new("ca_action", DataType::Float32, true),
             Field::new("pdf_value", DataType::Float32, true),
             Field::new("episode_id", DataType::Utf8, true),

@@ -429,3 +429,109 @@ fn export_rewards_are_stats_and_dsjson_rewards() {
     let all = ["ca", "cb", "ccb", "multistep", "slates"];
     assert_eq!(kinds_seen.into_iter().collect::<Vec<_>>(), all);
 }
+
+/// The `outcomes` of a row are those of its DSJSON line (a CCB line's are
+/// its slots' `_o`, slot by slot: an outcome for no slot is in neither),
+/// and `baseline_actions` is the CCB line's `_ba`, int64 like `actions`,
+/// null when the line has none.
+#[test]
+fn export_outcomes_and_baselines_are_the_dsjson_lines() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Int32Type, Int64Type};
+    use arrow_array::Array;
+    let dir = scratch_dir("export-outcomes");
+    let mut cases = vec![(
+        "corpus folder".to_string(),
+        data("valid_joined_logs"),
+        vec![],
+    )];
+    cases.extend(generated_logs(&dir));
+    let (mut dropped, mut baselines, mut absent) = (0, 0, 0);
+    for (name, log, flags) in cases {
+        let (rows, lines) = export_and_convert(&dir, &log, &flags);
+        let base = rows.column_by_name("baseline_actions").unwrap();
+        let actions = rows.column_by_name("actions").unwrap();
+        assert_eq!(base.data_type(), actions.data_type(), "{name}");
+        let base = base.as_list::<i32>();
+        let kind = rows
+            .column_by_name("problem_type")
+            .unwrap()
+            .as_string::<i32>();
+        let outcomes = rows.column_by_name("outcomes").unwrap().as_list::<i32>();
+        for (r, line) in lines.iter().enumerate() {
+            let at = format!("{name} row {r}");
+            let want: Vec<&serde_json::Value> = match kind.value(r) {
+                "ca" => continue,
+                "ccb" => line["_outcomes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|s| s["_o"].as_array().into_iter().flatten())
+                    .collect(),
+                _ => line["o"].as_array().unwrap().iter().collect(),
+            };
+            let got = outcomes.value(r);
+            let got = got.as_struct();
+            let ids = got.column_by_name("event_id").unwrap().as_string::<i32>();
+            let value = got
+                .column_by_name("value")
+                .unwrap()
+                .as_primitive::<Float32Type>();
+            let index = got
+                .column_by_name("index")
+                .unwrap()
+                .as_primitive::<Int32Type>();
+            let index_id = got.column_by_name("index_id").unwrap().as_string::<i32>();
+            let taken = got.column_by_name("action_taken").unwrap().as_boolean();
+            assert_eq!(got.len(), want.len(), "{at}: outcomes");
+            for (k, o) in want.iter().enumerate() {
+                assert_eq!(
+                    ids.value(k),
+                    o["EventId"].as_str().unwrap(),
+                    "{at} outcome {k}"
+                );
+                assert_eq!(taken.value(k), o["ActionTaken"] == true, "{at} outcome {k}");
+                if let Some(v) = o["v"].as_f64() {
+                    assert_eq!(value.value(k), v as f32, "{at} outcome {k}");
+                }
+                if let Some(i) = o["Index"].as_str() {
+                    let got = match index.is_null(k) {
+                        true => index_id.value(k).to_string(),
+                        false => index.value(k).to_string(),
+                    };
+                    assert_eq!(got, i, "{at} outcome {k}");
+                }
+            }
+            if kind.value(r) == "ccb" {
+                match line["_ba"].as_array() {
+                    Some(ba) => {
+                        baselines += 1;
+                        let got = base.value(r);
+                        let got = got.as_primitive::<Int64Type>().values().to_vec();
+                        let want: Vec<i64> = ba.iter().map(|b| b.as_i64().unwrap()).collect();
+                        assert_eq!(got, want, "{at}: baseline");
+                    }
+                    None => {
+                        absent += 1;
+                        assert!(base.is_null(r), "{at}: no `_ba`, a baseline");
+                    }
+                }
+            }
+        }
+        // Outcomes for no slot (the corpus has them: unknown slot ids,
+        // indexes out of range) are counted where the joiner ignores them.
+        let mut args = vec!["stats", "--json", "-q"];
+        args.extend_from_slice(&flags);
+        args.push(p(&log));
+        let stats: serde_json::Value = serde_json::from_str(&fb(&args).stdout).unwrap();
+        let reasons = &stats["skipped_by_reason"];
+        for reason in ["unknown_slot_id", "slot_index_out_of_range"] {
+            dropped += reasons[reason].as_u64().unwrap_or(0);
+        }
+    }
+    assert!(dropped > 10, "{dropped} outcomes for no slot");
+    assert!(
+        baselines > 100 && absent > 50,
+        "{baselines} with `_ba`, {absent} without"
+    );
+}
