@@ -535,3 +535,110 @@ fn export_outcomes_and_baselines_are_the_dsjson_lines() {
         "{baselines} with `_ba`, {absent} without"
     );
 }
+
+/// What `fb export` refuses, before reading anything: a usage error (exit
+/// 2) that says what to do, and nothing written.
+#[test]
+fn export_refuses_outputs_it_cannot_write() {
+    struct Case {
+        name: &'static str,
+        args: &'static [&'static str],
+        says: &'static str,
+    }
+    let cases = [
+        Case {
+            name: "parquet on standard output",
+            args: &["--format", "parquet", "-o", "-"],
+            says: "--format parquet cannot be written to standard output",
+        },
+        Case {
+            name: "batches of no rows",
+            args: &["--batch-rows", "0"],
+            says: "invalid value '0' for '--batch-rows <N>': expected a number of rows, at least 1",
+        },
+        Case {
+            name: "row groups of no rows",
+            args: &["--row-group-rows", "0"],
+            says: "invalid value '0' for '--row-group-rows <N>': expected a number of rows, at least 1",
+        },
+        Case {
+            name: "partitions with row groups of no rows",
+            args: &["--row-group-rows", "0", "--partition-by", "date"],
+            says: "expected a number of rows, at least 1",
+        },
+    ];
+    let dir = scratch_dir("export-refused");
+    let log = data("valid_joined_logs/cb_simple.log");
+    for case in cases {
+        let target = dir.join(case.name.replace(' ', "-"));
+        let mut args = vec!["export", p(&log)];
+        args.extend_from_slice(case.args);
+        if !case.args.contains(&"-o") {
+            args.extend_from_slice(&["-o", p(&target)]);
+        }
+        let out = fb(&args);
+        assert_eq!(out.code, 2, "{}: {}", case.name, out.stderr);
+        assert!(
+            out.stderr.contains(case.says),
+            "{}: {}",
+            case.name,
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{}: wrote to stdout", case.name);
+        assert!(!target.exists(), "{}: wrote {target:?}", case.name);
+    }
+}
+
+/// A pseudo-terminal: its controlling side (kept open while in use) and the
+/// terminal a program is given.
+fn terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: posix_openpt returns a new descriptor (checked), which the
+    // File then owns.
+    let side = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
+    assert!(
+        side >= 0,
+        "posix_openpt: {}",
+        std::io::Error::last_os_error()
+    );
+    let side = unsafe { std::fs::File::from_raw_fd(side) };
+    let fd = side.as_raw_fd();
+    let mut name = [0 as libc::c_char; 256];
+    // SAFETY: calls on a descriptor that is open; ptsname_r writes at most
+    // `name.len()` bytes, NUL-terminated when it returns 0.
+    let name = unsafe {
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        std::ffi::CStr::from_ptr(name.as_ptr())
+    };
+    let name = name.to_str().unwrap().to_owned();
+    let tty = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&name)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    (side, tty)
+}
+
+/// `-o -` on a terminal is refused, as `fb gen` refuses it: an Arrow
+/// stream is binary.
+#[test]
+fn export_to_a_terminal_is_refused() {
+    use std::io::IsTerminal;
+    let (_side, tty) = terminal();
+    assert!(tty.is_terminal());
+    let log = data("valid_joined_logs/cb_simple.log");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["export", p(&log), "-o", "-"])
+        .stdin(std::process::Stdio::null())
+        .stdout(tty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refusing to write an Arrow IPC stream (binary) to a terminal")
+            && stderr.contains("pass -o FILE or redirect standard output"),
+        "{stderr}"
+    );
+}
