@@ -2,13 +2,16 @@
 
 Usage: python check_export.py FB_BINARY DATA_DIR SCRATCH_DIR
 
-For every corpus log and a generated 50 MB log of each problem type: export to
-Parquet and to an Arrow IPC file, read both with pyarrow, and check them
-against `fb convert`'s DSJSON of the same log: the same number of rows,
-the same event ids in the same order, the same rewards (cost = -reward)
-and label probabilities. Then Polars and pandas read the Parquet file, and
-DuckDB runs a GROUP BY over a date-partitioned export and checks it
-against `fb stats --json`. Prints 'N passed, N failed'.
+For every corpus log, the corpus folder and a generated 50 MB log of each
+problem type: export to Parquet and to an Arrow IPC file, read both with
+pyarrow, and check them against `fb convert`'s DSJSON of the same log: the
+same number of rows, the same event ids in the same order, the same rewards
+(cost = -reward; each CCB slot's and each Slates slot's too), label
+probabilities, outcomes and baseline actions. Then DuckDB, Polars and pandas
+read the Parquet file: the mean reward per problem type (the README's
+query) is `fb stats --json`'s. Last, DuckDB runs a GROUP BY over a
+date-partitioned export and checks it against `fb stats --json`. Prints
+'N passed, N failed'.
 """
 
 import datetime
@@ -40,9 +43,10 @@ def close(a, b):
 
 def compare(name, table, want):
     """The rows of `table` against the DSJSON lines `want` of the same log:
-    the same count, event ids in order, rewards (cost = -reward) and label
-    probabilities."""
-    assert table.schema.metadata[b"fb.schema_version"] == b"1", name
+    the same count, event ids in order, rewards (cost = -reward), label
+    probabilities, outcomes and baseline actions."""
+    assert table.schema.metadata[b"fb.schema_version"] == b"2", name
+    assert table.schema.field("baseline_actions").type == table.schema.field("actions").type
     rows = table.to_pylist()
     assert len(rows) == len(want), f"{name}: {len(rows)} rows, {len(want)} lines"
     for row, line in zip(rows, want):
@@ -52,21 +56,63 @@ def compare(name, table, want):
             assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
             label_p = row["probabilities"][0] * row["pass_probability"]
             assert close(label_p, line["_label_probability"]), (name, row["event_id"])
+            check_outcomes(name, row, line["o"])
         elif kind == "ccb":
             slots = line["_outcomes"]
             assert len(row["slots"]) == len(slots), (name, row["event_id"])
             for slot, got in zip(slots, row["slots"]):
                 assert close(-got["reward"], slot["_label_cost"]), (name, row["event_id"])
+                assert close(-got["original_reward"], slot["_original_label_cost"]), name
                 assert got["actions"] == slot["_a"], (name, row["event_id"])
+            # The row's reward is what `fb stats` adds up: its slots'.
+            total = sum(-slot["_label_cost"] for slot in slots)
+            assert close(row["reward"], total), (name, row["event_id"], row["reward"], total)
+            assert row["baseline_actions"] == line.get("_ba"), (name, row["event_id"])
+            check_outcomes(name, row, [o for slot in slots for o in slot.get("_o", [])])
         elif kind == "slates":
             assert close(-row["reward"], line["_label_cost"]), (name, row["event_id"])
+            assert len(row["slots"]) == len(line["_outcomes"]), (name, row["event_id"])
+            for got in row["slots"]:
+                assert close(-got["reward"], line["_label_cost"]), (name, row["event_id"])
+            check_outcomes(name, row, line["o"])
         elif kind == "ca":
             assert close(-row["reward"], line["_label_ca"]["cost"]), (name, row["event_id"])
             assert close(row["pdf_value"], line["_label_ca"]["pdf_value"]), name
 
 
+def check_outcomes(name, row, want):
+    """A row's outcomes are its DSJSON line's `want`, in order."""
+    got = row["outcomes"]
+    assert len(got) == len(want), (name, row["event_id"], len(got), len(want))
+    for o, w in zip(got, want):
+        assert o["event_id"] == w["EventId"], (name, row["event_id"])
+        assert o["action_taken"] == w["ActionTaken"], (name, row["event_id"])
+        if "v" in w and o["value"] is not None:
+            assert close(o["value"], w["v"]), (name, row["event_id"])
+
+
+def check_means(name, parquet, stats):
+    """The README's query, in DuckDB, Polars and pandas: the mean reward
+    per problem type is `fb stats --json`'s `reward_mean`."""
+    want = {k: (v["events"], v["reward_mean"]) for k, v in stats["by_problem_type"].items()}
+    got = duckdb.sql(
+        f"SELECT problem_type, count(*), avg(reward) FROM '{parquet}' GROUP BY ALL"
+    ).fetchall()
+    assert {k for k, _, _ in got} == set(want), (name, got, want)
+    for kind, n, mean in got:
+        assert n == want[kind][0], (name, kind, n, want[kind])
+        assert close(mean, want[kind][1]), (name, "duckdb", kind, mean, want[kind])
+    frame = polars.read_parquet(parquet).group_by("problem_type").agg(polars.col("reward").mean())
+    for kind, mean in frame.iter_rows():
+        assert close(mean, want[kind][1]), (name, "polars", kind, mean, want[kind])
+    means = pandas.read_parquet(parquet).groupby("problem_type")["reward"].mean()
+    for kind, mean in means.items():
+        assert close(mean, want[kind][1]), (name, "pandas", kind, mean, want[kind])
+
+
 def check_log(fb, log, flags, scratch):
-    """One log: its rows in both formats equal its DSJSON lines."""
+    """One log: its rows in both formats equal its DSJSON lines, and their
+    mean rewards are `fb stats`'."""
     want = dsjson(fb, log, flags)
     parquet = os.path.join(scratch, "one.parquet")
     arrow = os.path.join(scratch, "one.arrow")
@@ -81,6 +127,8 @@ def check_log(fb, log, flags, scratch):
     # Polars and pandas take the same file.
     assert polars.read_parquet(parquet).height == len(want)
     assert len(pandas.read_parquet(parquet)) == len(want)
+    stats = json.loads(run(fb, "stats", "--json", "-q", *flags, log))
+    check_means(log, parquet, stats)
     return len(want)
 
 
@@ -96,38 +144,28 @@ def check_partitioned(fb, logs_dir, scratch):
     assert len(rows) > 1, rows
     assert sum(r[1] for r in rows) == stats["joined"], (rows, stats["joined"])
     # Each date against `fb stats` of that date alone: the count, and the
-    # mean reward of the non-CCB decisions (stats sums CCB rewards over
-    # every slot, a row holds one reward per decision).
-    for day, n, _mean, _total in rows:
+    # mean reward over every problem type (a CCB row holds the sum of its
+    # slots' rewards, what stats adds up).
+    for day, n, mean, _total in rows:
         nxt = (day + datetime.timedelta(days=1)).isoformat()
         one = json.loads(
             run(fb, "stats", "--json", "-q", "--since", day.isoformat(), "--until", nxt, logs_dir)
         )
         assert one["kept"] == n, (day, n, one["kept"])
         by_type = one["by_problem_type"]
-        events = sum(v["events"] for k, v in by_type.items() if k != "ccb")
-        if events:
-            want = sum(v["reward_sum"] for k, v in by_type.items() if k != "ccb") / events
-            got = duckdb.sql(
-                f"SELECT avg(reward) FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true) "
-                f"WHERE problem_type <> 'ccb' AND date = DATE '{day.isoformat()}'"
-            ).fetchone()[0]
-            assert close(got, want), (day, got, want)
-    # stats' cost sum is -Σ reward over every decision (CCB: every slot);
-    # check the non-CCB part, whose reward is one per row.
-    by_type = stats["by_problem_type"]
-    non_ccb = sum(v["reward_sum"] for k, v in by_type.items() if k != "ccb")
+        want = sum(v["reward_sum"] for v in by_type.values()) / n
+        assert close(mean, want), (day, mean, want)
+    # stats' cost sum is -sum(reward) over every row.
     got = duckdb.sql(
-        f"SELECT sum(reward) FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true) "
-        f"WHERE problem_type <> 'ccb'"
+        f"SELECT sum(reward) FROM read_parquet('{out}/**/*.parquet', hive_partitioning=true)"
     ).fetchone()[0]
-    assert close(got, non_ccb), (got, non_ccb)
+    assert close(-got, stats["cost_sum"]), (got, stats["cost_sum"])
 
 
 def main():
     fb, data, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(scratch, exist_ok=True)
-    cases = []
+    cases = [("corpus folder", os.path.join(data, "valid_joined_logs"), [])]
     for sub in ("valid_joined_logs", "skip_learn/cb", "skip_learn/ccb", "skip_learn/ca", "literal_outcomes"):
         for name in sorted(os.listdir(os.path.join(data, sub))):
             if name.endswith(".json"):

@@ -12,7 +12,7 @@ use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
-use fb_join::{Decision, JoinedEvent, LearningMode, OutcomeIndex, OutcomeValue};
+use fb_join::{Decision, JoinedEvent, LearningMode, Outcome, OutcomeIndex, OutcomeValue, Problem};
 use fb_schema::TimeStamp;
 
 use crate::columns::Columns;
@@ -59,6 +59,43 @@ struct Outcomes {
     offsets: Vec<i32>,
 }
 
+impl Outcomes {
+    /// Appends one outcome to the current row's list.
+    fn push(&mut self, out: &Outcome) {
+        match &out.value {
+            OutcomeValue::Numeric(v) => {
+                self.value.append_value(*v);
+                self.literal.append_null();
+            }
+            OutcomeValue::Literal(s) => {
+                self.value.append_null();
+                self.literal.append_value(s);
+            }
+            OutcomeValue::None => {
+                self.value.append_null();
+                self.literal.append_null();
+            }
+        }
+        match &out.index {
+            OutcomeIndex::Numeric(i) => {
+                self.index.append_value(*i);
+                self.index_id.append_null();
+            }
+            OutcomeIndex::Literal(s) => {
+                self.index.append_null();
+                self.index_id.append_value(s);
+            }
+            OutcomeIndex::None => {
+                self.index.append_null();
+                self.index_id.append_null();
+            }
+        }
+        self.event_id.append_value(&out.event_id);
+        self.action_taken.append_value(out.action_taken);
+        self.time.append_value(micros(&out.time));
+    }
+}
+
 /// Slots of the rows so far, likewise; rows that are not CCB or Slates
 /// have none (null).
 struct Slots {
@@ -92,7 +129,7 @@ pub struct Rows {
     chosen_action: Int64Builder,
     outcomes: Outcomes,
     slots: Slots,
-    baseline_actions: ListBuilder<Int32Builder>,
+    baseline_actions: ListBuilder<Int64Builder>,
     ca_action: Float32Builder,
     pdf_value: Float32Builder,
     episode_id: StringBuilder,
@@ -144,7 +181,7 @@ impl Default for Rows {
                 offsets: vec![0],
                 valid: NullBufferBuilder::new(0),
             },
-            baseline_actions: ListBuilder::new(Int32Builder::new()),
+            baseline_actions: ListBuilder::new(Int64Builder::new()),
             ca_action: Float32Builder::new(),
             pdf_value: Float32Builder::new(),
             episode_id: StringBuilder::new(),
@@ -154,6 +191,24 @@ impl Default for Rows {
             decisions: true,
             rows: 0,
         }
+    }
+}
+
+/// The `reward` and `original_reward` of a row: what `fb stats` adds up
+/// for the event (`Metrics::record`), so that a mean over rows is its mean
+/// reward. A CCB decision has a reward per slot; its row holds their sum.
+/// Every other kind's is the decision's.
+fn row_rewards(ev: &JoinedEvent<'_>) -> (f32, f32) {
+    match &ev.decision {
+        Decision::MultiSlot { slots, .. } if ev.kind != Problem::Slates => {
+            let (mut reward, mut original) = (0f64, 0f64);
+            for slot in slots {
+                reward += f64::from(slot.reward);
+                original += f64::from(slot.original_reward);
+            }
+            (reward as f32, original as f32)
+        }
+        _ => (ev.reward, ev.original_reward),
     }
 }
 
@@ -268,10 +323,11 @@ impl Rows {
         self.deferred.append_value(ev.deferred);
         self.skip_learn.append_value(ev.skip_learn);
         self.pass_probability.append_value(ev.pass_probability);
-        self.reward.append_value(ev.reward);
-        self.original_reward.append_value(ev.original_reward);
+        let (reward, original_reward) = row_rewards(ev);
+        self.reward.append_value(reward);
+        self.original_reward.append_value(original_reward);
         if self.decisions {
-            self.decision(&ev.decision);
+            self.decision(ev);
         }
         if outcomes {
             self.outcomes(ev);
@@ -289,47 +345,33 @@ impl Rows {
         }
     }
 
+    /// The outcomes of a row: every one joined to the decision, but for
+    /// CCB those of its slots, slot by slot, as its DSJSON line lists them.
+    /// An outcome for no slot (an index out of range, an unknown slot id,
+    /// none) counts in no reward; the joiner reports it and the line
+    /// leaves it out.
     fn outcomes(&mut self, ev: &JoinedEvent<'_>) {
-        let o = &mut self.outcomes;
-        for out in &ev.outcomes {
-            match &out.value {
-                OutcomeValue::Numeric(v) => {
-                    o.value.append_value(*v);
-                    o.literal.append_null();
-                }
-                OutcomeValue::Literal(s) => {
-                    o.value.append_null();
-                    o.literal.append_value(s);
-                }
-                OutcomeValue::None => {
-                    o.value.append_null();
-                    o.literal.append_null();
+        match (&ev.kind, &ev.decision) {
+            (Problem::Ccb, Decision::MultiSlot { slots, .. }) => {
+                for slot in slots {
+                    for out in slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)) {
+                        self.outcomes.push(out);
+                    }
                 }
             }
-            match &out.index {
-                OutcomeIndex::Numeric(i) => {
-                    o.index.append_value(*i);
-                    o.index_id.append_null();
-                }
-                OutcomeIndex::Literal(s) => {
-                    o.index.append_null();
-                    o.index_id.append_value(s);
-                }
-                OutcomeIndex::None => {
-                    o.index.append_null();
-                    o.index_id.append_null();
+            _ => {
+                for out in &ev.outcomes {
+                    self.outcomes.push(out);
                 }
             }
-            o.event_id.append_value(&out.event_id);
-            o.action_taken.append_value(out.action_taken);
-            o.time.append_value(micros(&out.time));
         }
+        let o = &mut self.outcomes;
         o.offsets.push(offset(o.event_id.len()));
     }
 
-    fn decision(&mut self, decision: &Decision) {
+    fn decision(&mut self, ev: &JoinedEvent<'_>) {
         let s = &mut self.slots;
-        match decision {
+        match &ev.decision {
             Decision::Cb {
                 actions,
                 probabilities,
@@ -359,12 +401,22 @@ impl Rows {
                     s.actions.append(true);
                     s.probabilities.values().append_slice(&slot.probabilities);
                     s.probabilities.append(true);
-                    s.reward.append_value(slot.reward);
-                    s.original_reward.append_value(slot.original_reward);
+                    // A Slates decision has one reward, its slots' (their
+                    // own stay 0.0 in the joiner).
+                    let (reward, original_reward) = match ev.kind {
+                        Problem::Slates => (ev.reward, ev.original_reward),
+                        _ => (slot.reward, slot.original_reward),
+                    };
+                    s.reward.append_value(reward);
+                    s.original_reward.append_value(original_reward);
                 }
                 s.valid.append_non_null();
-                self.baseline_actions.values().append_slice(baseline);
-                self.baseline_actions.append(true);
+                // Null when the log has none, as the DSJSON line leaves
+                // out `_ba`.
+                for &b in baseline {
+                    self.baseline_actions.values().append_value(i64::from(b));
+                }
+                self.baseline_actions.append(!baseline.is_empty());
                 self.ca_action.append_null();
                 self.pdf_value.append_null();
             }

@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 /// Version of the schema, stored in the metadata of every file written
 /// (`fb.schema_version`). It changes when a column changes meaning or
 /// type; columns are only ever added at the end.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// Key of the version in the schema's metadata.
 pub const VERSION_KEY: &str = "fb.schema_version";
@@ -98,7 +98,7 @@ pub fn schema() -> SchemaRef {
                 false,
             ),
             Field::new("slots", list_of(DataType::Struct(slot_fields())), true),
-            Field::new("baseline_actions", list_of(DataType::Int32), true),
+            Field::new("baseline_actions", list_of(DataType::Int64), true),
             Field::new("ca_action", DataType::Float32, true),
             Field::new("pdf_value", DataType::Float32, true),
             Field::new("episode_id", DataType::Utf8, true),

@@ -8,8 +8,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use arrow_array::{Array, RecordBatch};
 use fb_arrow::{micros, ArrowSink, IpcFile, ParquetFile};
-use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Options, OutcomeIndex, OutcomeValue};
-use fb_join::{Pipeline, Source};
+use fb_join::{Compat, Decision, JoinedEvent, JoinedEvents, Metrics, Options, Outcome};
+use fb_join::{OutcomeIndex, OutcomeValue, Pipeline, Problem, Source};
 
 fn corpus() -> Vec<(String, Vec<u8>, bool)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
@@ -72,6 +72,27 @@ fn assert_versioned(metadata: &std::collections::HashMap<String, String>) {
     );
 }
 
+/// What `fb stats` adds up for `ev` alone (`Metrics::record`): its reward
+/// and original reward, which its row must hold.
+fn stats_rewards(ev: &JoinedEvent<'_>) -> (f32, f32) {
+    let mut one = Metrics::default();
+    one.record(ev);
+    let (_, kind) = one.by_kind().next().expect("one kind");
+    (kind.reward_sum as f32, kind.original_reward_sum as f32)
+}
+
+/// The outcomes a row must hold: those of the event's DSJSON line (a CCB
+/// line lists its slots' outcomes, slot by slot).
+fn line_outcomes<'e>(ev: &'e JoinedEvent<'_>) -> Vec<&'e Outcome> {
+    match (&ev.kind, &ev.decision) {
+        (Problem::Ccb, Decision::MultiSlot { slots, .. }) => slots
+            .iter()
+            .flat_map(|s| s.outcomes.iter().map(|&k| &ev.outcomes[k]))
+            .collect(),
+        _ => ev.outcomes.iter().collect(),
+    }
+}
+
 fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
     assert_eq!(rows, events.len(), "{name}: rows");
@@ -98,12 +119,9 @@ fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
             assert_eq!(ids.value(r), ev.event_id, "{at}");
             assert_eq!(ts.value(r), micros(&ev.time), "{at}");
             assert_eq!(client.is_null(r), ev.client_time.is_none(), "{at}");
-            assert_eq!(reward.value(r).to_bits(), ev.reward.to_bits(), "{at}");
-            assert_eq!(
-                original.value(r).to_bits(),
-                ev.original_reward.to_bits(),
-                "{at}"
-            );
+            let (want_reward, want_original) = stats_rewards(ev);
+            assert_eq!(reward.value(r), want_reward, "{at}: reward");
+            assert_eq!(original.value(r), want_original, "{at}: original reward");
             assert_eq!(pass.value(r), ev.pass_probability, "{at}");
             assert_eq!(skip.value(r), ev.skip_learn, "{at}");
             assert_eq!(kind.value(r), ev.kind.name(), "{at}");
@@ -128,8 +146,13 @@ fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
                     assert_eq!(chosen.value(r), a[0] as i64, "{at}");
                     assert!(slots.is_null(r), "{at}");
                 }
-                Decision::MultiSlot { slots: s, .. } => {
+                Decision::MultiSlot { slots: s, baseline } => {
                     assert!(actions.is_null(r) && chosen.is_null(r), "{at}");
+                    let base = col("baseline_actions").as_list::<i32>();
+                    assert_eq!(base.is_null(r), baseline.is_empty(), "{at}: baseline");
+                    let got: Vec<i64> = base.value(r).as_primitive::<Int64Type>().values().to_vec();
+                    let want: Vec<i64> = baseline.iter().map(|&b| i64::from(b)).collect();
+                    assert_eq!(got, want, "{at}: baseline");
                     let got = slots.value(r);
                     let got = got.as_struct();
                     assert_eq!(got.len(), s.len(), "{at}");
@@ -137,10 +160,19 @@ fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
                         .column_by_name("reward")
                         .unwrap()
                         .as_primitive::<Float32Type>();
+                    let originals = got
+                        .column_by_name("original_reward")
+                        .unwrap()
+                        .as_primitive::<Float32Type>();
                     for (k, slot) in s.iter().enumerate() {
+                        // A Slates slot's reward is the decision's.
+                        let want = match ev.kind {
+                            Problem::Slates => (ev.reward, ev.original_reward),
+                            _ => (slot.reward, slot.original_reward),
+                        };
                         assert_eq!(
-                            rewards.value(k).to_bits(),
-                            slot.reward.to_bits(),
+                            (rewards.value(k).to_bits(), originals.value(k).to_bits()),
+                            (want.0.to_bits(), want.1.to_bits()),
                             "{at} slot {k}"
                         );
                         let acts = got
@@ -167,7 +199,8 @@ fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
             }
             let got = outcomes.value(r);
             let got = got.as_struct();
-            assert_eq!(got.len(), ev.outcomes.len(), "{at}: outcomes");
+            let want = line_outcomes(ev);
+            assert_eq!(got.len(), want.len(), "{at}: outcomes");
             let value = got
                 .column_by_name("value")
                 .unwrap()
@@ -179,7 +212,9 @@ fn check(name: &str, batches: &[RecordBatch], events: &[JoinedEvent<'_>]) {
                 .as_primitive::<Int32Type>();
             let index_id = got.column_by_name("index_id").unwrap().as_string::<i32>();
             let taken = got.column_by_name("action_taken").unwrap().as_boolean();
-            for (k, o) in ev.outcomes.iter().enumerate() {
+            let ids = got.column_by_name("event_id").unwrap().as_string::<i32>();
+            for (k, o) in want.into_iter().enumerate() {
+                assert_eq!(ids.value(k), o.event_id, "{at} outcome {k}");
                 match &o.value {
                     OutcomeValue::Numeric(v) => assert_eq!(value.value(k), *v, "{at} outcome {k}"),
                     OutcomeValue::Literal(s) => assert_eq!(literal.value(k), s, "{at} outcome {k}"),

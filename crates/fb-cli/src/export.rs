@@ -23,13 +23,14 @@ pub struct Args {
     pub inputs: Vec<PathBuf>,
 
     /// The file to write; `-` writes an Arrow IPC stream to standard
-    /// output.
+    /// output, refused on a terminal. Parquet readers seek to a file's
+    /// footer, so `--format parquet -o -` is refused.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
 
-    /// Parquet (zstd, statistics, dictionaries) or an Arrow IPC file.
-    #[arg(long, value_name = "FORMAT", default_value = "parquet", value_parser = ["parquet", "arrow"])]
-    pub format: String,
+    /// What a file holds [default: parquet].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
 
     /// Write a Hive-style tree of Parquet files under OUT, a directory:
     /// `OUT/date=2026-11-23/part-00000.parquet` (`hour`:
@@ -46,12 +47,12 @@ pub struct Args {
     /// Rows per record batch. Small batches stay in the processor's
     /// caches and the allocator reuses their memory; Parquet row groups
     /// gather many of them.
-    #[arg(long, value_name = "N", default_value_t = 8_192)]
+    #[arg(long, value_name = "N", default_value_t = 8_192, value_parser = parse_rows)]
     pub batch_rows: usize,
 
     /// Rows per Parquet row group at most; a row group also ends at 64 MiB
     /// of Arrow data, which bounds the memory of an export.
-    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    #[arg(long, value_name = "N", default_value_t = 1 << 20, value_parser = parse_rows)]
     pub row_group_rows: usize,
 
     /// Replace the output file if it exists.
@@ -76,14 +77,47 @@ pub struct Args {
     pub threads: Option<usize>,
 }
 
+/// What `fb export` writes to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Parquet: zstd, statistics, dictionaries.
+    Parquet,
+    /// An Arrow IPC file (with `-o -`, the stream).
+    Arrow,
+}
+
+/// `--batch-rows` and `--row-group-rows`: a batch or row group of no rows
+/// would hold nothing.
+fn parse_rows(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("expected a number of rows, at least 1".into()),
+    }
+}
+
+/// `-o -`: refused where what would come out is not what was asked for.
+fn check_stdout(args: &Args) -> Result<(), Error> {
+    if args.format == Some(Format::Parquet) {
+        let msg = "--format parquet cannot be written to standard output (`-o -` writes \
+                   an Arrow IPC stream): give -o FILE.parquet, or leave out --format for \
+                   the stream";
+        return Err(msg.into());
+    }
+    // Binary on a terminal is refused where every output is opened.
+    Ok(())
+}
+
 /// Exports; exit 0 clean, 1 when an input was damaged or not a log, 2 for
 /// usage or I/O errors.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.check()?;
     let columns = columns(args)?;
+    let to_stdout = args.output.as_os_str() == "-";
+    if to_stdout && args.partition_by == "none" {
+        check_stdout(args)?;
+    }
     let started = Instant::now();
     let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
-    let to_stdout = args.output.as_os_str() == "-";
     if args.partition_by != "none" {
         return partitioned(args, global, &inputs, columns, started);
     }
@@ -95,11 +129,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let rows = if to_stdout {
         let ipc = IpcStream::with_schema(&mut out, &schema).map_err(failed)?;
         export(args, global, &inputs, ipc, columns, &target)?
-    } else if args.format == "arrow" {
+    } else if args.format == Some(Format::Arrow) {
         let ipc = IpcFile::with_schema(&mut out, &schema).map_err(failed)?;
         export(args, global, &inputs, ipc, columns, &target)?
     } else {
-        let rows = args.row_group_rows.max(1);
+        let rows = args.row_group_rows;
         let parquet = ParquetFile::with_schema(&mut out, rows, fb_arrow::ROW_GROUP_BYTES, schema)
             .map_err(failed)?;
         export(args, global, &inputs, parquet, columns, &target)?
@@ -126,7 +160,7 @@ fn partitioned(
     columns: fb_arrow::Columns,
     started: Instant,
 ) -> Result<ExitCode, Error> {
-    if args.output.as_os_str() == "-" || args.format != "parquet" {
+    if args.output.as_os_str() == "-" || args.format == Some(Format::Arrow) {
         return Err(Error::Msg(
             "--partition-by writes a directory of Parquet files: give -o DIR and no --format arrow"
                 .into(),
@@ -138,7 +172,7 @@ fn partitioned(
     };
     let target = args.output.display().to_string();
     let dir = crate::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
-    let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows.max(1));
+    let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows);
     let (rows, report) = export(args, global, inputs, writer, columns, &target)?;
     if report.failed() && !args.recover {
         if rows == 0 {
