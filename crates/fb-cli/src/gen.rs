@@ -196,8 +196,17 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
         _ => None,
     };
     let mut out = Output::create(args.output.as_deref(), &[], How::binary(existing))?;
+    let total = match config.limit {
+        Limit::Bytes(n) => Some(n),
+        Limit::Events(_) => None,
+    };
+    let mut progress = crate::progress::Progress::coarse(total, global.quiet);
     let result = {
-        let mut buffered = BufWriter::with_capacity(OUTPUT_BUFFER, &mut out);
+        let counted = crate::progress::Counted {
+            inner: &mut out,
+            progress: &mut progress,
+        };
+        let mut buffered = BufWriter::with_capacity(OUTPUT_BUFFER, counted);
         let summary = synth::generate(&config, &mut buffered);
         (summary, buffered.flush())
     };
@@ -210,6 +219,7 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
             (Err(other), _) => return Err(Error::Msg(other.to_string())),
         }
     };
+    progress.finish();
     let target = out.target().to_string();
     out.finish()?;
     if !global.quiet {

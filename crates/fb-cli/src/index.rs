@@ -361,17 +361,29 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         let threads = args.threads.unwrap_or_else(crate::convert::default_threads);
         // Pages given back as the parts leave them behind: memory stays
         // flat in the log's size (a 10 GiB log kept 10 GB resident).
-        let release = |from, to| {
+        // Told from the build's threads, every few MiB.
+        let progress = std::sync::Mutex::new(crate::progress::Progress::coarse(
+            Some(data.len() as u64),
+            global.quiet,
+        ));
+        let release = |from: u64, to: u64| {
             if let crate::input::Whole::Mapped(m) = &data {
                 m.release(from, to);
             }
+            if let Ok(mut progress) = progress.lock() {
+                progress.add(to.saturating_sub(from), 0);
+            }
         };
-        let index = write(log, &data, &out, threads, args.force, &release)?;
+        let index = write(log, &data, &out, threads, args.force, &release);
+        if let Ok(mut progress) = progress.lock() {
+            progress.finish();
+        }
+        let index = index?;
         if !global.quiet {
             let size = std::fs::metadata(&out).map_or(0, |m| m.len());
             eprintln!(
                 "fb: {} -> {}: {} blocks, {} decisions, {} checkpoints, {} dedup ids; \
-                 {size} bytes ({:.2}% of the log) in {:.2} s",
+                 {size} bytes ({:.2}% of the log's {} bytes) in {:.2} s",
                 log.display(),
                 out.display(),
                 index.blocks.len(),
@@ -379,6 +391,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                 index.checkpoints.len(),
                 index.dedup_ids(),
                 100.0 * size as f64 / (data.len().max(1)) as f64,
+                data.len(),
                 started.elapsed().as_secs_f64()
             );
         }

@@ -1,5 +1,6 @@
 //! A progress bar on stderr, only when stderr is a terminal and the work
-//! has taken more than a second.
+//! has taken more than a second (`FB_PROGRESS_AFTER_MS` sets another
+//! delay, for tests).
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -16,6 +17,10 @@ pub struct Progress {
     events: u64,
     /// Calls since the bar was last looked at.
     calls: u32,
+    /// Calls between looks at the clock.
+    look_every: u32,
+    /// How long the work runs before the bar appears.
+    after: Duration,
 }
 
 /// Calls to [`Progress::add`] between looks at the clock: one per message
@@ -23,8 +28,13 @@ pub struct Progress {
 const LOOK_EVERY: u32 = 1024;
 
 impl Progress {
-    /// `total` bytes when known; `quiet` turns it off.
+    /// `total` bytes when known; `quiet` turns it off. For callers that
+    /// add often (per message).
     pub fn new(total: Option<u64>, quiet: bool) -> Self {
+        let after = std::env::var("FB_PROGRESS_AFTER_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(Duration::from_secs(1), Duration::from_millis);
         Self {
             enabled: !quiet && std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -33,6 +43,17 @@ impl Progress {
             bytes: 0,
             events: 0,
             calls: 0,
+            look_every: LOOK_EVERY,
+            after,
+        }
+    }
+
+    /// [`Progress::new`] for callers that add seldom (per megabyte written,
+    /// per piece): every call looks at the clock.
+    pub fn coarse(total: Option<u64>, quiet: bool) -> Self {
+        Self {
+            look_every: 1,
+            ..Self::new(total, quiet)
         }
     }
 
@@ -44,11 +65,11 @@ impl Progress {
             return;
         }
         self.calls += 1;
-        if self.calls < LOOK_EVERY {
+        if self.calls < self.look_every {
             return;
         }
         self.calls = 0;
-        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
+        if self.bar.is_none() && self.start.elapsed() >= self.after {
             let bar = match self.total {
                 Some(total) => ProgressBar::new(total),
                 None => ProgressBar::new_spinner(),
@@ -63,6 +84,10 @@ impl Progress {
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
+            bar.set_position(self.bytes);
+            bar.set_message(self.message());
+            // Drawn now, not at the next refresh: a short run shows it too.
+            bar.tick();
             self.bar = Some(bar);
         }
         if let Some(bar) = &self.bar {
@@ -99,5 +124,25 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A writer that tells a [`Progress`] the bytes written through it.
+pub struct Counted<'a, W> {
+    /// Where the bytes go.
+    pub inner: W,
+    /// Told of them.
+    pub progress: &'a mut Progress,
+}
+
+impl<W: std::io::Write> std::io::Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.progress.add(n as u64, 0);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }

@@ -91,7 +91,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let mut dropped: Vec<Dropped> = Vec::new();
     let mut kept = Kept::default();
     let mut salvaged: Vec<SalvageReport> = Vec::new();
+    let mut progress = crate::progress::Progress::new(Some(data.len() as u64), global.quiet);
+    let mut at = 0u64;
     for item in RecoveringReader::new(&data) {
+        let end = match &item {
+            Recovered::Skipped(s) => s.end,
+            Recovered::Salvaged(s) => s.message().offset + s.message().len as u64,
+            Recovered::Message(m) => m.offset + m.len as u64,
+        };
+        progress.add(end.saturating_sub(at), 0);
+        at = at.max(end);
         let msg = match item {
             Recovered::Skipped(s) => {
                 dropped.push(Dropped {
@@ -145,6 +154,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .message(msg.kind.type_id(), msg.payload)
             .map_err(write_err)?;
     }
+    progress.finish();
     writer.eof().map_err(write_err)?;
     writer.flush().map_err(write_err)?;
     let written = writer.offset();

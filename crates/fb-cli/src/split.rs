@@ -68,13 +68,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
     let mut written = 0u64;
     let mut carried = 0usize;
+    let mut progress = crate::progress::Progress::coarse(Some(log.len() as u64), global.quiet);
     for (n, piece) in plan.pieces.iter().enumerate() {
+        progress.add(piece.end.saturating_sub(piece.start), 0);
         let name = piece_name(n, width, piece, args.by.as_deref());
         let path = dir.path().join(&name);
         written += write_piece(&log, &plan, piece, &path)
             .map_err(|e| Error::Msg(format!("{}: {e}", args.output.join(&name).display())))?;
         carried += piece.dedup.as_ref().map_or(0, |d| d.entries.len());
     }
+    progress.finish();
     if let Some(damage) = &plan.damage {
         let partial = dir.finish_partial()?;
         eprintln!(

@@ -682,3 +682,79 @@ fn every_command_says_a_file_is_not_a_log() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("no decision"), "{}", run.stderr);
 }
+
+/// Every command that works through a whole log draws a progress bar on
+/// a terminal once the work takes long enough (`FB_PROGRESS_AFTER_MS=0`
+/// here: at once), and none with `-q`.
+#[test]
+fn long_work_shows_a_progress_bar_on_a_terminal() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::process::{Command, Stdio};
+    let dir = scratch_dir("rules-progress");
+    let log = dir.join("log.fb");
+    let run = fb(&[
+        "gen",
+        "-q",
+        "--events",
+        "20000",
+        "--seed",
+        "4",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = dir.join("out");
+    // (case, arguments)
+    let cases: [(&str, Vec<&str>); 6] = [
+        ("convert", vec!["convert", p(&log), "-o", "/dev/null"]),
+        ("gen", vec!["gen", "--size", "4MiB", "-o", p(&out)]),
+        ("index", vec!["index", p(&log), "-o", p(&out)]),
+        ("repair", vec!["repair", p(&log), "-o", p(&out)]),
+        (
+            "split",
+            vec!["split", "--max-size", "64KiB", p(&log), "-o", p(&out)],
+        ),
+        ("stats", vec!["stats", p(&log)]),
+    ];
+    for (case, args) in cases {
+        for quiet in [false, true] {
+            let _ = std::fs::remove_dir_all(&out).or_else(|_| std::fs::remove_file(&out));
+            let (mut leader, mut follower) = (0, 0);
+            // SAFETY: openpty writes two descriptors, which we then own.
+            let opened = unsafe {
+                libc::openpty(
+                    &mut leader,
+                    &mut follower,
+                    std::ptr::null_mut(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                )
+            };
+            assert_eq!(opened, 0);
+            // SAFETY: both descriptors were just opened and are owned here.
+            let (leader, follower) =
+                unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+            let mut child = Command::new(env!("CARGO_BIN_EXE_fb"))
+                .args(&args)
+                .args(quiet.then_some("-q"))
+                .env("FB_PROGRESS_AFTER_MS", "0")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(follower))
+                .spawn()
+                .unwrap();
+            // Read until the terminal closes (EIO once the child is gone).
+            let mut screen = Vec::new();
+            let _ = std::fs::File::from(leader).read_to_end(&mut screen);
+            let status = child.wait().unwrap();
+            assert!(status.success(), "{case}: {status:?}");
+            let screen = String::from_utf8_lossy(&screen);
+            assert_eq!(
+                screen.contains("MB/s"),
+                !quiet,
+                "{case} quiet={quiet}: {screen}"
+            );
+        }
+    }
+}
