@@ -345,25 +345,11 @@ impl Rows {
         }
     }
 
-    /// The outcomes of a row: every one joined to the decision, but for
-    /// CCB those of its slots, slot by slot, as its DSJSON line lists them.
-    /// An outcome for no slot (an index out of range, an unknown slot id,
-    /// none) counts in no reward; the joiner reports it and the line
-    /// leaves it out.
+    /// The outcomes of a row: those that count for the decision
+    /// ([`JoinedEvent::counted_outcomes`]), as `fb stats` counts them.
     fn outcomes(&mut self, ev: &JoinedEvent<'_>) {
-        match (&ev.kind, &ev.decision) {
-            (Problem::Ccb, Decision::MultiSlot { slots, .. }) => {
-                for slot in slots {
-                    for out in slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)) {
-                        self.outcomes.push(out);
-                    }
-                }
-            }
-            _ => {
-                for out in &ev.outcomes {
-                    self.outcomes.push(out);
-                }
-            }
+        for out in ev.counted_outcomes() {
+            self.outcomes.push(out);
         }
         let o = &mut self.outcomes;
         o.offsets.push(offset(o.event_id.len()));

@@ -51,10 +51,13 @@ const MAX_SLOTS: usize = 16;
 const BASELINE: &str = "CB and multistep steps: action 1 (the first action the context offers); \
     CCB and Slates: in each slot, the baseline action the log records for it (action 0 where none \
     is recorded)";
-const METHOD: &str = "every learnable decision counts with weight 1/pass_probability; the \
-    logged policy's value is the weighted mean reward; IPS weights each reward by \
-    [taken == baseline] / p(taken) and divides by the decisions, SNIPS by the sum of those \
-    weights; 95% intervals are normal approximations (1.96 standard errors)";
+const METHOD: &str = "every learnable decision with a pass_probability above 0 counts with \
+    weight 1/pass_probability (one with pass_probability 0 would weigh infinitely: it is left \
+    out, and counted); rewards are original rewards, the reward function over the decision's \
+    own outcomes before apprentice mode and multistep transforms; the logged policy's value is \
+    their weighted mean; IPS weights each reward by [taken == baseline] / p(taken) and divides \
+    by the decisions, SNIPS by the sum of those weights; 95% intervals are normal \
+    approximations (1.96 standard errors)";
 
 fn weight(ev: &JoinedEvent) -> Option<f64> {
     (!ev.skip_learn && ev.pass_probability > 0.0).then(|| 1.0 / f64::from(ev.pass_probability))
@@ -68,6 +71,9 @@ pub struct Estimators {
     ccb_slots: Vec<Estimator>,
     slates: Estimator,
     slates_slots: Vec<Estimator>,
+    /// Learnable decisions left out for their pass_probability of 0 (or
+    /// below).
+    zero_pass: u64,
 }
 
 impl Estimators {
@@ -75,6 +81,7 @@ impl Estimators {
         self.cb.merge(&o.cb);
         self.multistep.merge(&o.multistep);
         self.slates.merge(&o.slates);
+        self.zero_pass += o.zero_pass;
         for (mine, theirs) in [
             (&mut self.ccb_slots, &o.ccb_slots),
             (&mut self.slates_slots, &o.slates_slots),
@@ -89,7 +96,11 @@ impl Estimators {
     }
 
     fn add(&mut self, ev: &JoinedEvent) {
-        let Some(weight) = weight(ev) else { return };
+        let Some(weight) = weight(ev) else {
+            let estimated = !matches!(ev.decision, Decision::Ca { .. });
+            self.zero_pass += u64::from(!ev.skip_learn && estimated);
+            return;
+        };
         match &ev.decision {
             Decision::Cb {
                 actions,
@@ -178,7 +189,8 @@ impl Estimators {
             v["slots"] = per_slot(&self.slates_slots);
             by.insert("slates".into(), v);
         }
-        json!({"baseline_policy": BASELINE, "method": METHOD, "by_problem_type": by})
+        json!({"baseline_policy": BASELINE, "method": METHOD,
+               "left_out_pass_probability_0": self.zero_pass, "by_problem_type": by})
     }
 }
 
@@ -469,11 +481,27 @@ fn table(r: &Value) -> String {
             );
         }
     };
+    let zero_pass = c["left_out_pass_probability_0"].as_u64().unwrap_or(0);
+    if zero_pass > 0 {
+        row(
+            "  left out",
+            format!(
+                "{zero_pass} learnable decision{} with pass_probability 0 (a weight of \
+                 1/pass_probability would be infinite)",
+                if zero_pass == 1 { "" } else { "s" }
+            ),
+        );
+    }
     let by = c["by_problem_type"].as_object();
     if by.is_none_or(|b| b.is_empty()) {
         row(
             "  -",
-            "no learnable CB, CCB, Slates or multistep decision".into(),
+            match zero_pass {
+                0 => "no learnable CB, CCB, Slates or multistep decision".into(),
+                _ => "no learnable CB, CCB, Slates or multistep decision with a \
+                      pass_probability above 0"
+                    .into(),
+            },
         );
     }
     for (kind, e) in by.into_iter().flatten() {

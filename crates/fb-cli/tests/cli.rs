@@ -725,3 +725,57 @@ fn diagnostics_of_several_inputs_name_their_file() {
         out.stderr
     );
 }
+
+/// Decisions with pass_probability 0 cannot be weighted (1/0): stats
+/// leaves them out of the estimates and says how many, in text and JSON,
+/// and a log of nothing else says why there is no estimate.
+#[test]
+fn stats_says_what_it_leaves_out_of_the_estimates() {
+    let dir = common::scratch_dir("stats-zero-pass");
+    let log = dir.join("zero.fb");
+    let run = fb(&[
+        "gen",
+        "-q",
+        "--events",
+        "5",
+        "--pass-probability",
+        "0",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // (case, log, learnable decisions left out, decisions estimated)
+    let corpus = data("valid_joined_logs");
+    let cases = [
+        ("all zero", log.as_path(), 5, 0),
+        ("corpus", corpus.as_path(), 1, 116),
+    ];
+    for (case, log, left_out, estimated) in cases {
+        let json = fb(&["stats", "--json", "-q", p(log)]);
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        let c = &v["counterfactual"];
+        assert_eq!(c["left_out_pass_probability_0"], left_out, "{case}");
+        assert_eq!(
+            c["by_problem_type"]["cb"]["decisions"]
+                .as_u64()
+                .unwrap_or(0),
+            estimated,
+            "{case}"
+        );
+        assert!(
+            c["method"].as_str().unwrap().contains("original rewards"),
+            "{case}"
+        );
+        let text = fb(&["stats", "-q", p(log)]).stdout;
+        assert!(
+            text.contains(&format!("{left_out} learnable decision")),
+            "{case}: {text}"
+        );
+        if estimated == 0 {
+            assert!(
+                text.contains("with a pass_probability above 0"),
+                "{case}: {text}"
+            );
+        }
+    }
+}

@@ -373,6 +373,15 @@ fn export_rewards_are_stats_and_dsjson_rewards() {
             sum.1 += 1;
         }
         assert_eq!(sums.len(), by_kind.len(), "{name}: {sums:?}");
+        // The outcomes fb stats counts are those the rows hold.
+        let outcomes = col("outcomes");
+        let outcomes = outcomes.as_list::<i32>();
+        let held: usize = (0..rows.num_rows()).map(|r| outcomes.value(r).len()).sum();
+        assert_eq!(
+            Some(held as u64),
+            stats["outcomes"].as_u64(),
+            "{name}: outcomes"
+        );
         for (k, (total, n)) in &sums {
             kinds_seen.insert(k.to_string());
             let want = &by_kind[*k];

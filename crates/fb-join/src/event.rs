@@ -246,6 +246,30 @@ impl<'a> JoinedEvent<'a> {
 }
 
 impl<'a> JoinedEvent<'a> {
+    /// The outcomes that count for the decision, as its DSJSON line lists
+    /// them: every one joined to it, but for CCB those of its slots, slot
+    /// by slot (an outcome for no slot, such as one with an index out of
+    /// range, counts in no reward and the joiner reports it). What `fb
+    /// stats` counts as outcomes and the export's `outcomes` column hold.
+    pub fn counted_outcomes(&self) -> impl Iterator<Item = &Outcome> + '_ {
+        let slotted = match (&self.kind, &self.decision) {
+            (Problem::Ccb, Decision::MultiSlot { slots, .. }) => Some(slots),
+            _ => None,
+        };
+        let all = match slotted {
+            Some(_) => None,
+            None => Some(self.outcomes.iter()),
+        };
+        let by_slot = slotted.into_iter().flat_map(move |slots| {
+            slots.iter().flat_map(move |slot| {
+                slot.outcomes
+                    .iter()
+                    .filter_map(move |&k| self.outcomes.get(k))
+            })
+        });
+        all.into_iter().flatten().chain(by_slot)
+    }
+
     /// The event with a context of its own, no longer tied to the log.
     pub fn into_owned(mut self) -> JoinedEvent<'static> {
         let context = Cow::Owned(std::mem::take(&mut self.context).into_owned());

@@ -31,7 +31,8 @@ pub struct Metrics {
     pub joined: u64,
     /// Events not to be learned from (deferred, never activated).
     pub skipped_learn: u64,
-    /// Outcomes attached to joined events (activations included).
+    /// Outcomes that count for joined events (activations included; see
+    /// [`JoinedEvent::counted_outcomes`]).
     pub outcomes: u64,
     /// Activations among them.
     pub activations: u64,
@@ -135,8 +136,10 @@ impl Metrics {
     pub fn record(&mut self, ev: &JoinedEvent) {
         self.joined += 1;
         self.skipped_learn += u64::from(ev.skip_learn);
-        self.outcomes += ev.outcomes.len() as u64;
-        self.activations += ev.outcomes.iter().filter(|o| o.action_taken).count() as u64;
+        for o in ev.counted_outcomes() {
+            self.outcomes += 1;
+            self.activations += u64::from(o.action_taken);
+        }
         if self.first.is_none() {
             self.first = Some((ev.event_id.clone(), ev.time));
         }
