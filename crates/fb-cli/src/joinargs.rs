@@ -43,7 +43,9 @@ pub struct JoinArgs {
     #[arg(long)]
     pub use_client_time: bool,
 
-    /// Join multistep episodes.
+    /// Join multistep episodes whatever the checkpoint says (by default
+    /// they are joined where it says MULTISTEP; `--compat reference`
+    /// needs this flag, as the reference does).
     #[arg(long)]
     pub multistep: bool,
 

@@ -779,3 +779,54 @@ fn stats_says_what_it_leaves_out_of_the_estimates() {
         }
     }
 }
+
+/// A log whose checkpoint says MULTISTEP is joined as multistep episodes
+/// by default, as with --multistep; `--compat reference` joins nothing
+/// of it without the flag, as the reference does.
+#[test]
+fn a_multistep_checkpoint_is_followed_by_default() {
+    let dir = common::scratch_dir("multistep-checkpoint");
+    let log = dir.join("ms.fb");
+    let run = fb(&[
+        "gen",
+        "-q",
+        "--problem-type",
+        "multistep",
+        "--events",
+        "40",
+        "--seed",
+        "2",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let flagged = fb(&["convert", "-q", "--multistep", p(&log)]);
+    assert!(flagged.stdout.lines().count() >= 40, "{}", flagged.stderr);
+    // (case, flags, the lines wanted)
+    let cases: [(&str, &[&str], &str); 3] = [
+        ("default", &[], &flagged.stdout),
+        (
+            "reference with the flag",
+            &["--compat", "reference", "--multistep"],
+            "",
+        ),
+        ("reference", &["--compat", "reference"], ""),
+    ];
+    for (case, flags, want) in cases {
+        let mut args = vec!["convert", "-q"];
+        args.extend_from_slice(flags);
+        args.push(p(&log));
+        let run = fb(&args);
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        match case {
+            "reference with the flag" => assert!(run.stdout.lines().count() >= 40, "{case}"),
+            _ => assert_eq!(run.stdout, want, "{case}"),
+        }
+    }
+    let stats = fb(&["stats", "--json", "-q", p(&log)]);
+    let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+    assert_eq!(
+        v["by_problem_type"]["multistep"]["events"].as_u64(),
+        Some(flagged.stdout.lines().count() as u64)
+    );
+}

@@ -134,7 +134,9 @@ pub struct Options {
     pub overrides: Overrides,
     /// Sane or reference behaviour.
     pub compat: Compat,
-    /// Join multistep episodes.
+    /// Join multistep episodes whatever the checkpoint says. Without it,
+    /// they are joined where the checkpoint in force says MULTISTEP, but
+    /// under [`Compat::Reference`].
     pub multistep: bool,
     /// Multistep reward transform.
     pub multistep_reward: StepTransform,

@@ -183,7 +183,7 @@ impl Joiner {
             match view.payload_type() {
                 PayloadType::DedupInfo => pending.push(view),
                 // As in `regular`: the rest of the message is dropped.
-                PayloadType::Episode if !self.opts.multistep => break,
+                PayloadType::Episode if !self.multistep() => break,
                 _ => {}
             }
         }
@@ -383,7 +383,7 @@ impl Joiner {
                         return;
                     }
                 }
-                PayloadType::Episode if !self.opts.multistep => {
+                PayloadType::Episode if !self.multistep() => {
                     self.diag(
                         at,
                         DiagnosticKind::EpisodeOutsideMultistep,
@@ -404,7 +404,7 @@ impl Joiner {
                 _ if !selected => self.metrics.not_selected += 1,
                 // The reference joins a multistep message as one batch,
                 // whatever the episode ids in it.
-                _ if self.opts.multistep && self.opts.compat == Compat::Reference => {
+                _ if self.multistep() && self.opts.compat == Compat::Reference => {
                     views.push((0, view));
                 }
                 _ => {
@@ -425,7 +425,7 @@ impl Joiner {
             let Some((_, first)) = group.first() else {
                 continue;
             };
-            if self.opts.multistep {
+            if self.multistep() {
                 self.multistep_group(at, first.id, group, sink);
             } else {
                 self.group(at, first.id, group, sink);
@@ -436,13 +436,23 @@ impl Joiner {
         self.ids = reuse(ids);
     }
 
+    /// Whether REGULAR messages are joined as multistep episodes: when
+    /// asked ([`Options::multistep`]) or, but under [`Compat::Reference`]
+    /// (the reference joins nothing of such a loop without its flag), when
+    /// the checkpoint in force says the loop is multistep.
+    fn multistep(&self) -> bool {
+        self.opts.multistep
+            || (self.opts.compat != Compat::Reference
+                && self.config.problem_type == Some(Problem::Multistep))
+    }
+
     /// Whether the events of the loop in force are wanted
     /// ([`Options::only`]).
     fn selected(&self) -> bool {
         if self.opts.only.is_empty() {
             return true;
         }
-        let kind = if self.opts.multistep {
+        let kind = if self.multistep() {
             Some(Problem::Multistep)
         } else {
             self.config.problem_type
