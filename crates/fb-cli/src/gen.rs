@@ -98,7 +98,7 @@ pub struct Args {
     #[arg(long)]
     pub use_client_time: bool,
     /// Seed: the same arguments and seed give the same bytes.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
     /// Output file ("-" or absent: standard output, unless it is a terminal).
     #[arg(short = 'o', long = "output", value_name = "OUT")]

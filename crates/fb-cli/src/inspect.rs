@@ -209,7 +209,10 @@ pub fn event_ids(
     Ok((count, ids))
 }
 
-fn regular_details(msg: &Message<'_>, problems: &mut u64) -> String {
+/// Event ids a listing line shows of a message (`-v`: all of them).
+const IDS_SHOWN: usize = 10;
+
+fn regular_details(msg: &Message<'_>, problems: &mut u64, verbose: bool) -> String {
     let (count, ids) = match event_ids(msg) {
         Ok(found) => found,
         Err(err) => {
@@ -217,22 +220,31 @@ fn regular_details(msg: &Message<'_>, problems: &mut u64) -> String {
             return format!("damaged: {err}");
         }
     };
+    let shown = if verbose { usize::MAX } else { IDS_SHOWN };
+    let more = ids.len().saturating_sub(shown);
     let ids: Vec<String> = ids
         .into_iter()
-        .map(|id| {
-            id.unwrap_or_else(|err| {
+        .enumerate()
+        .filter_map(|(k, id)| match id {
+            Ok(id) => (k < shown).then_some(id),
+            // Damage is always said, and counted.
+            Err(err) => {
                 *problems += 1;
-                format!("<{err}>")
-            })
+                Some(format!("<{err}>"))
+            }
         })
         .collect();
-    format!("{count} events: {}", ids.join(", "))
+    let more = match more {
+        0 => String::new(),
+        n => format!(", ... and {n} more (-v lists them)"),
+    };
+    format!("{count} events: {}{more}", ids.join(", "))
 }
 
 fn listing_line(msg: &Message<'_>, problems: &mut u64, global: &Global) -> String {
     let details = match msg.kind {
         MessageKind::FileMagic => format!("version {}", msg.size_field),
-        MessageKind::Regular => regular_details(msg, problems),
+        MessageKind::Regular => regular_details(msg, problems, global.verbose > 0),
         MessageKind::Unknown(_) => {
             if let (Some(w), false) = (msg.unknown_warning(), global.quiet) {
                 eprintln!("fb: warning: {w}");
@@ -422,13 +434,17 @@ fn inspect(
     }
     out.put(&text)?;
     if !found {
-        let near = |o: Option<u64>| o.map_or("-".to_string(), |o| o.to_string());
-        eprintln!(
-            "fb: no message starts at byte {}; the nearest start at {} and {}",
-            args.offset.unwrap_or(0),
-            near(nearest.0),
-            near(nearest.1)
-        );
+        let offset = args.offset.unwrap_or(0);
+        let near = match nearest {
+            (Some(a), Some(b)) => format!("the nearest starts are at bytes {a} and {b}"),
+            (Some(a), None) if offset >= reader.offset() => format!(
+                "the log ends at byte {}; its last message starts at byte {a}",
+                reader.offset()
+            ),
+            (Some(a), None) | (None, Some(a)) => format!("the nearest start is at byte {a}"),
+            (None, None) => "the log holds no message".to_string(),
+        };
+        eprintln!("fb: no message starts at byte {offset}; {near}");
         return Ok(false);
     }
     Ok(problems == 0)

@@ -16,9 +16,9 @@ use crate::progress::Progress;
 /// How to join: the reference's overrides and our options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct JoinArgs {
-    /// `sane` fixes the reference's quirks (README); `reference` computes
-    /// and writes exactly what the reference does, quirks included (for
-    /// stats: the rewards and metrics the reference would compute).
+    /// `sane` fixes the reference's quirks (README); `reference` joins,
+    /// computes rewards and writes exactly as the reference does, quirks
+    /// included.
     #[arg(long, value_name = "MODE", default_value = "sane", value_parser = named::<Compat>(Compat::NAMES))]
     pub compat: Compat,
 

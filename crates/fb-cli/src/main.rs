@@ -13,7 +13,9 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "fb",
     version,
-    about,
+    about = "Tools for Vowpal Wabbit joined binary logs (schema v2): convert to DSJSON, export \
+             to Parquet, count and estimate, check and repair, index, sample and split, join \
+             raw client streams, generate synthetic logs",
     long_about = None,
     after_help = "Example:\n  fb convert tests/data/valid_joined_logs/cb_simple.log -o out.dsjson\n  \
                   fb stats tests/data/valid_joined_logs/\n\n\

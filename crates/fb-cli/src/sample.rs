@@ -54,7 +54,7 @@ pub struct Args {
     pub fraction: Option<f64>,
 
     /// The generator's seed: the same seed gives the same sample.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
 
     /// DSJSON lines (`dsjson`, as `fb convert` writes them) or a valid

@@ -21,7 +21,7 @@ pub struct Args {
     pub inputs: Vec<PathBuf>,
 
     /// List at most this many problems (all are counted).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_errors: usize,
 
     /// Exit 1 for warnings too (data that is readable but odd: outcomes
@@ -320,11 +320,28 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     for input in &inputs {
         // Each log must stand on its own: a fresh joiner per input.
         let mut joiner = Joiner::new(args.join.options());
+        let errors_before = problems.errors;
         let (m, e) = check(input, &mut joiner, &mut problems)?;
         messages += m;
         events += e;
         let diags = joiner.diagnostics();
         let name = input.name();
+        // Sound but with nothing in it (FILEMAGIC alone, or a header and
+        // checkpoints): odd for a log, and worth a word.
+        if m > 0 && e == 0 && problems.errors == errors_before {
+            problems.add(
+                Severity::Warning,
+                &name,
+                input.len().unwrap_or(0),
+                None,
+                None,
+                &format!(
+                    "the log holds no event ({}, no REGULAR message with events): nothing \
+                     to convert",
+                    crate::plural(m, "message")
+                ),
+            )?;
+        }
         // What the joiner finds (outcomes without decisions, events of
         // another problem type, multistep without --multistep) is odd
         // data, not damage.
@@ -375,8 +392,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             ),
         };
         eprintln!(
-            "fb: {}, {messages} messages, {events} events: {verdict}",
+            "fb: {}, {}, {}: {verdict}",
             crate::plural(inputs.len() as u64, "input"),
+            crate::plural(messages, "message"),
+            crate::plural(events, "event"),
         );
     }
     Ok(if errors > 0 || (args.strict && warnings > 0) {

@@ -549,10 +549,41 @@ fn inspect_offset_and_count() {
     assert_eq!(miss.code, 1);
     assert!(
         miss.stderr
-            .contains("no message starts at byte 130; the nearest start at 128 and 160"),
+            .contains("no message starts at byte 130; the nearest starts are at bytes 128 and 160"),
         "{}",
         miss.stderr
     );
+    // Past the end: where the log ends and its last message starts.
+    let past = fb(&["inspect", "--offset", "99999999", p(&file)]);
+    assert_eq!(past.code, 1);
+    assert!(
+        past.stderr
+            .contains("the log ends at byte 672; its last message starts at byte 664"),
+        "{}",
+        past.stderr
+    );
+    assert!(!past.stderr.contains(" -"), "{}", past.stderr);
+    // A message of many events lists its first ids, and says how many more.
+    let many = fb(&[
+        "inspect",
+        p(&data(
+            "valid_joined_logs/average_reward_100_interactions.fb",
+        )),
+    ]);
+    assert!(
+        many.stdout.contains("... and 89 more (-v lists them)"),
+        "{}",
+        many.stdout
+    );
+    let all = fb(&[
+        "inspect",
+        "-v",
+        p(&data(
+            "valid_joined_logs/average_reward_100_interactions.fb",
+        )),
+    ]);
+    assert!(!all.stdout.contains("more (-v"), "{}", all.stdout);
+    assert!(all.stdout.contains("1357e515"), "{}", all.stdout);
     let count = fb(&["inspect", "--count", p(&file)]);
     assert_eq!(count.stdout, "CHECKPOINT 1\nEOF        1\nFILEMAGIC  1\nHEADER     1\nREGULAR    1\ntotal      5\nbytes      672\n");
 }
@@ -829,4 +860,42 @@ fn a_multistep_checkpoint_is_followed_by_default() {
         v["by_problem_type"]["multistep"]["events"].as_u64(),
         Some(flagged.stdout.lines().count() as u64)
     );
+}
+
+/// Help texts speak with one voice: numbers are `<N>`, the --compat text
+/// fits every command that takes it, the top-level text names every
+/// command's work.
+#[test]
+fn help_texts_agree_across_commands() {
+    let commands = [
+        "convert", "export", "gen", "index", "join", "inspect", "sample", "split", "stats",
+        "validate", "repair",
+    ];
+    for command in commands {
+        let help = fb(&[command, "--help"]).stdout;
+        for odd in ["<MAX_ERRORS>", "<MAX_LISTED>", "<SEED>", "for stats:"] {
+            assert!(!help.contains(odd), "{command}: {odd} in\n{help}");
+        }
+    }
+    let top = fb(&["--help"]).stdout;
+    for work in [
+        "DSJSON", "Parquet", "repair", "index", "sample", "split", "join", "generate",
+    ] {
+        assert!(top.lines().next().unwrap().contains(work), "{work}: {top}");
+    }
+}
+
+/// A log of FILEMAGIC alone (or a header and checkpoints) is sound but
+/// holds nothing: a warning, which --strict makes an exit 1.
+#[test]
+fn validate_warns_of_a_log_without_events() {
+    let dir = common::scratch_dir("validate-no-events");
+    let log = dir.join("magic.fb");
+    std::fs::write(&log, b"VWFB\x01\0\0\0").unwrap();
+    let run = fb(&["validate", p(&log)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("holds no event"), "{}", run.stdout);
+    assert_eq!(fb(&["validate", "--strict", p(&log)]).code, 1);
+    let sound = fb(&["validate", p(&data("valid_joined_logs/cb_simple.log"))]);
+    assert!(!sound.stdout.contains("holds no event"), "{}", sound.stdout);
 }

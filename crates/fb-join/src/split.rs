@@ -139,6 +139,9 @@ struct Open {
     needed_bytes: u64,
     first_time: Option<TimeStamp>,
     size: u64,
+    /// Its REGULAR messages: a piece is cut only after one, so that none
+    /// is made of a header and checkpoints alone.
+    regulars: u64,
 }
 
 /// Plans the pieces of `log`. Reads it once, decoding only event types,
@@ -186,12 +189,12 @@ pub fn plan(log: &[u8], rule: Rule) -> Plan {
                     0 => 0,
                     entries => entries + DEDUP_OVERHEAD,
                 };
-                let too_big = rule.max_size.is_some_and(|max| {
-                    o.size + dedup + len + EOF_LEN > max && o.piece.messages > 0
-                });
+                let too_big = rule
+                    .max_size
+                    .is_some_and(|max| o.size + dedup + len + EOF_LEN > max);
                 let new_period =
                     period.is_some() && o.piece.period.is_some() && period != o.piece.period;
-                too_big || new_period
+                o.regulars > 0 && (too_big || new_period)
             });
         if cut_here {
             pieces.extend(open.take().map(close));
@@ -199,6 +202,7 @@ pub fn plan(log: &[u8], rule: Rule) -> Plan {
         let o = open.get_or_insert_with(|| begin(&carried, magic, start));
         o.piece.end = end;
         o.piece.messages += 1;
+        o.regulars += u64::from(msg.kind == MessageKind::Regular);
         o.size += len;
         if o.piece.period.is_none() {
             o.piece.period = period;
@@ -226,7 +230,16 @@ pub fn plan(log: &[u8], rule: Rule) -> Plan {
             _ => {}
         }
     };
-    pieces.extend(open.map(close));
+    match (open, pieces.last_mut()) {
+        // What follows the last REGULAR message (checkpoints, the EOF)
+        // ends the piece before it rather than making one of its own.
+        (Some(o), Some(last)) if o.regulars == 0 => {
+            last.end = o.piece.end;
+            last.messages += o.piece.messages;
+            last.has_eof |= o.piece.has_eof;
+        }
+        (o, _) => pieces.extend(o.map(close)),
+    }
     Plan {
         magic,
         pieces,
@@ -262,6 +275,7 @@ fn begin(carried: &Carried, magic: (u64, u64), start: u64) -> Open {
         needed: HashSet::new(),
         needed_bytes: 0,
         first_time: None,
+        regulars: 0,
         size,
     }
 }
