@@ -200,7 +200,9 @@ def test_skipped_events_are_counted_and_warned():
         pytest.param({"threads": 0}, "threads", id="zero threads"),
         pytest.param({"threads": 100000}, "threads", id="too many threads"),
         pytest.param({"multistep_reward": "x"}, "multistep_reward", id="multistep reward"),
-        pytest.param({"columns": ["reward", "rewards"]}, "no column `rewards`", id="unknown column"),
+        pytest.param({"batch_rows": -1}, "^batch_rows: -1 is not from 1", id="negative batch"),
+        pytest.param({"batch_rows": 2**70}, "^batch_rows: ", id="huge batch"),
+        pytest.param({"columns": ["reward", "rewrd"]}, "^columns: no column `rewrd`", id="unknown column"),
         pytest.param({"columns": "reward,reward"}, "chosen twice", id="column twice"),
         pytest.param({"columns": []}, "no column chosen", id="no columns"),
     ],
@@ -208,6 +210,61 @@ def test_skipped_events_are_counted_and_warned():
 def test_bad_options_raise_value_error(options, match):
     with pytest.raises(ValueError, match=match):
         vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"), **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"since": "2021-01-02", "until": "2021-01-01"}, id="empty window"),
+        pytest.param({"since": "2021-01-01", "until": "2021-01-01"}, id="one instant"),
+        pytest.param({"until": "noon"}, id="until not a time"),
+    ],
+)
+def test_option_errors_name_the_option_not_a_flag(options):
+    with pytest.raises(ValueError) as err:
+        vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"), **options)
+    assert str(err.value).startswith(("since: ", "until: ")), err.value
+    assert "--" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        pytest.param("multistep", "false", id="multistep string"),
+        pytest.param("use_client_time", "False", id="client time string"),
+        pytest.param("recover", "no", id="recover string"),
+        pytest.param("inline_dedup", 1, id="inline dedup int"),
+        pytest.param("skip_learn", True, id="skip learn bool"),
+        pytest.param("problem_type", 1, id="problem type int"),
+        pytest.param("batch_rows", "10", id="batch rows string"),
+        pytest.param("batch_rows", True, id="batch rows bool"),
+        pytest.param("batch_rows", 1.5, id="batch rows float"),
+        pytest.param("threads", "2", id="threads string"),
+        pytest.param("default_reward", "1", id="default reward string"),
+        pytest.param("default_reward", False, id="default reward bool"),
+        pytest.param("only", 5, id="only int"),
+        pytest.param("only", ["cb", 1], id="only list with an int"),
+        pytest.param("columns", 5, id="columns int"),
+        pytest.param("since", 5, id="since int"),
+    ],
+)
+def test_options_of_the_wrong_type_raise_type_error_naming_them(key, value, tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(TypeError, match=f"^{key}: expected "):
+        vwlogs.read(log, **{key: value})
+    if key != "columns":
+        with pytest.raises(TypeError, match=f"^{key}: expected "):
+            vwlogs.stats(log, **{key: value})
+        with pytest.raises(TypeError, match=f"^{key}: expected "):
+            vwlogs.convert(log, tmp_path / "out.json", **{key: value})
+        assert not (tmp_path / "out.json").exists()
+
+
+def test_a_text_mode_file_is_refused_with_type_error():
+    path = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with open(path) as f:
+        with pytest.raises(TypeError, match='source: .*cb_simple.log is open in text mode: open it with "rb"'):
+            vwlogs.read(f)
 
 
 def test_missing_and_unreadable_sources_raise_os_error():
@@ -314,6 +371,19 @@ def test_schema_is_the_documented_one():
     doc = open(os.path.join(ROOT, "docs", "arrow-schema.md")).read()
     for field in schema:
         assert f"`{field.name}`" in doc, field.name
+
+
+def test_inline_dedup_is_fb_convert_inline_dedup(tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "cb_dedup_compressed.log")
+    out = tmp_path / "out.json"
+    vwlogs.convert(log, out, inline_dedup=True)
+    assert out.read_bytes() == fb("convert", "-q", "--threads", "1", "--inline-dedup", log)
+    assert out.read_bytes() != fb("convert", "-q", "--threads", "1", log)
+    referring = pa.table(vwlogs.read(log)).column("context").to_pylist()
+    inlined = pa.table(vwlogs.read(log, inline_dedup=True)).column("context").to_pylist()
+    assert any('"__aid"' in c for c in referring)
+    assert not any('"__aid"' in c for c in inlined) and len(inlined) == len(referring)
+    assert vwlogs.stats(log, inline_dedup=True)["kept"] == len(inlined)
 
 
 # --- Spark ---------------------------------------------------------------

@@ -26,8 +26,8 @@ import json
 import os
 import warnings
 from inspect import signature as _signature
-from datetime import datetime, timezone
-from typing import Any, Dict, Iterator, Optional
+from datetime import date, datetime, timezone
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import _native
 
@@ -60,7 +60,7 @@ def _warn_skipped(summary: Dict[str, Any]) -> None:
 SCHEMA_VERSION: str = _native.SCHEMA_VERSION
 
 
-def _time(value: Any) -> Optional[str]:
+def _time(key: str, value: Any) -> Optional[str]:
     """A ``since``/``until`` value as the text ``fb`` takes: a string as it
     is, a ``datetime`` in ISO form (naive ones are UTC), a ``date`` too."""
     if value is None or isinstance(value, str):
@@ -69,14 +69,27 @@ def _time(value: Any) -> Optional[str]:
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return value.isoformat()
-    if hasattr(value, "isoformat"):
+    if isinstance(value, date):
         return value.isoformat()
-    raise ValueError(f"since/until: expected a string, datetime or date, not {type(value).__name__}")
+    raise TypeError(f"{key}: expected a string, datetime or date, not {type(value).__name__}")
+
+
+def _names(key: str, value: Any) -> Optional[List[Any]]:
+    """A list option (``only``, ``columns``): a list or tuple, or a
+    comma-separated string. Rust checks the items."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise TypeError(f"{key}: expected a list of strings or a comma-separated string, not {type(value).__name__}")
 
 
 def _options(**given: Any) -> Dict[str, Any]:
     """The options dict for Rust: :func:`read`'s keyword arguments (its
-    signature is the one list of them, with their defaults), normalized."""
+    signature is the one list of them, with their defaults), normalized.
+    Rust checks every value's type and range."""
     params = {
         name: p.default
         for name, p in _signature(read).parameters.items()
@@ -88,18 +101,10 @@ def _options(**given: Any) -> Dict[str, Any]:
             f"unexpected option {', '.join(unknown)}; the options are {', '.join(params)}"
         )
     opts = {**params, **given}
-    only = opts["only"]
-    if isinstance(only, str):
-        only = [p for p in only.split(",") if p]
-    opts["only"] = list(only) if only is not None else None
-    columns = opts["columns"]
-    if isinstance(columns, str):
-        columns = [c.strip() for c in columns.split(",") if c.strip()]
-    opts["columns"] = list(columns) if columns is not None else None
-    opts["since"] = _time(opts["since"])
-    opts["until"] = _time(opts["until"])
-    for flag in ("use_client_time", "multistep", "recover"):
-        opts[flag] = bool(opts[flag])
+    for key in ("only", "columns"):
+        opts[key] = _names(key, opts[key])
+    for key in ("since", "until"):
+        opts[key] = _time(key, opts[key])
     return opts
 
 
@@ -219,6 +224,7 @@ def read(
     until: Any = None,
     skip_learn: str = "include",
     only: Any = None,
+    inline_dedup: bool = False,
     recover: bool = False,
     batch_rows: int = 65536,
     threads: int = 1,
@@ -248,6 +254,9 @@ def read(
     :param skip_learn: ``include`` or ``exclude`` deferred events that were
         never activated.
     :param only: problem types to keep (list, or comma-separated string).
+    :param inline_dedup: replace the ``{"__aid":N}`` action references of
+        contexts with the actions they stand for (``fb convert
+        --inline-dedup``), so that each context stands alone.
     :param recover: read on past damage; each input is then read whole
         into memory.
     :param batch_rows: rows per record batch: a batch ends at the first
@@ -258,10 +267,15 @@ def read(
     :param columns: only these columns, in this order (a list, or a
         comma-separated string): the others are not built, which makes a
         narrow read much faster (the context alone is half of the bytes).
+
+    Boolean options take ``True`` or ``False`` only, numbers ``int`` (and
+    ``float`` for ``default_reward``), the rest strings.
+
     :raises LogError: at damage (after yielding the rows before it), unless
         ``recover``.
-    :raises ValueError: for a bad option. :raises OSError: when an input
-        cannot be read.
+    :raises TypeError: for an option of the wrong type, naming it.
+    :raises ValueError: for a bad option value, naming it.
+    :raises OSError: when an input cannot be found or read.
     """
     given = {name: value for name, value in locals().items() if name != "source"}
     return Reader(_native.read(_source(source), _options(**given)))
