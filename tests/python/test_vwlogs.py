@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
 import warnings
 
 import pyarrow as pa
@@ -384,6 +386,100 @@ def test_inline_dedup_is_fb_convert_inline_dedup(tmp_path):
     assert any('"__aid"' in c for c in referring)
     assert not any('"__aid"' in c for c in inlined) and len(inlined) == len(referring)
     assert vwlogs.stats(log, inline_dedup=True)["kept"] == len(inlined)
+
+
+def test_a_reader_reads_nothing_until_used(tmp_path):
+    log = str(tmp_path / "cb.fb")
+    fb("gen", "-q", "--problem-type", "cb", "--events", "200", "--seed", "1", "-o", log)
+
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    # One row per batch: a started reader would hold its thread, waiting
+    # for the consumer to take a batch.
+    readers = [vwlogs.read(log, batch_rows=1) for _ in range(5)]
+    time.sleep(0.3)
+    assert threads() == before
+    assert all(r.summary == {"rows": 0} for r in readers)
+    it = iter(readers[0])
+    next(it)
+    assert threads() > before
+    assert sum(b.num_rows for b in it) == 199
+
+
+# Ctrl-C: `_thread.interrupt_main` 0.5 s into a call that would run for
+# about ten seconds; KeyboardInterrupt must come within INTERRUPT_BOUND s.
+INTERRUPT_SCRIPT = textwrap.dedent("""
+    import _thread, json, sys, threading, time, warnings
+    import polars as pl, pyarrow as pa, vwlogs
+    warnings.simplefilter("ignore")
+    log, copies, op, out, warm_up = sys.argv[1:6]
+    def calls(paths, out):
+        files = lambda: [open(p, "rb") for p in paths]
+        return {
+            "convert": lambda: vwlogs.convert(paths, out),
+            "convert file objects": lambda: vwlogs.convert(files(), out),
+            "convert two threads": lambda: vwlogs.convert(paths, out, threads=2),
+            "stats": lambda: vwlogs.stats(paths),
+            "stats recover": lambda: vwlogs.stats(paths, recover=True),
+            "read_all": lambda: vwlogs.read(paths).read_all(),
+            "read_all recover": lambda: vwlogs.read(paths, recover=True).read_all(),
+            "read_all file objects": lambda: vwlogs.read(files()).read_all(),
+            "read_all two threads": lambda: vwlogs.read(paths, threads=2).read_all(),
+            "iteration": lambda: sum(b.num_rows for b in vwlogs.read(paths)),
+            "pa.table": lambda: pa.table(vwlogs.read(paths)),
+            "pl.DataFrame": lambda: pl.DataFrame(vwlogs.read(paths)),
+        }[op]
+    # The first call imports what it uses (pandas, for pyarrow): an
+    # interrupt must not land there.
+    calls([warm_up], "/dev/null")()
+    call = calls([log] * int(copies), out)
+    fired = []
+    def fire():
+        fired.append(time.monotonic())
+        _thread.interrupt_main()
+    threading.Timer(0.5, fire).start()
+    try:
+        call()
+        outcome = "returned"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    print(json.dumps({"outcome": outcome, "after": time.monotonic() - fired[0]}))
+""")
+INTERRUPT_BOUND = 2.0
+INTERRUPT_OPS = ["convert", "convert file objects", "convert two threads", "stats", "stats recover",
+                 "read_all", "read_all recover", "read_all file objects", "read_all two threads",
+                 "iteration", "pa.table", "pl.DataFrame"]
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    """A log, and how many copies of it in a row `stats` (the fastest
+    call) takes about ten seconds over."""
+    log = str(tmp_path_factory.mktemp("long") / "cb.fb")
+    fb("gen", "-q", "--problem-type", "cb", "--size", "8MiB", "--seed", "3", "-o", log)
+    started = time.monotonic()
+    vwlogs.stats([log, log])
+    per_copy = (time.monotonic() - started) / 2
+    return log, max(4, min(400, int(10 / per_copy)))
+
+
+@pytest.mark.parametrize("op", INTERRUPT_OPS)
+def test_ctrl_c_stops_every_call_at_once(long_log, op, tmp_path):
+    log, copies = long_log
+    out = tmp_path / "out.json"
+    out.write_text("the old output\n")
+    warm_up = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    run = subprocess.run([sys.executable, "-c", INTERRUPT_SCRIPT, log, str(copies), op, str(out), warm_up],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["outcome"] == "KeyboardInterrupt", got
+    assert got["after"] < INTERRUPT_BOUND, got
+    # An interrupted convert leaves the old output, and no temporary file.
+    assert out.read_text() == "the old output\n"
+    assert os.listdir(tmp_path) == ["out.json"]
 
 
 # --- Spark ---------------------------------------------------------------

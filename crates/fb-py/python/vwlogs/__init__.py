@@ -12,7 +12,8 @@ as the ``fb`` command.
 The columns are documented in ``docs/arrow-schema.md`` (version
 :data:`SCHEMA_VERSION`). Damaged input raises :class:`LogError`, which says
 where (``.path``, ``.offset``, ``.message_index``); ``recover=True`` reads on
-past damage, as ``fb convert --recover`` does.
+past damage, as ``fb convert --recover`` does. Ctrl-C stops every call within
+a fraction of a second (``KeyboardInterrupt``).
 
 Example::
 
@@ -131,14 +132,26 @@ def _source(source: Any) -> Any:
     return source
 
 
+class _OwnStream:
+    """The native stream as the Reader's own methods take it: they raise
+    an interrupt's exception themselves."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._native.own_stream()
+
+
 class Reader:
     """The joined events of one :func:`read` call, as a stream of Arrow
     record batches (schema: :func:`schema`).
 
     It implements ``__arrow_c_stream__``: pyarrow, Polars and DuckDB read it
-    without a copy. The stream can be consumed once; iterate it, or call
-    :meth:`read_all` or :meth:`to_pandas`. After it is read, :attr:`summary`
-    says what was read (rows, messages, damaged inputs).
+    without a copy. Nothing is read until a consumer asks for the stream,
+    which can be consumed once; iterate it, or call :meth:`read_all` or
+    :meth:`to_pandas`. After it is read, :attr:`summary` says what was read
+    (rows, messages, damaged inputs).
     """
 
     def __init__(self, native: Any) -> None:
@@ -160,37 +173,42 @@ class Reader:
     def _reader(self) -> Any:
         import pyarrow as pa
 
-        return pa.RecordBatchReader.from_stream(self._native)
+        native = self._native
+        return native, pa.RecordBatchReader.from_stream(_OwnStream(native))
 
-    def _raise(self, cause: Optional[BaseException]) -> None:
-        err = _native.reader_error(self._native)
+    @staticmethod
+    def _raise(native: Any, cause: Optional[BaseException]) -> None:
+        err = _native.reader_error(native)
         if err is not None:
-            raise err from cause
+            # An interrupt (KeyboardInterrupt) is itself, not a
+            # consequence of the stream's error.
+            raise err from (cause if isinstance(err, Exception) else None)
         if cause is not None:
             raise cause
-        _warn_skipped(self.summary)
+        _warn_skipped(_native.reader_summary(native))
 
     def __iter__(self) -> Iterator[Any]:
         """Yields ``pyarrow.RecordBatch`` objects; raises :class:`LogError`
         at damage, after the rows read before it."""
-        reader = self._reader()
+        native, reader = self._reader()
         while True:
             try:
                 batch = reader.read_next_batch()
             except StopIteration:
                 break
             except Exception as e:  # the stream's error: ours, typed
-                self._raise(e)
+                self._raise(native, e)
             yield batch
-        self._raise(None)
+        self._raise(native, None)
 
     def read_all(self) -> Any:
         """All rows as one ``pyarrow.Table``."""
+        native, reader = self._reader()
         try:
-            table = self._reader().read_all()
+            table = reader.read_all()
         except Exception as e:
-            self._raise(e)
-        self._raise(None)
+            self._raise(native, e)
+        self._raise(native, None)
         return table
 
     def to_pandas(self, **kwargs: Any) -> Any:
@@ -283,9 +301,10 @@ def read(
 
 def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:
     """Writes DSJSON to the path ``out`` (``.gz``/``.zst`` compress), as
-    ``fb convert`` does: the file appears complete or not at all, and an
-    output that is one of the inputs is refused. Takes :func:`read`'s
-    options. Returns ``lines`` written and what was read.
+    ``fb convert`` does: the file appears complete or not at all (Ctrl-C
+    leaves the old file, and no temporary one), and an output that is one
+    of the inputs is refused. Takes :func:`read`'s options. Returns
+    ``lines`` written and what was read.
 
     :raises LogError: when an input is damaged; the file still holds every
         event read before the damage, as ``fb convert`` writes it.
