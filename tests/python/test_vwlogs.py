@@ -388,6 +388,28 @@ def test_inline_dedup_is_fb_convert_inline_dedup(tmp_path):
     assert vwlogs.stats(log, inline_dedup=True)["kept"] == len(inlined)
 
 
+def test_batch_rows_holds_with_several_threads(tmp_path):
+    logs = [str(tmp_path / f"{n}.fb") for n in ("one", "two")]
+    for seed, log in enumerate(logs):
+        fb("gen", "-q", "--problem-type", "ccb", "--size", "4MiB", "--seed", str(seed), "-o", log)
+    # The threads join chunks of about a megabyte of log (some 1,000 CCB
+    # rows here): each was a batch of its own.
+    one = list(vwlogs.read(logs, batch_rows=1500, threads=1))
+    two = list(vwlogs.read(logs, batch_rows=1500, threads=2))
+    assert pa.Table.from_batches(two).equals(pa.Table.from_batches(one))
+    rows = [b.num_rows for b in two]
+    per_log = pa.table(vwlogs.read(logs[0])).num_rows
+    assert sum(rows) > 4 * 1500
+    # Batches of 1,500 rows or more, but the last of each input.
+    end, ends = 0, []
+    for n in rows:
+        end += n
+        ends.append(end)
+        if end not in (per_log, sum(rows)):
+            assert n >= 1500, rows
+    assert per_log in ends
+
+
 def test_a_reader_reads_nothing_until_used(tmp_path):
     log = str(tmp_path / "cb.fb")
     fb("gen", "-q", "--problem-type", "cb", "--events", "200", "--seed", "1", "-o", log)

@@ -25,6 +25,11 @@ use crate::source::Src;
 /// to keep both busy, few enough to bound memory.
 const IN_FLIGHT: usize = 4;
 
+/// Most bytes of pipeline batches gathered into one: far from the 2 GiB
+/// that 32-bit offsets address (the pipeline ends a batch early when its
+/// lists near that).
+const GATHER_BYTES: usize = 1 << 30;
+
 /// What the joining thread sends.
 enum Item {
     Batch(RecordBatch),
@@ -40,25 +45,74 @@ fn closed() -> fb_arrow::Error {
     ))
 }
 
+/// Gathers the pipeline's batches into batches of `batch_rows` rows or
+/// more, each ending where a pipeline batch ends (at a message boundary)
+/// or at the end of an input. One joining thread already hands over such
+/// batches; several hand over one per chunk of messages a worker joined,
+/// far smaller.
+struct Gather {
+    tx: SyncSender<Item>,
+    batch_rows: usize,
+    pending: Vec<RecordBatch>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Gather {
+    fn new(tx: SyncSender<Item>, batch_rows: usize) -> Self {
+        Self {
+            tx,
+            batch_rows,
+            pending: Vec::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    fn add(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
+        let bytes = batch.get_array_memory_size();
+        if self.bytes + bytes > GATHER_BYTES {
+            self.flush()?;
+        }
+        self.pending.push(batch.clone());
+        self.rows += batch.num_rows();
+        self.bytes += bytes;
+        if self.rows >= self.batch_rows {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Sends what was gathered, as one batch.
+    fn flush(&mut self) -> Result<(), fb_arrow::Error> {
+        let batch = match self.pending.as_slice() {
+            [] => return Ok(()),
+            [one] => one.clone(),
+            many => arrow_select::concat::concat_batches(&many[0].schema(), many)?,
+        };
+        self.pending.clear();
+        (self.rows, self.bytes) = (0, 0);
+        self.tx.send(Item::Batch(batch)).map_err(|_| closed())
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A [`BatchWriter`] that sends each batch to the consumer.
-struct ToChannel(SyncSender<Item>);
+/// A [`BatchWriter`] that gathers batches for the consumer.
+struct ToChannel(Arc<Mutex<Gather>>);
 
 impl BatchWriter for ToChannel {
     type Output = ();
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
         // Fails once the consumer dropped the reader: the run stops.
-        self.0
-            .send(Item::Batch(batch.clone()))
-            .map_err(|_| closed())
+        lock(&self.0).add(batch)
     }
 
     fn finish(self) -> Result<(), fb_arrow::Error> {
-        Ok(())
+        lock(&self.0).flush()
     }
 }
 
@@ -85,17 +139,35 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
     let run = move || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        let gather = Arc::new(Mutex::new(Gather::new(tx.clone(), opts.batch_rows)));
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
-        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows)
+        let sink = ArrowSink::new(ToChannel(Arc::clone(&gather)), opts.batch_rows)
             .with_prepared_memory()
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
-        let mut stop =
-            drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
-        // Rows joined before a stop are handed out before it is told.
+        let mut stop = None;
+        for src in &sources {
+            let fed = drive::feed(
+                std::slice::from_ref(src),
+                &mut pipeline,
+                opts.recover,
+                &mut report,
+                &cancel,
+            );
+            // A batch ends with its input; rows joined before a stop are
+            // handed out before it is told.
+            let flushed = lock(&gather).flush();
+            stop = fed.err();
+            if stop.is_none() && flushed.is_err() {
+                stop = Some(Stop::Interrupted);
+            }
+            if stop.is_some() {
+                break;
+            }
+        }
         let (joiner, sink) = pipeline.finish();
         if let Err(e) = sink.finish() {
             stop.get_or_insert(Stop::Io(e.to_string()));

@@ -278,7 +278,9 @@ def read(
     :param recover: read on past damage; each input is then read whole
         into memory.
     :param batch_rows: rows per record batch: a batch ends at the first
-        message boundary at or after this many rows, and at the end of
+        message boundary at or after this many rows (with several
+        ``threads``, at the first boundary between the chunks of messages
+        the threads join, about a megabyte of log each), and at the end of
         each input.
     :param threads: joining threads (the rows are the same, in the same
         order, for any number).
