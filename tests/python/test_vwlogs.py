@@ -89,6 +89,7 @@ def test_every_consumer_takes_the_reader():
     assert pa.table(vwlogs.read(logs)).num_rows == n
     df = pl.DataFrame(vwlogs.read(logs))
     assert df.height == n
+    assert pl.from_arrow(vwlogs.read(logs)).equals(df)
     assert len(vwlogs.read(logs).to_pandas()) == n
     assert isinstance(vwlogs.read(logs).to_pandas(), pandas.DataFrame)
     r = vwlogs.read(logs)
@@ -107,11 +108,41 @@ def test_every_consumer_takes_the_reader():
     assert pa.Table.from_batches(batches).equals(pa.table(vwlogs.read(logs)))
 
 
-def test_a_reader_is_read_once():
-    r = vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"))
-    assert pa.table(r).num_rows == 1
-    with pytest.raises(RuntimeError, match="already read"):
-        pa.table(r)
+def test_a_reader_of_a_file_object_is_read_once():
+    path = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with open(path, "rb") as f:
+        r = vwlogs.read(f)
+        assert not r.rereadable
+        assert pa.table(r).num_rows == 1
+        with pytest.raises(RuntimeError, match="already read"):
+            pa.table(r)
+
+
+@pytest.mark.parametrize("kind", ["folder", "bytes", "memory url"])
+def test_a_reader_of_paths_or_bytes_reads_afresh_for_each_consumer(kind):
+    import duckdb
+    import fsspec
+
+    logs = os.path.join(DATA, "valid_joined_logs")
+    path = os.path.join(logs, "ccb_sum_reward_100_interactions.fb")
+    with open(path, "rb") as f:
+        data = f.read()
+    fsspec.filesystem("memory").pipe("/again/one.fb", data)
+    source = {"folder": logs, "bytes": data, "memory url": "memory://again/one.fb"}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vwlogs.SkippedEventsWarning)
+        want = pa.table(vwlogs.read(source))
+        r = vwlogs.read(source)
+        assert r.rereadable
+        # Each query takes a fresh stream (a notebook cell run again). A
+        # relation object keeps the one stream DuckDB took when it was
+        # made (docs/python.md).
+        for _ in range(2):
+            assert duckdb.sql("SELECT count(*) FROM r").fetchall() == [(want.num_rows,)]
+        assert pa.table(r).equals(want)
+        assert r.read_all().equals(want)
+        assert pa.Table.from_batches(list(r), schema=r.schema).equals(want)
+    assert r.summary["rows"] == want.num_rows > 10
 
 
 def test_bytes_files_and_fsspec_give_the_same_rows():
@@ -133,6 +164,39 @@ def test_bytes_files_and_fsspec_give_the_same_rows():
     # A list is one log, in order, as fb reads several inputs.
     two = pa.table(vwlogs.read([path, data]))
     assert two.num_rows == 2 * want.num_rows
+
+
+@pytest.mark.parametrize("wrap", [bytearray, memoryview], ids=["bytearray", "memoryview"])
+def test_bytes_like_sources_give_the_rows_of_bytes(wrap):
+    path = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
+    with open(path, "rb") as f:
+        data = f.read()
+    want = pa.table(vwlogs.read(data))
+    assert want.num_rows > 10
+    assert pa.table(vwlogs.read(wrap(data))).equals(want)
+    assert vwlogs.stats(wrap(data)) == vwlogs.stats(data)
+
+
+def test_a_url_folder_reads_its_files_and_errors_keep_the_scheme(tmp_path):
+    import fsspec
+
+    logs = os.path.join(DATA, "valid_joined_logs")
+    names = ["ccb_sum_reward_100_interactions.fb", "cb_simple.log"]
+    fs = fsspec.filesystem("memory")
+    for name in names:
+        with open(os.path.join(logs, name), "rb") as f:
+            fs.pipe(f"/folder/{name}", f.read())
+    fs.pipe("/folder/.hidden", b"not a log")
+    # The files of the folder, sorted by name, as fb reads a local one.
+    local = [os.path.join(logs, n) for n in sorted(names)]
+    assert pa.table(vwlogs.read("memory://folder/")).equals(pa.table(vwlogs.read(local)))
+    with pytest.raises(FileNotFoundError, match="memory://folder/missing.fb"):
+        vwlogs.read("memory://folder/missing.fb")
+    with open(os.path.join(DATA, "invalid_joined_logs", "bad_magic.log"), "rb") as f:
+        fs.pipe("/bad/bad_magic.log", f.read())
+    with pytest.raises(vwlogs.LogError) as err:
+        vwlogs.read("memory://bad/").read_all()
+    assert err.value.path == "memory://bad/bad_magic.log"
 
 
 def regular_offsets(path):

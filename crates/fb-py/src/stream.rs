@@ -341,7 +341,8 @@ impl NativeReader {
         interrupt::note_thread(py)?;
         let (sources, opts) = lock(&self.pending).take().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err(
-                "this reader was already read: call vwlogs.read again for another pass",
+                "this reader was already read, and its source (a file object) cannot be \
+                 read again: call vwlogs.read again for another pass",
             )
         })?;
         let release_gil = sources.iter().any(Src::needs_gil);

@@ -3,7 +3,9 @@ as the ``fb`` command.
 
 - :func:`read` gives the joined events as Arrow record batches, through the
   Arrow PyCapsule interface: ``pyarrow.table(r)``, ``polars.DataFrame(r)``
-  and ``duckdb.sql("select ... from r")`` take them without a copy.
+  and ``duckdb.sql("select ... from r")`` take them without a copy (for
+  pandas, ``r.to_pandas()``: ``pandas.DataFrame(r)`` makes a column of
+  batches).
 - :func:`convert` writes DSJSON, as ``fb convert`` does.
 - :func:`stats` returns what ``fb stats --json`` prints.
 - :func:`inspect` lists the messages of a log.
@@ -114,22 +116,83 @@ def _whole_rows(what: str, options: Dict[str, Any]) -> None:
         raise TypeError(f"{what}() works on whole events: columns= is an option of read()")
 
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def _has_scheme(source: Any) -> bool:
+    return isinstance(source, str) and "://" in source and not source.startswith("file://")
+
+
+class _UrlFile:
+    """One file of a URL, opened at its first read; its URL (``path``)
+    names it in errors."""
+
+    def __init__(self, fs: Any, path: str, url: str) -> None:
+        self._fs = fs
+        self._path = path
+        self._file: Any = None
+        self.path = url
+
+    def read(self, n: int = -1) -> bytes:
+        if self._file is None:
+            self._file = self._fs.open(self._path, "rb")
+        return self._file.read(n)
+
+    def __del__(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _open_url(url: str) -> Any:
+    """A URL's file, or a folder's files (sorted, not recursive, hidden
+    ones left out, as ``fb`` reads a local folder), through fsspec."""
+    try:
+        import fsspec
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ValueError(f"{url}: a path with a scheme needs fsspec (pip install fsspec)") from e
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        files = []
+        for entry in fs.ls(path, detail=True):
+            name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+            if entry.get("type") == "file" and not name.startswith("."):
+                files.append((name, entry["name"]))
+        if not files:
+            raise FileNotFoundError(f"{url}: the directory holds no files")
+        base = url.rstrip("/")
+        return [_UrlFile(fs, p, f"{base}/{name}") for name, p in sorted(files)]
+    if not fs.exists(path):
+        raise FileNotFoundError(f"{url}: no such file or directory")
+    return _UrlFile(fs, path, url)
+
+
 def _source(source: Any) -> Any:
-    """Paths with a scheme (``s3://``, ``abfss://``, ``memory://``) are
-    opened with fsspec; everything else goes to Rust as it is."""
+    """What Rust reads: paths with a scheme (``s3://``, ``abfss://``,
+    ``memory://``) opened with fsspec (a folder gives its files),
+    bytes-like objects as ``bytes``; everything else as it is."""
     if isinstance(source, (list, tuple)):
-        return [_source(s) for s in source]
-    if isinstance(source, str) and "://" in source and not source.startswith("file://"):
-        try:
-            import fsspec
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ValueError(f"{source}: a path with a scheme needs fsspec (pip install fsspec)") from e
-        return fsspec.open(source, "rb").open()
+        out: List[Any] = []
+        for s in source:
+            got = _source(s)
+            out.extend(got) if isinstance(got, list) else out.append(got)
+        return out
+    if isinstance(source, (bytearray, memoryview)):
+        return bytes(source)
+    if _has_scheme(source):
+        return _open_url(source)
     if isinstance(source, str) and source.startswith("file://"):
         return source[len("file://") :]
     if isinstance(source, os.PathLike):
         return os.fspath(source)
     return source
+
+
+def _rereadable(source: Any) -> bool:
+    """Whether :func:`read` can start over on `source`: paths, URLs and
+    bytes can; a file object is read once."""
+    if isinstance(source, (list, tuple)):
+        return all(_rereadable(s) for s in source)
+    return isinstance(source, (str, os.PathLike) + _BYTES_LIKE)
 
 
 class _OwnStream:
@@ -148,17 +211,37 @@ class Reader:
     record batches (schema: :func:`schema`).
 
     It implements ``__arrow_c_stream__``: pyarrow, Polars and DuckDB read it
-    without a copy. Nothing is read until a consumer asks for the stream,
-    which can be consumed once; iterate it, or call :meth:`read_all` or
-    :meth:`to_pandas`. After it is read, :attr:`summary` says what was read
-    (rows, messages, damaged inputs).
+    without a copy. Nothing is read until a consumer asks for the stream.
+    When the source is paths, URLs or bytes (:attr:`rereadable`), each
+    consumer that asks gets a fresh read from the start (a DuckDB relation
+    can run twice); a file object is read once. Iterate it, or call
+    :meth:`read_all` or :meth:`to_pandas`. After a read, :attr:`summary`
+    says what it read (rows, messages, damaged inputs).
     """
 
-    def __init__(self, native: Any) -> None:
-        self._native = native
+    def __init__(self, source: Any, options: Dict[str, Any]) -> None:
+        self._source = source
+        self._options = options
+        self._rereadable = _rereadable(source)
+        # Checks the options and sources now; reads nothing.
+        self._native = _native.read(_source(source), options)
+        self._fresh = True
+
+    def _take(self) -> Any:
+        """The native reader of the next pass."""
+        if not self._fresh and self._rereadable:
+            self._native = _native.read(_source(self._source), self._options)
+        self._fresh = False
+        return self._native
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether every pass reads from the start (paths, URLs, bytes),
+        rather than only the first (a file object)."""
+        return self._rereadable
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self._native.__arrow_c_stream__(requested_schema)
+        return self._take().__arrow_c_stream__(requested_schema)
 
     def __arrow_c_schema__(self) -> Any:
         return self._native.__arrow_c_schema__()
@@ -173,7 +256,7 @@ class Reader:
     def _reader(self) -> Any:
         import pyarrow as pa
 
-        native = self._native
+        native = self._take()
         return native, pa.RecordBatchReader.from_stream(_OwnStream(native))
 
     @staticmethod
@@ -217,13 +300,19 @@ class Reader:
 
     @property
     def summary(self) -> Dict[str, Any]:
-        """What was read so far: ``rows``, and once the stream ended
-        ``logs``, ``bytes``, ``messages`` per type and ``damaged_inputs``
-        (with ``recover=True``, the skipped byte ranges)."""
+        """What the last read read so far: ``rows``, and once the stream
+        ended ``logs``, ``bytes``, ``messages`` per type and
+        ``damaged_inputs`` (with ``recover=True``, the skipped byte
+        ranges)."""
         return _native.reader_summary(self._native)
 
     def __repr__(self) -> str:
-        state = "consumed" if self._native.consumed else "unread"
+        if self._fresh:
+            state = "unread"
+        elif self._rereadable:
+            state = "re-readable"
+        else:
+            state = "consumed"
         return f"<vwlogs.Reader {state}>"
 
 
@@ -252,9 +341,10 @@ def read(
     with the rewards ``fb convert`` computes.
 
     :param source: a path, a folder (its files, sorted, not recursive), a
-        list of them (read as one log, in order), ``bytes``, a binary file
-        object (``open(p, "rb")``, fsspec files), or a URL with a scheme
-        (``s3://...``, ``memory://...``; needs fsspec).
+        list of them (read as one log, in order), ``bytes`` (or a
+        ``bytearray``, ``memoryview``), a binary file object
+        (``open(p, "rb")``, fsspec files), or a URL with a scheme
+        (``s3://...``, ``memory://...``, a folder too; needs fsspec).
     :param problem_type: ``cb``, ``ccb``, ``slates``, ``ca``, ... for every
         checkpoint (as ``--problem-type``).
     :param reward_function: ``earliest``, ``average``, ``median``, ``sum``,
@@ -298,7 +388,7 @@ def read(
     :raises OSError: when an input cannot be found or read.
     """
     given = {name: value for name, value in locals().items() if name != "source"}
-    return Reader(_native.read(_source(source), _options(**given)))
+    return Reader(source, _options(**given))
 
 
 def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:

@@ -6,7 +6,10 @@ from typing import Any, BinaryIO, Dict, Iterator, List, Literal, Optional, Seque
 
 import pyarrow
 
-Source = Union[str, "PathLike[str]", bytes, BinaryIO, Sequence[Union[str, "PathLike[str]", bytes, BinaryIO]]]
+BytesLike = Union[bytes, bytearray, memoryview]
+Source = Union[
+    str, "PathLike[str]", BytesLike, BinaryIO, Sequence[Union[str, "PathLike[str]", BytesLike, BinaryIO]]
+]
 Time = Union[str, datetime, date, None]
 
 SCHEMA_VERSION: str
@@ -21,6 +24,12 @@ class LogError(Exception):
 class SkippedEventsWarning(UserWarning): ...
 
 class Reader:
+    """Reads nothing until a consumer asks for the stream; each consumer
+    gets a fresh read when ``rereadable`` (paths, URLs, bytes), the first
+    only for a file object."""
+
+    @property
+    def rereadable(self) -> bool: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
     def __arrow_c_schema__(self) -> Any: ...
     @property
