@@ -5,14 +5,18 @@ Every check compares `vwlogs` with what `fb` computes for the same log
 (its Arrow export, its DSJSON, its stats), so a difference in either fails.
 """
 
+import importlib.metadata
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 import pyarrow as pa
 import pyarrow.ipc
@@ -251,6 +255,20 @@ def test_skipped_events_are_counted_and_warned():
     assert r.summary["skipped_by_reason"] == stats["skipped_by_reason"]
 
 
+def test_skipped_events_warnings_point_at_the_callers_line(tmp_path):
+    path = os.path.join(DATA, "invalid_joined_logs", "corrupt_joined_payload.log")
+    calls = [
+        ("read_all", lambda: vwlogs.read(path).read_all()),
+        ("iteration", lambda: [b for b in vwlogs.read(path)]),
+        ("to_pandas", lambda: vwlogs.read(path).to_pandas()),
+        ("convert", lambda: vwlogs.convert(path, tmp_path / "out.json")),
+    ]
+    for what, call in calls:
+        with pytest.warns(vwlogs.SkippedEventsWarning) as record:
+            call()
+        assert [w.filename for w in record] == [__file__], what
+
+
 @pytest.mark.parametrize(
     "options, match",
     [
@@ -437,6 +455,33 @@ def test_schema_is_the_documented_one():
     doc = open(os.path.join(ROOT, "docs", "arrow-schema.md")).read()
     for field in schema:
         assert f"`{field.name}`" in doc, field.name
+
+
+def test_the_version_is_the_packages():
+    assert vwlogs.__version__ == importlib.metadata.version("vwlogs")
+    assert vwlogs.__version__.count(".") == 2
+
+
+def damaged_log_error():
+    try:
+        vwlogs.stats(os.path.join(DATA, "invalid_joined_logs", "bad_magic.log"))
+    except vwlogs.LogError as e:
+        return e
+    raise AssertionError("no LogError")
+
+
+def test_log_errors_pickle_and_cross_from_worker_processes():
+    err = damaged_log_error()
+    assert type(err).__module__ == "vwlogs" and type(err).__qualname__ == "LogError"
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is vwlogs.LogError
+    assert (str(back), back.path, back.offset, back.message_index) == (
+        str(err), err.path, err.offset, err.message_index)
+    path = os.path.join(DATA, "invalid_joined_logs", "bad_magic.log")
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        with pytest.raises(vwlogs.LogError) as far:
+            pool.submit(vwlogs.stats, path).result()
+    assert (far.value.path, far.value.offset, far.value.message_index) == (path, 0, 0)
 
 
 def test_inline_dedup_is_fb_convert_inline_dedup(tmp_path):

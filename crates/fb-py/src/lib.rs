@@ -27,8 +27,10 @@ use pyo3::types::{PyCapsule, PyDict};
 
 use crate::drive::{Damage, Stop};
 
+// Named `vwlogs.LogError` (where the package exports it) so that pickle
+// finds it: errors cross from worker processes with their attributes.
 pyo3::create_exception!(
-    _native,
+    vwlogs,
     LogError,
     PyException,
     "A log is damaged or is not a joined log: `.path`, `.offset` (byte) and \
@@ -274,6 +276,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     interrupt::note_thread(m.py())?;
     m.add("LogError", m.py().get_type::<LogError>())?;
     m.add("SCHEMA_VERSION", fb_arrow::SCHEMA_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<stream::NativeReader>()?;
     m.add_class::<messages::Messages>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from inspect import signature as _signature
 from datetime import date, datetime, timezone
@@ -35,6 +36,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from . import _native
 
 __all__ = [
+    "__version__",
     "LogError",
     "SkippedEventsWarning",
     "Reader",
@@ -47,6 +49,8 @@ __all__ = [
 ]
 
 LogError = _native.LogError
+__version__: str = _native.__version__
+SCHEMA_VERSION: str = _native.SCHEMA_VERSION
 
 
 class SkippedEventsWarning(UserWarning):
@@ -55,12 +59,26 @@ class SkippedEventsWarning(UserWarning):
     as ``fb stats`` does."""
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package, for a
+    warning issued by the caller of this function: warnings point at the
+    user's line, whatever path inside the package led to them."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _warn_skipped(summary: Dict[str, Any]) -> None:
     skipped = summary.get("skipped_by_reason") or {}
     if skipped:
         text = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items()))
-        warnings.warn(f"vwlogs: events skipped: {text}", SkippedEventsWarning, stacklevel=3)
-SCHEMA_VERSION: str = _native.SCHEMA_VERSION
+        warnings.warn(f"vwlogs: events skipped: {text}", SkippedEventsWarning, stacklevel=_outside_level())
 
 
 def _time(key: str, value: Any) -> Optional[str]:

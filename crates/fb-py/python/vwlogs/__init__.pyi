@@ -13,9 +13,11 @@ Source = Union[
 Time = Union[str, datetime, date, None]
 
 SCHEMA_VERSION: str
+__version__: str
 
 class LogError(Exception):
-    """A log is damaged or is not a joined log."""
+    """A log is damaged or is not a joined log (``vwlogs.LogError``,
+    picklable with its attributes)."""
 
     path: str
     offset: int
