@@ -688,18 +688,19 @@ def test_spark_reads_a_folder_as_fb_stats_counts_it(spark, tmp_path_factory, mul
 def test_spark_reads_the_columns_of_a_given_schema(spark, tmp_path_factory):
     folder = spark_folder(tmp_path_factory, False)
     full = spark.read.format("vwlogs").load(str(folder))
-    # Types Spark casts to (double), nullability relaxed, another order.
-    schema = "reward double, event_id string, timestamp timestamp, outcomes " + \
-        full.schema["outcomes"].dataType.simpleString()
+    # Wider types (double, array<bigint>), nullability relaxed, another order.
+    schema = "reward double, event_id string, timestamp timestamp, baseline_actions array<bigint>, " \
+        "outcomes " + full.schema["outcomes"].dataType.simpleString()
     narrow = spark.read.format("vwlogs").schema(schema).load(str(folder))
-    assert narrow.columns == ["reward", "event_id", "timestamp", "outcomes"]
+    assert narrow.columns == ["reward", "event_id", "timestamp", "baseline_actions", "outcomes"]
     assert narrow.schema["reward"].dataType.typeName() == "double"
-    cols = ["event_id", "timestamp", "reward", "outcomes"]
+    cols = ["event_id", "timestamp", "reward", "outcomes", "baseline_actions"]
     want = sorted(tuple(r) for r in full.select(*cols).collect())
     got = sorted(tuple(r) for r in narrow.select(*cols).collect())
     assert len(got) == len(want) > 100
+    assert any(w[4] for w in want)
     for g, w in zip(got, want):
-        assert g[:2] == w[:2] and g[3] == w[3]
+        assert g[:2] == w[:2] and g[3:] == w[3:]
         assert check_export.close(g[2], w[2]), (g, w)
 
 
@@ -707,17 +708,52 @@ def test_spark_reads_the_columns_of_a_given_schema(spark, tmp_path_factory):
     "schema, match",
     [
         pytest.param("reward float, rewards float", "column 'rewards'", id="unknown column"),
-        pytest.param("reward float, event_id array<int>", "does not cast", id="wrong type"),
+        pytest.param("reward float, event_id array<int>", "does not convert", id="wrong type"),
+        pytest.param("problem_type int", "'problem_type' is string, which does not convert to int32",
+                     id="text to number"),
+        pytest.param("reward int", "'reward' is float, which does not convert", id="float to int"),
+        pytest.param("chosen_action float", "'chosen_action' is int64, which does not convert",
+                     id="int64 to float"),
+        pytest.param("client_time timestamp not null", "'client_time'.*has nulls", id="nulls"),
     ],
 )
 def test_spark_schemas_are_checked_on_the_driver(spark, schema, match):
-    with pytest.raises(Exception, match=match):
+    from pyspark.errors import AnalysisException
+
+    # AnalysisException: planning on the driver refused it; a task's
+    # failure would be a SparkException.
+    with pytest.raises(AnalysisException, match=match):
         spark.read.format("vwlogs").schema(schema).load(DATA).count()
 
 
-def test_spark_options_are_checked_on_the_driver(spark):
-    with pytest.raises(Exception, match="unknown option"):
-        spark.read.format("vwlogs").option("problemTipe", "cb").load(DATA).count()
+@pytest.mark.parametrize(
+    "option, value, match",
+    [
+        pytest.param("problemTipe", "cb", "unknown option", id="unknown"),
+        pytest.param("rewardFunction", "maximum", "reward_function: `maximum` is not one of",
+                     id="reward function"),
+        pytest.param("problemType", "cbb", "problem_type: `cbb` is not one of", id="problem type"),
+        pytest.param("since", "yesterday", "since: `yesterday` is not a time", id="since"),
+        pytest.param("batchRows", "0", "batch_rows: 0 is not from 1", id="zero batch rows"),
+        pytest.param("batchRows", "many", "batch_rows: expected a number", id="batch rows text"),
+        pytest.param("multistep", "maybe", "multistep: expected true or false", id="multistep"),
+    ],
+)
+def test_spark_options_are_checked_on_the_driver(spark, option, value, match):
+    from pyspark.errors import AnalysisException
+
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(AnalysisException, match=match):
+        spark.read.format("vwlogs").option(option, value).load(log).count()
+
+
+def test_spark_loads_a_list_of_paths(spark):
+    logs = [os.path.join(DATA, "valid_joined_logs", n)
+            for n in ("ccb_sum_reward_100_interactions.fb", "cb_simple.log")]
+    df = spark.read.format("vwlogs").load(logs)
+    assert df.rdd.getNumPartitions() == 2
+    kept = sum(json.loads(fb("stats", "--json", "-q", log))["kept"] for log in logs)
+    assert df.count() == kept > 100
 
 
 @pytest.mark.parametrize("partition", ["none", "date"])

@@ -92,6 +92,12 @@ fn read(source: &Bound<'_, PyAny>, options: &Bound<'_, PyDict>) -> PyResult<stre
     Ok(stream::NativeReader::new(sources, opts))
 }
 
+/// Checks the options dict as `read` does (for the Spark driver).
+#[pyfunction]
+fn check_options(options: &Bound<'_, PyDict>) -> PyResult<()> {
+    options::parse(options).map(|_| ())
+}
+
 /// How the stream of `reader` ended: `None` while unread or clean, else
 /// the exception to raise (a signal handler's first).
 #[pyfunction]
@@ -281,6 +287,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<messages::Messages>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(reader_error, m)?)?;
+    m.add_function(wrap_pyfunction!(check_options, m)?)?;
     m.add_function(wrap_pyfunction!(reader_summary, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;

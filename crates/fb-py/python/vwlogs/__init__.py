@@ -110,7 +110,7 @@ def _names(key: str, value: Any) -> Optional[List[Any]]:
 def _options(**given: Any) -> Dict[str, Any]:
     """The options dict for Rust: :func:`read`'s keyword arguments (its
     signature is the one list of them, with their defaults), normalized.
-    Rust checks every value's type and range."""
+    Rust checks every value's type and range (:func:`_checked_options`)."""
     params = {
         name: p.default
         for name, p in _signature(read).parameters.items()
@@ -126,6 +126,14 @@ def _options(**given: Any) -> Dict[str, Any]:
         opts[key] = _names(key, opts[key])
     for key in ("since", "until"):
         opts[key] = _time(key, opts[key])
+    return opts
+
+
+def _checked_options(**given: Any) -> Dict[str, Any]:
+    """:func:`_options`, with every value checked as :func:`read` checks
+    it (raises ``TypeError`` or ``ValueError`` naming the option)."""
+    opts = _options(**given)
+    _native.check_options(opts)
     return opts
 
 
