@@ -5,12 +5,18 @@ Every check compares `vwlogs` with what `fb` computes for the same log
 (its Arrow export, its DSJSON, its stats), so a difference in either fails.
 """
 
+import importlib.metadata
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 import pyarrow as pa
 import pyarrow.ipc
@@ -45,10 +51,16 @@ def flags_of(log):
 
 
 def fb_export(log, flags, tmp_path):
-    """`fb export --format arrow` of `log`, or None when fb found it damaged."""
+    """`fb export --format arrow` of `log` and its exit code: a damaged log's
+    rows before the damage are in `OUT.partial` (none: no file)."""
     out = tmp_path / "export.arrow"
     code = subprocess.run([FB, "export", "-q", "--force", "--format", "arrow", *flags, log,
                            "-o", str(out)], capture_output=True).returncode
+    if code == 1:
+        partial = tmp_path / "export.arrow.partial"
+        if not partial.exists():
+            return vwlogs.schema().empty_table(), code
+        out = partial
     return pyarrow.ipc.open_file(str(out)).read_all(), code
 
 
@@ -87,6 +99,7 @@ def test_every_consumer_takes_the_reader():
     assert pa.table(vwlogs.read(logs)).num_rows == n
     df = pl.DataFrame(vwlogs.read(logs))
     assert df.height == n
+    assert pl.from_arrow(vwlogs.read(logs)).equals(df)
     assert len(vwlogs.read(logs).to_pandas()) == n
     assert isinstance(vwlogs.read(logs).to_pandas(), pandas.DataFrame)
     r = vwlogs.read(logs)
@@ -105,11 +118,41 @@ def test_every_consumer_takes_the_reader():
     assert pa.Table.from_batches(batches).equals(pa.table(vwlogs.read(logs)))
 
 
-def test_a_reader_is_read_once():
-    r = vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"))
-    assert pa.table(r).num_rows == 1
-    with pytest.raises(RuntimeError, match="already read"):
-        pa.table(r)
+def test_a_reader_of_a_file_object_is_read_once():
+    path = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with open(path, "rb") as f:
+        r = vwlogs.read(f)
+        assert not r.rereadable
+        assert pa.table(r).num_rows == 1
+        with pytest.raises(RuntimeError, match="already read"):
+            pa.table(r)
+
+
+@pytest.mark.parametrize("kind", ["folder", "bytes", "memory url"])
+def test_a_reader_of_paths_or_bytes_reads_afresh_for_each_consumer(kind):
+    import duckdb
+    import fsspec
+
+    logs = os.path.join(DATA, "valid_joined_logs")
+    path = os.path.join(logs, "ccb_sum_reward_100_interactions.fb")
+    with open(path, "rb") as f:
+        data = f.read()
+    fsspec.filesystem("memory").pipe("/again/one.fb", data)
+    source = {"folder": logs, "bytes": data, "memory url": "memory://again/one.fb"}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vwlogs.SkippedEventsWarning)
+        want = pa.table(vwlogs.read(source))
+        r = vwlogs.read(source)
+        assert r.rereadable
+        # Each query takes a fresh stream (a notebook cell run again). A
+        # relation object keeps the one stream DuckDB took when it was
+        # made (docs/python.md).
+        for _ in range(2):
+            assert duckdb.sql("SELECT count(*) FROM r").fetchall() == [(want.num_rows,)]
+        assert pa.table(r).equals(want)
+        assert r.read_all().equals(want)
+        assert pa.Table.from_batches(list(r), schema=r.schema).equals(want)
+    assert r.summary["rows"] == want.num_rows > 10
 
 
 def test_bytes_files_and_fsspec_give_the_same_rows():
@@ -131,6 +174,39 @@ def test_bytes_files_and_fsspec_give_the_same_rows():
     # A list is one log, in order, as fb reads several inputs.
     two = pa.table(vwlogs.read([path, data]))
     assert two.num_rows == 2 * want.num_rows
+
+
+@pytest.mark.parametrize("wrap", [bytearray, memoryview], ids=["bytearray", "memoryview"])
+def test_bytes_like_sources_give_the_rows_of_bytes(wrap):
+    path = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
+    with open(path, "rb") as f:
+        data = f.read()
+    want = pa.table(vwlogs.read(data))
+    assert want.num_rows > 10
+    assert pa.table(vwlogs.read(wrap(data))).equals(want)
+    assert vwlogs.stats(wrap(data)) == vwlogs.stats(data)
+
+
+def test_a_url_folder_reads_its_files_and_errors_keep_the_scheme(tmp_path):
+    import fsspec
+
+    logs = os.path.join(DATA, "valid_joined_logs")
+    names = ["ccb_sum_reward_100_interactions.fb", "cb_simple.log"]
+    fs = fsspec.filesystem("memory")
+    for name in names:
+        with open(os.path.join(logs, name), "rb") as f:
+            fs.pipe(f"/folder/{name}", f.read())
+    fs.pipe("/folder/.hidden", b"not a log")
+    # The files of the folder, sorted by name, as fb reads a local one.
+    local = [os.path.join(logs, n) for n in sorted(names)]
+    assert pa.table(vwlogs.read("memory://folder/")).equals(pa.table(vwlogs.read(local)))
+    with pytest.raises(FileNotFoundError, match="memory://folder/missing.fb"):
+        vwlogs.read("memory://folder/missing.fb")
+    with open(os.path.join(DATA, "invalid_joined_logs", "bad_magic.log"), "rb") as f:
+        fs.pipe("/bad/bad_magic.log", f.read())
+    with pytest.raises(vwlogs.LogError) as err:
+        vwlogs.read("memory://bad/").read_all()
+    assert err.value.path == "memory://bad/bad_magic.log"
 
 
 def regular_offsets(path):
@@ -185,6 +261,20 @@ def test_skipped_events_are_counted_and_warned():
     assert r.summary["skipped_by_reason"] == stats["skipped_by_reason"]
 
 
+def test_skipped_events_warnings_point_at_the_callers_line(tmp_path):
+    path = os.path.join(DATA, "invalid_joined_logs", "corrupt_joined_payload.log")
+    calls = [
+        ("read_all", lambda: vwlogs.read(path).read_all()),
+        ("iteration", lambda: [b for b in vwlogs.read(path)]),
+        ("to_pandas", lambda: vwlogs.read(path).to_pandas()),
+        ("convert", lambda: vwlogs.convert(path, tmp_path / "out.json")),
+    ]
+    for what, call in calls:
+        with pytest.warns(vwlogs.SkippedEventsWarning) as record:
+            call()
+        assert [w.filename for w in record] == [__file__], what
+
+
 @pytest.mark.parametrize(
     "options, match",
     [
@@ -200,7 +290,9 @@ def test_skipped_events_are_counted_and_warned():
         pytest.param({"threads": 0}, "threads", id="zero threads"),
         pytest.param({"threads": 100000}, "threads", id="too many threads"),
         pytest.param({"multistep_reward": "x"}, "multistep_reward", id="multistep reward"),
-        pytest.param({"columns": ["reward", "rewards"]}, "no column `rewards`", id="unknown column"),
+        pytest.param({"batch_rows": -1}, "^batch_rows: -1 is not from 1", id="negative batch"),
+        pytest.param({"batch_rows": 2**70}, "^batch_rows: ", id="huge batch"),
+        pytest.param({"columns": ["reward", "rewrd"]}, "^columns: no column `rewrd`", id="unknown column"),
         pytest.param({"columns": "reward,reward"}, "chosen twice", id="column twice"),
         pytest.param({"columns": []}, "no column chosen", id="no columns"),
     ],
@@ -208,6 +300,61 @@ def test_skipped_events_are_counted_and_warned():
 def test_bad_options_raise_value_error(options, match):
     with pytest.raises(ValueError, match=match):
         vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"), **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"since": "2021-01-02", "until": "2021-01-01"}, id="empty window"),
+        pytest.param({"since": "2021-01-01", "until": "2021-01-01"}, id="one instant"),
+        pytest.param({"until": "noon"}, id="until not a time"),
+    ],
+)
+def test_option_errors_name_the_option_not_a_flag(options):
+    with pytest.raises(ValueError) as err:
+        vwlogs.read(os.path.join(DATA, "valid_joined_logs", "cb_simple.log"), **options)
+    assert str(err.value).startswith(("since: ", "until: ")), err.value
+    assert "--" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        pytest.param("multistep", "false", id="multistep string"),
+        pytest.param("use_client_time", "False", id="client time string"),
+        pytest.param("recover", "no", id="recover string"),
+        pytest.param("inline_dedup", 1, id="inline dedup int"),
+        pytest.param("skip_learn", True, id="skip learn bool"),
+        pytest.param("problem_type", 1, id="problem type int"),
+        pytest.param("batch_rows", "10", id="batch rows string"),
+        pytest.param("batch_rows", True, id="batch rows bool"),
+        pytest.param("batch_rows", 1.5, id="batch rows float"),
+        pytest.param("threads", "2", id="threads string"),
+        pytest.param("default_reward", "1", id="default reward string"),
+        pytest.param("default_reward", False, id="default reward bool"),
+        pytest.param("only", 5, id="only int"),
+        pytest.param("only", ["cb", 1], id="only list with an int"),
+        pytest.param("columns", 5, id="columns int"),
+        pytest.param("since", 5, id="since int"),
+    ],
+)
+def test_options_of_the_wrong_type_raise_type_error_naming_them(key, value, tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(TypeError, match=f"^{key}: expected "):
+        vwlogs.read(log, **{key: value})
+    if key != "columns":
+        with pytest.raises(TypeError, match=f"^{key}: expected "):
+            vwlogs.stats(log, **{key: value})
+        with pytest.raises(TypeError, match=f"^{key}: expected "):
+            vwlogs.convert(log, tmp_path / "out.json", **{key: value})
+        assert not (tmp_path / "out.json").exists()
+
+
+def test_a_text_mode_file_is_refused_with_type_error():
+    path = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with open(path) as f:
+        with pytest.raises(TypeError, match='source: .*cb_simple.log is open in text mode: open it with "rb"'):
+            vwlogs.read(f)
 
 
 def test_missing_and_unreadable_sources_raise_os_error():
@@ -316,6 +463,162 @@ def test_schema_is_the_documented_one():
         assert f"`{field.name}`" in doc, field.name
 
 
+def test_the_version_is_the_packages():
+    assert vwlogs.__version__ == importlib.metadata.version("vwlogs")
+    assert vwlogs.__version__.count(".") == 2
+
+
+def damaged_log_error():
+    try:
+        vwlogs.stats(os.path.join(DATA, "invalid_joined_logs", "bad_magic.log"))
+    except vwlogs.LogError as e:
+        return e
+    raise AssertionError("no LogError")
+
+
+def test_log_errors_pickle_and_cross_from_worker_processes():
+    err = damaged_log_error()
+    assert type(err).__module__ == "vwlogs" and type(err).__qualname__ == "LogError"
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is vwlogs.LogError
+    assert (str(back), back.path, back.offset, back.message_index) == (
+        str(err), err.path, err.offset, err.message_index)
+    path = os.path.join(DATA, "invalid_joined_logs", "bad_magic.log")
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        with pytest.raises(vwlogs.LogError) as far:
+            pool.submit(vwlogs.stats, path).result()
+    assert (far.value.path, far.value.offset, far.value.message_index) == (path, 0, 0)
+
+
+def test_inline_dedup_is_fb_convert_inline_dedup(tmp_path):
+    log = os.path.join(DATA, "valid_joined_logs", "cb_dedup_compressed.log")
+    out = tmp_path / "out.json"
+    vwlogs.convert(log, out, inline_dedup=True)
+    assert out.read_bytes() == fb("convert", "-q", "--threads", "1", "--inline-dedup", log)
+    assert out.read_bytes() != fb("convert", "-q", "--threads", "1", log)
+    referring = pa.table(vwlogs.read(log)).column("context").to_pylist()
+    inlined = pa.table(vwlogs.read(log, inline_dedup=True)).column("context").to_pylist()
+    assert any('"__aid"' in c for c in referring)
+    assert not any('"__aid"' in c for c in inlined) and len(inlined) == len(referring)
+    assert vwlogs.stats(log, inline_dedup=True)["kept"] == len(inlined)
+
+
+def test_batch_rows_holds_with_several_threads(tmp_path):
+    logs = [str(tmp_path / f"{n}.fb") for n in ("one", "two")]
+    for seed, log in enumerate(logs):
+        fb("gen", "-q", "--problem-type", "ccb", "--size", "4MiB", "--seed", str(seed), "-o", log)
+    # The threads join chunks of about a megabyte of log (some 1,000 CCB
+    # rows here): each was a batch of its own.
+    one = list(vwlogs.read(logs, batch_rows=1500, threads=1))
+    two = list(vwlogs.read(logs, batch_rows=1500, threads=2))
+    assert pa.Table.from_batches(two).equals(pa.Table.from_batches(one))
+    rows = [b.num_rows for b in two]
+    per_log = pa.table(vwlogs.read(logs[0])).num_rows
+    assert sum(rows) > 4 * 1500
+    # Batches of 1,500 rows or more, but the last of each input.
+    end, ends = 0, []
+    for n in rows:
+        end += n
+        ends.append(end)
+        if end not in (per_log, sum(rows)):
+            assert n >= 1500, rows
+    assert per_log in ends
+
+
+def test_a_reader_reads_nothing_until_used(tmp_path):
+    log = str(tmp_path / "cb.fb")
+    fb("gen", "-q", "--problem-type", "cb", "--events", "200", "--seed", "1", "-o", log)
+
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    # One row per batch: a started reader would hold its thread, waiting
+    # for the consumer to take a batch.
+    readers = [vwlogs.read(log, batch_rows=1) for _ in range(5)]
+    time.sleep(0.3)
+    assert threads() == before
+    assert all(r.summary == {"rows": 0} for r in readers)
+    it = iter(readers[0])
+    next(it)
+    assert threads() > before
+    assert sum(b.num_rows for b in it) == 199
+
+
+# Ctrl-C: `_thread.interrupt_main` 0.5 s into a call that would run for
+# about ten seconds; KeyboardInterrupt must come within INTERRUPT_BOUND s.
+INTERRUPT_SCRIPT = textwrap.dedent("""
+    import _thread, json, sys, threading, time, warnings
+    import polars as pl, pyarrow as pa, vwlogs
+    warnings.simplefilter("ignore")
+    log, copies, op, out, warm_up = sys.argv[1:6]
+    def calls(paths, out):
+        files = lambda: [open(p, "rb") for p in paths]
+        return {
+            "convert": lambda: vwlogs.convert(paths, out),
+            "convert file objects": lambda: vwlogs.convert(files(), out),
+            "convert two threads": lambda: vwlogs.convert(paths, out, threads=2),
+            "stats": lambda: vwlogs.stats(paths),
+            "stats recover": lambda: vwlogs.stats(paths, recover=True),
+            "read_all": lambda: vwlogs.read(paths).read_all(),
+            "read_all recover": lambda: vwlogs.read(paths, recover=True).read_all(),
+            "read_all file objects": lambda: vwlogs.read(files()).read_all(),
+            "read_all two threads": lambda: vwlogs.read(paths, threads=2).read_all(),
+            "iteration": lambda: sum(b.num_rows for b in vwlogs.read(paths)),
+            "pa.table": lambda: pa.table(vwlogs.read(paths)),
+            "pl.DataFrame": lambda: pl.DataFrame(vwlogs.read(paths)),
+        }[op]
+    # The first call imports what it uses (pandas, for pyarrow): an
+    # interrupt must not land there.
+    calls([warm_up], "/dev/null")()
+    call = calls([log] * int(copies), out)
+    fired = []
+    def fire():
+        fired.append(time.monotonic())
+        _thread.interrupt_main()
+    threading.Timer(0.5, fire).start()
+    try:
+        call()
+        outcome = "returned"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    print(json.dumps({"outcome": outcome, "after": time.monotonic() - fired[0]}))
+""")
+INTERRUPT_BOUND = 2.0
+INTERRUPT_OPS = ["convert", "convert file objects", "convert two threads", "stats", "stats recover",
+                 "read_all", "read_all recover", "read_all file objects", "read_all two threads",
+                 "iteration", "pa.table", "pl.DataFrame"]
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    """A log, and how many copies of it in a row `stats` (the fastest
+    call) takes about ten seconds over."""
+    log = str(tmp_path_factory.mktemp("long") / "cb.fb")
+    fb("gen", "-q", "--problem-type", "cb", "--size", "8MiB", "--seed", "3", "-o", log)
+    started = time.monotonic()
+    vwlogs.stats([log, log])
+    per_copy = (time.monotonic() - started) / 2
+    return log, max(4, min(400, int(10 / per_copy)))
+
+
+@pytest.mark.parametrize("op", INTERRUPT_OPS)
+def test_ctrl_c_stops_every_call_at_once(long_log, op, tmp_path):
+    log, copies = long_log
+    out = tmp_path / "out.json"
+    out.write_text("the old output\n")
+    warm_up = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    run = subprocess.run([sys.executable, "-c", INTERRUPT_SCRIPT, log, str(copies), op, str(out), warm_up],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["outcome"] == "KeyboardInterrupt", got
+    assert got["after"] < INTERRUPT_BOUND, got
+    # An interrupted convert leaves the old output, and no temporary file.
+    assert out.read_text() == "the old output\n"
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
 # --- Spark ---------------------------------------------------------------
 
 
@@ -391,18 +694,19 @@ def test_spark_reads_a_folder_as_fb_stats_counts_it(spark, tmp_path_factory, mul
 def test_spark_reads_the_columns_of_a_given_schema(spark, tmp_path_factory):
     folder = spark_folder(tmp_path_factory, False)
     full = spark.read.format("vwlogs").load(str(folder))
-    # Types Spark casts to (double), nullability relaxed, another order.
-    schema = "reward double, event_id string, timestamp timestamp, outcomes " + \
-        full.schema["outcomes"].dataType.simpleString()
+    # Wider types (double, array<bigint>), nullability relaxed, another order.
+    schema = "reward double, event_id string, timestamp timestamp, baseline_actions array<bigint>, " \
+        "outcomes " + full.schema["outcomes"].dataType.simpleString()
     narrow = spark.read.format("vwlogs").schema(schema).load(str(folder))
-    assert narrow.columns == ["reward", "event_id", "timestamp", "outcomes"]
+    assert narrow.columns == ["reward", "event_id", "timestamp", "baseline_actions", "outcomes"]
     assert narrow.schema["reward"].dataType.typeName() == "double"
-    cols = ["event_id", "timestamp", "reward", "outcomes"]
+    cols = ["event_id", "timestamp", "reward", "outcomes", "baseline_actions"]
     want = sorted(tuple(r) for r in full.select(*cols).collect())
     got = sorted(tuple(r) for r in narrow.select(*cols).collect())
     assert len(got) == len(want) > 100
+    assert any(w[4] for w in want)
     for g, w in zip(got, want):
-        assert g[:2] == w[:2] and g[3] == w[3]
+        assert g[:2] == w[:2] and g[3:] == w[3:]
         assert check_export.close(g[2], w[2]), (g, w)
 
 
@@ -410,17 +714,52 @@ def test_spark_reads_the_columns_of_a_given_schema(spark, tmp_path_factory):
     "schema, match",
     [
         pytest.param("reward float, rewards float", "column 'rewards'", id="unknown column"),
-        pytest.param("reward float, event_id array<int>", "does not cast", id="wrong type"),
+        pytest.param("reward float, event_id array<int>", "does not convert", id="wrong type"),
+        pytest.param("problem_type int", "'problem_type' is string, which does not convert to int32",
+                     id="text to number"),
+        pytest.param("reward int", "'reward' is float, which does not convert", id="float to int"),
+        pytest.param("chosen_action float", "'chosen_action' is int64, which does not convert",
+                     id="int64 to float"),
+        pytest.param("client_time timestamp not null", "'client_time'.*has nulls", id="nulls"),
     ],
 )
 def test_spark_schemas_are_checked_on_the_driver(spark, schema, match):
-    with pytest.raises(Exception, match=match):
+    from pyspark.errors import AnalysisException
+
+    # AnalysisException: planning on the driver refused it; a task's
+    # failure would be a SparkException.
+    with pytest.raises(AnalysisException, match=match):
         spark.read.format("vwlogs").schema(schema).load(DATA).count()
 
 
-def test_spark_options_are_checked_on_the_driver(spark):
-    with pytest.raises(Exception, match="unknown option"):
-        spark.read.format("vwlogs").option("problemTipe", "cb").load(DATA).count()
+@pytest.mark.parametrize(
+    "option, value, match",
+    [
+        pytest.param("problemTipe", "cb", "unknown option", id="unknown"),
+        pytest.param("rewardFunction", "maximum", "reward_function: `maximum` is not one of",
+                     id="reward function"),
+        pytest.param("problemType", "cbb", "problem_type: `cbb` is not one of", id="problem type"),
+        pytest.param("since", "yesterday", "since: `yesterday` is not a time", id="since"),
+        pytest.param("batchRows", "0", "batch_rows: 0 is not from 1", id="zero batch rows"),
+        pytest.param("batchRows", "many", "batch_rows: expected a number", id="batch rows text"),
+        pytest.param("multistep", "maybe", "multistep: expected true or false", id="multistep"),
+    ],
+)
+def test_spark_options_are_checked_on_the_driver(spark, option, value, match):
+    from pyspark.errors import AnalysisException
+
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(AnalysisException, match=match):
+        spark.read.format("vwlogs").option(option, value).load(log).count()
+
+
+def test_spark_loads_a_list_of_paths(spark):
+    logs = [os.path.join(DATA, "valid_joined_logs", n)
+            for n in ("ccb_sum_reward_100_interactions.fb", "cb_simple.log")]
+    df = spark.read.format("vwlogs").load(logs)
+    assert df.rdd.getNumPartitions() == 2
+    kept = sum(json.loads(fb("stats", "--json", "-q", log))["kept"] for log in logs)
+    assert df.count() == kept > 100
 
 
 @pytest.mark.parametrize("partition", ["none", "date"])

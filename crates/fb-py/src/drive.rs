@@ -1,6 +1,7 @@
 //! The loop over sources: each fed to one pipeline in order, as `fb`
 //! does, but quiet, streaming (no memory map, no signal handlers in the
-//! host's process), and with damage as a typed stop.
+//! host's process), stopping when cancelled (`interrupt.rs`), and with
+//! damage as a typed stop.
 
 use std::io::{Cursor, Read};
 
@@ -8,6 +9,7 @@ use fb_cli::input::Head;
 use fb_cli::joinargs::RunReport;
 use fb_join::{JoinedEvent, Pipeline, Source};
 
+use crate::interrupt::{Cancel, Cancellable};
 use crate::source::Src;
 
 /// Where and why an input is damaged.
@@ -32,6 +34,9 @@ pub enum Stop {
     Io(String),
     /// The sink failed; for a reader, the consumer went away.
     Sink(fb_join::Error),
+    /// The run was cancelled: a signal's handler raised (Ctrl-C), or the
+    /// consumer went away.
+    Interrupted,
 }
 
 impl std::fmt::Display for Stop {
@@ -40,34 +45,46 @@ impl std::fmt::Display for Stop {
             Self::Damaged(d) => f.write_str(&d.message),
             Self::Io(m) => f.write_str(m),
             Self::Sink(e) => write!(f, "{e}"),
+            Self::Interrupted => f.write_str("vwlogs: interrupted"),
         }
     }
 }
 
 /// Feeds `sources` to `pipeline` in order. Stops at the first damaged
 /// input unless `recover` (then every input is read whole and resynced,
-/// and what was skipped is in the report). What the pipeline joined
-/// before a stop is still in it: the caller finishes it.
+/// and what was skipped is in the report), and before the next message
+/// or read once `cancel` is set. What the pipeline joined before a stop
+/// is still in it: the caller finishes it.
 pub fn feed<S, K>(
     sources: &[Src],
     pipeline: &mut Pipeline<S, K>,
     recover: bool,
     report: &mut RunReport,
+    cancel: &Cancel,
 ) -> Result<(), Stop>
 where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
+    // A failure caused by the cancel (a read refused) is the cancel.
+    let or_cancelled = |stop: Stop| match cancel.is_set() {
+        true => Stop::Interrupted,
+        false => stop,
+    };
+    let stop_asked = || cancel.is_set();
     for src in sources {
+        if cancel.is_set() {
+            return Err(Stop::Interrupted);
+        }
         let input = src.input();
         let name = input.name();
         report.begin(&input, pipeline.joiner());
-        let mut reader = src.open().map_err(Stop::Io)?;
+        let mut reader = Cancellable::new(src.open().map_err(Stop::Io)?, cancel.clone());
         if recover {
             let mut whole = Vec::new();
             reader
                 .read_to_end(&mut whole)
-                .map_err(|e| Stop::Io(format!("{name}: {e}")))?;
+                .map_err(|e| or_cancelled(Stop::Io(format!("{name}: {e}"))))?;
             let head = Head::of(whole.get(..4).unwrap_or(&whole));
             if head == Head::Empty {
                 report.head(&input, &head, true);
@@ -76,8 +93,11 @@ where
             // Recovery reads on whatever the head says.
             report.logs += 1;
             let mut fed = pipeline
-                .feed(Source::Recover(&whole), (0, 0), &|| false, &mut |_| {})
-                .map_err(Stop::Sink)?;
+                .feed(Source::Recover(&whole), (0, 0), &stop_asked, &mut |_| {})
+                .map_err(|e| or_cancelled(Stop::Sink(e)))?;
+            if cancel.is_set() {
+                return Err(Stop::Interrupted);
+            }
             let skipped = std::mem::take(&mut fed.skipped);
             report.fed(&input, fed, true);
             for r in &skipped {
@@ -89,7 +109,7 @@ where
         (&mut reader)
             .take(4)
             .read_to_end(&mut first)
-            .map_err(|e| Stop::Io(format!("{name}: {e}")))?;
+            .map_err(|e| or_cancelled(Stop::Io(format!("{name}: {e}"))))?;
         let head = Head::of(&first);
         if let Head::NotALog(why) = &head {
             let message = format!("{name}: {why}");
@@ -106,8 +126,11 @@ where
         }
         let stream: Box<dyn Read + Send> = Box::new(Cursor::new(first).chain(reader));
         let fed = pipeline
-            .feed(Source::Stream(stream), (0, 0), &|| false, &mut |_| {})
-            .map_err(Stop::Sink)?;
+            .feed(Source::Stream(stream), (0, 0), &stop_asked, &mut |_| {})
+            .map_err(|e| or_cancelled(Stop::Sink(e)))?;
+        if cancel.is_set() {
+            return Err(Stop::Interrupted);
+        }
         let stop = fed.framing_error.as_ref().map(|e| match e.index() {
             // Reading failed (a file object's read raised): not damage.
             None => Stop::Io(format!("{name}: {e}")),

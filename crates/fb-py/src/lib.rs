@@ -2,14 +2,17 @@
 //! thin layer: sources and options in, the same pipeline as `fb` runs,
 //! Arrow batches (C stream interface), DSJSON files, statistics and
 //! message listings out. The interpreter's lock is released while Rust
-//! works; errors become Python exceptions (`LogError` for damaged input,
-//! `ValueError` for bad options, `OSError` for I/O).
+//! works, and the thread Python called in looks for signals meanwhile
+//! (`interrupt.rs`); errors become Python exceptions (`LogError` for
+//! damaged input, `TypeError` and `ValueError` for bad options, `OSError`
+//! for I/O, `KeyboardInterrupt` for Ctrl-C).
 //!
 //! The Python layer (`python/vwlogs`) holds the public functions, their
 //! docstrings and stubs; this module is not called directly.
 #![deny(missing_docs)]
 
 mod drive;
+mod interrupt;
 mod messages;
 mod options;
 mod source;
@@ -24,8 +27,10 @@ use pyo3::types::{PyCapsule, PyDict};
 
 use crate::drive::{Damage, Stop};
 
+// Named `vwlogs.LogError` (where the package exports it) so that pickle
+// finds it: errors cross from worker processes with their attributes.
 pyo3::create_exception!(
-    _native,
+    vwlogs,
     LogError,
     PyException,
     "A log is damaged or is not a joined log: `.path`, `.offset` (byte) and \
@@ -50,6 +55,9 @@ fn stop_error(py: Python<'_>, stop: &Stop) -> PyErr {
         Stop::Damaged(d) => log_error(py, d),
         Stop::Io(m) => PyOSError::new_err(m.clone()),
         Stop::Sink(e) => PyOSError::new_err(e.to_string()),
+        // The run was cancelled with no exception to raise (the consumer
+        // went away): nobody waits for this one.
+        Stop::Interrupted => PyOSError::new_err(stop.to_string()),
     }
 }
 
@@ -75,19 +83,30 @@ fn schema_capsule_py(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     schema_capsule(py)
 }
 
-/// Starts reading; see `vwlogs.read`.
+/// A reader, started when its stream is taken; see `vwlogs.read`.
 #[pyfunction]
 fn read(source: &Bound<'_, PyAny>, options: &Bound<'_, PyDict>) -> PyResult<stream::NativeReader> {
+    interrupt::note_thread(source.py())?;
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
     Ok(stream::NativeReader::new(sources, opts))
 }
 
+/// Checks the options dict as `read` does (for the Spark driver).
+#[pyfunction]
+fn check_options(options: &Bound<'_, PyDict>) -> PyResult<()> {
+    options::parse(options).map(|_| ())
+}
+
 /// How the stream of `reader` ended: `None` while unread or clean, else
-/// the exception to raise.
+/// the exception to raise (a signal handler's first).
 #[pyfunction]
 fn reader_error(py: Python<'_>, reader: &stream::NativeReader) -> Option<PyErr> {
-    reader.outcome().stop.as_ref().map(|s| stop_error(py, s))
+    let outcome = reader.outcome();
+    if let Some(err) = &outcome.interrupt {
+        return Some(err.clone_ref(py));
+    }
+    outcome.stop.as_ref().map(|s| stop_error(py, s))
 }
 
 /// What `reader` read: rows, messages per type, bytes, damaged inputs
@@ -155,23 +174,37 @@ fn convert<'py>(
     // Python replaces the file it is told to write, as `open(out, "w")`
     // does; the CLI asks for --force.
     let how = fb_cli::output::How::text(compress, fb_cli::output::Existing::Replace);
-    let mut output =
+    let output =
         Output::create(Some(&out), &inputs, how).map_err(|e| PyOSError::new_err(e.to_string()))?;
     let compat = opts.join.compat;
-    let (written, report, stop, finished, skipped_events) = py.detach(|| {
-        let filter = opts.filter.clone();
-        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        let sink = fb_join::dsjson::LinesSink::new(&mut output, compat);
-        let threads = if opts.recover { 1 } else { opts.threads };
-        let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
-        let mut report = fb_cli::joinargs::RunReport::silent();
-        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
-        let written = pipeline.kept();
-        let (joiner, _) = pipeline.finish();
-        // What was read before damage is kept, as `fb convert` does.
-        let finished = output.finish();
-        (written, report, stop, finished, skipped(&joiner))
-    });
+    let cancel = interrupt::Cancel::default();
+    let ((written, report, stop, finished, skipped_events), interrupted) =
+        interrupt::run(py, &cancel, || {
+            let mut output = output;
+            let filter = opts.filter.clone();
+            let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+            let sink = fb_join::dsjson::LinesSink::new(&mut output, compat);
+            let threads = if opts.recover { 1 } else { opts.threads };
+            let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
+            let mut report = fb_cli::joinargs::RunReport::silent();
+            let stop =
+                drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
+            let written = pipeline.kept();
+            let (joiner, _) = pipeline.finish();
+            // As `fb convert`: a run that ends in error never replaces the
+            // output, and what it read before the damage goes to
+            // OUT.partial; an interrupted run leaves no output (dropped
+            // unfinished, the old file stays).
+            let finished = match (cancel.is_set(), &stop) {
+                (true, _) => Ok(()),
+                (false, Some(Stop::Damaged(_))) => output.finish_partial().map(|_| ()),
+                (false, _) => output.finish(),
+            };
+            (written, report, stop, finished, skipped(&joiner))
+        })?;
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
     if let Some(stop @ Stop::Sink(_)) = &stop {
         return Err(stop_error(py, stop));
     }
@@ -200,14 +233,15 @@ fn stats(
 ) -> PyResult<String> {
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
-    let (text, stop, logs) = py.detach(|| {
+    let cancel = interrupt::Cancel::default();
+    let ((text, stop, logs), interrupted) = interrupt::run(py, &cancel, || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
         // One thread: the sums add up in log order, as `fb stats` does.
         let sink = fb_cli::stats::TallySink::default();
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
         let mut report = fb_cli::joinargs::RunReport::silent();
-        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
+        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
         let filtered = pipeline.filtered();
         let (joiner, fb_cli::stats::TallySink(tally)) = pipeline.finish();
         let json = fb_cli::stats::report_json(
@@ -219,7 +253,10 @@ fn stats(
             &tally.estimators,
         );
         (json.to_string(), stop, report.logs)
-    });
+    })?;
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
     if let Some(stop) = &stop {
         return Err(stop_error(py, stop));
     }
@@ -247,12 +284,15 @@ fn inspect(source: &Bound<'_, PyAny>) -> PyResult<messages::Messages> {
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    interrupt::note_thread(m.py())?;
     m.add("LogError", m.py().get_type::<LogError>())?;
     m.add("SCHEMA_VERSION", fb_arrow::SCHEMA_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<stream::NativeReader>()?;
     m.add_class::<messages::Messages>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(reader_error, m)?)?;
+    m.add_function(wrap_pyfunction!(check_options, m)?)?;
     m.add_function(wrap_pyfunction!(reader_summary, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;

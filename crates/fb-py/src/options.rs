@@ -1,14 +1,15 @@
 //! The keyword arguments of `read`, `convert` and `stats` (one dict from
 //! the Python layer), checked and turned into the same join options and
-//! filters as the `fb` command's flags.
+//! filters as the `fb` command's flags. Errors name the option, never a
+//! flag of the command.
 
 use std::str::FromStr;
 
 use fb_cli::joinargs::{FilterArgs, JoinArgs};
 use fb_join::{Compat, LearningMode, Problem, RewardFunction, StepTransform};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 /// Everything a call can set.
 pub struct Opts {
@@ -16,6 +17,9 @@ pub struct Opts {
     pub join: JoinArgs,
     /// Which joined events to keep.
     pub filter: FilterArgs,
+    /// Replace dedup references in contexts with the actions they stand
+    /// for.
+    pub inline_dedup: bool,
     /// Read on past damage.
     pub recover: bool,
     /// Rows per record batch.
@@ -40,14 +44,25 @@ const KEYS: &[&str] = &[
     "until",
     "skip_learn",
     "only",
+    "inline_dedup",
     "recover",
     "batch_rows",
     "threads",
     "columns",
 ];
 
+/// A value out of range, or not one of the names an option takes.
 fn bad(what: &str, why: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("{what}: {why}"))
+}
+
+/// A value of the wrong type.
+fn wrong_type(what: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    let type_name = value
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string());
+    PyTypeError::new_err(format!("{what}: expected {expected}, not {type_name}"))
 }
 
 /// A name among `names`, parsed with its `FromStr`.
@@ -60,16 +75,82 @@ fn named<T: FromStr>(what: &str, value: &str, names: &[&str]) -> PyResult<T> {
     })
 }
 
-/// The value of `key` in `d` as a `$t`; `None` when absent or None.
-macro_rules! get {
-    ($d:expr, $key:expr, $t:ty) => {
-        match $d.get_item($key)? {
-            None => None,
-            Some(v) if v.is_none() => None,
-            Some(v) => Some(v.extract::<$t>().map_err(|e| bad($key, PyErr::from(e)))?),
+/// The options dict, read value by value with the type each takes: a
+/// wrong type is a `TypeError` naming the option (a string is never
+/// taken as a boolean, nor a boolean as a number), a value out of range
+/// a `ValueError`.
+struct Given<'a, 'py>(&'a Bound<'py, PyDict>);
+
+impl<'py> Given<'_, 'py> {
+    /// The value of `key`; `None` when absent or None.
+    fn value(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.0.get_item(key)?.filter(|v| !v.is_none()))
+    }
+
+    fn flag(&self, key: &str) -> PyResult<bool> {
+        match self.value(key)? {
+            None => Ok(false),
+            Some(v) => match v.cast::<PyBool>() {
+                Ok(b) => Ok(b.is_true()),
+                Err(_) => Err(wrong_type(key, "True or False", &v)),
+            },
         }
-    };
+    }
+
+    fn text(&self, key: &str) -> PyResult<Option<String>> {
+        match self.value(key)? {
+            None => Ok(None),
+            Some(v) if v.is_instance_of::<PyString>() => Ok(Some(v.extract()?)),
+            Some(v) => Err(wrong_type(key, "a string", &v)),
+        }
+    }
+
+    fn texts(&self, key: &str) -> PyResult<Option<Vec<String>>> {
+        let Some(v) = self.value(key)? else {
+            return Ok(None);
+        };
+        let list = v
+            .cast::<PyList>()
+            .map_err(|_| wrong_type(key, "a list of strings", &v))?;
+        list.iter()
+            .map(|item| match item.is_instance_of::<PyString>() {
+                true => item.extract::<String>(),
+                false => Err(wrong_type(key, "a list of strings", &item)),
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// A whole number from `min` to `max`.
+    fn count(&self, key: &str, min: u64, max: u64) -> PyResult<Option<u64>> {
+        let Some(v) = self.value(key)? else {
+            return Ok(None);
+        };
+        if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+            return Err(wrong_type(key, "an int", &v));
+        }
+        match v.extract::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            // Negative, beyond u64, or out of bounds.
+            _ => Err(bad(key, format!("{} is not from {min} to {max}", v.str()?))),
+        }
+    }
+
+    fn number(&self, key: &str) -> PyResult<Option<f32>> {
+        let Some(v) = self.value(key)? else {
+            return Ok(None);
+        };
+        if v.is_instance_of::<PyBool>()
+            || !(v.is_instance_of::<PyFloat>() || v.is_instance_of::<PyInt>())
+        {
+            return Err(wrong_type(key, "a number", &v));
+        }
+        Ok(Some(v.extract::<f64>()? as f32))
+    }
 }
+
+/// Most rows `batch_rows` takes: more than any batch can hold.
+const MAX_BATCH_ROWS: u64 = u32::MAX as u64;
 
 /// Checks and converts the options dict.
 pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
@@ -82,37 +163,44 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
             ));
         }
     }
-    let text = |key: &str| -> PyResult<Option<String>> { Ok(get!(d, key, String)) };
-    let compat = match text("compat")? {
+    let given = Given(d);
+    let compat = match given.text("compat")? {
         Some(c) => named::<Compat>("compat", &c, Compat::NAMES)?,
         None => Compat::default(),
     };
-    let multistep_reward = match text("multistep_reward")? {
+    let multistep_reward = match given.text("multistep_reward")? {
         Some(s) => named::<StepTransform>("multistep_reward", &s, StepTransform::NAMES)?,
         None => StepTransform::default(),
     };
     let join = JoinArgs {
         compat,
-        reward_function: text("reward_function")?
+        reward_function: given
+            .text("reward_function")?
             .map(|s| named::<RewardFunction>("reward_function", &s, RewardFunction::NAMES))
             .transpose()?,
-        default_reward: get!(d, "default_reward", f32),
-        learning_mode: text("learning_mode")?
+        default_reward: given.number("default_reward")?,
+        learning_mode: given
+            .text("learning_mode")?
             .map(|s| named::<LearningMode>("learning_mode", &s, LearningMode::NAMES))
             .transpose()?,
-        problem_type: text("problem_type")?
+        problem_type: given
+            .text("problem_type")?
             .map(|s| named::<Problem>("problem_type", &s, Problem::NAMES))
             .transpose()?,
-        use_client_time: get!(d, "use_client_time", bool).unwrap_or(false),
-        multistep: get!(d, "multistep", bool).unwrap_or(false),
+        use_client_time: given.flag("use_client_time")?,
+        multistep: given.flag("multistep")?,
         multistep_reward,
     };
-    let time = |key: &str| -> PyResult<Option<i64>> {
-        text(key)?
-            .map(|s| fb_cli::joinargs::parse_time(&s).map_err(|e| bad(key, e)))
+    let time = |key: &str| -> PyResult<Option<(String, i64)>> {
+        given
+            .text(key)?
+            .map(|s| match fb_cli::joinargs::parse_time(&s) {
+                Ok(t) => Ok((s, t)),
+                Err(e) => Err(bad(key, e)),
+            })
             .transpose()
     };
-    let skip_learn = match text("skip_learn")?.as_deref() {
+    let skip_learn = match given.text("skip_learn")?.as_deref() {
         None | Some("include") => "include",
         Some("exclude") => "exclude",
         Some(other) => {
@@ -122,41 +210,51 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
             ))
         }
     };
-    let only = get!(d, "only", Vec<String>)
+    let only = given
+        .texts("only")?
         .unwrap_or_default()
         .iter()
         .map(|s| named::<Problem>("only", s, Problem::NAMES))
         .collect::<PyResult<Vec<_>>>()?;
+    let (since, until) = (time("since")?, time("until")?);
+    if let (Some((s, since)), Some((u, until))) = (&since, &until) {
+        if since >= until {
+            return Err(bad(
+                "since",
+                format!("`{s}` is not before until `{u}`: no event could be kept"),
+            ));
+        }
+    }
     let filter = FilterArgs {
         skip_learn: skip_learn.into(),
-        since: time("since")?,
-        until: time("until")?,
+        since: since.map(|(_, t)| t),
+        until: until.map(|(_, t)| t),
         only,
         // vwlogs reads every message (drive.rs); `fb index` serves the CLI.
         no_index: true,
     };
-    filter.check().map_err(|e| bad("since/until", e))?;
-    let batch_rows = get!(d, "batch_rows", usize).unwrap_or(65_536);
-    if batch_rows == 0 {
-        return Err(bad("batch_rows", "must be at least 1"));
-    }
-    let threads = get!(d, "threads", usize).unwrap_or(1);
-    if !(1..=fb_cli::convert::MAX_THREADS).contains(&threads) {
-        return Err(bad(
-            "threads",
-            format!("expected 1 to {}", fb_cli::convert::MAX_THREADS),
-        ));
-    }
-    let columns = match get!(d, "columns", Vec<String>) {
+    let batch_rows = given
+        .count("batch_rows", 1, MAX_BATCH_ROWS)?
+        .unwrap_or(65_536);
+    let threads = given
+        .count("threads", 1, fb_cli::convert::MAX_THREADS as u64)?
+        .unwrap_or(1);
+    let columns = match given.texts("columns")? {
         None => fb_arrow::Columns::all(),
-        Some(names) => fb_arrow::Columns::named(&names).map_err(|e| bad("columns", e))?,
+        Some(names) => fb_arrow::Columns::named(&names).map_err(|e| match e {
+            // The error names the option itself.
+            fb_arrow::Error::Columns(why) => bad("columns", why),
+            other => bad("columns", other),
+        })?,
     };
     Ok(Opts {
         join,
         filter,
-        recover: get!(d, "recover", bool).unwrap_or(false),
-        batch_rows,
-        threads,
+        inline_dedup: given.flag("inline_dedup")?,
+        recover: given.flag("recover")?,
+        // Both fit: checked against their bounds above.
+        batch_rows: usize::try_from(batch_rows).unwrap_or(usize::MAX),
+        threads: usize::try_from(threads).unwrap_or(1),
         columns,
     })
 }
@@ -166,6 +264,7 @@ impl Opts {
     pub fn options(&self) -> fb_join::Options {
         let mut opts = self.join.options();
         opts.only = self.filter.only.clone();
+        opts.inline_dedup = self.inline_dedup;
         opts
     }
 }

@@ -94,6 +94,11 @@ fn file_name(obj: &Bound<'_, PyAny>) -> String {
     )
 }
 
+/// `io.TextIOBase`: files whose `read` gives text.
+fn text_io_base(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    py.import("io")?.getattr("TextIOBase")
+}
+
 /// Turns what the user gave into sources: a path, a list or tuple of
 /// them, a folder (its files, sorted, as `fb` reads it), `bytes`, or an
 /// object with a `read` method.
@@ -139,6 +144,11 @@ pub fn sources(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Src>> {
                 ));
             }
             paths.push(path);
+        } else if item.is_instance(&text_io_base(item.py())?)? {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "source: {} is open in text mode: open it with \"rb\"",
+                file_name(item)
+            )));
         } else if item.hasattr("read")? {
             flush(&mut paths, &mut out)?;
             out.push(Src::File(file_name(item), item.clone().unbind()));

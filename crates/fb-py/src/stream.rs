@@ -1,10 +1,11 @@
-//! The reader behind `vwlogs.read`: a thread joins the sources into
-//! record batches and hands them over a bounded channel; the consumer
-//! (pyarrow, Polars, DuckDB) pulls them through the Arrow C stream
-//! interface, without a copy.
+//! The reader behind `vwlogs.read`: once a consumer asks for the stream,
+//! a thread joins the sources into record batches and hands them over a
+//! bounded channel; the consumer (pyarrow, Polars, DuckDB) pulls them
+//! through the Arrow C stream interface, without a copy, and looks for
+//! signals (Ctrl-C) while it waits.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
@@ -16,12 +17,18 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::drive::{self, Stop};
+use crate::interrupt::{self, Cancel, CHECK_EVERY};
 use crate::options::Opts;
 use crate::source::Src;
 
 /// Batches in flight between the joining thread and the consumer: enough
 /// to keep both busy, few enough to bound memory.
 const IN_FLIGHT: usize = 4;
+
+/// Most bytes of pipeline batches gathered into one: far from the 2 GiB
+/// that 32-bit offsets address (the pipeline ends a batch early when its
+/// lists near that).
+const GATHER_BYTES: usize = 1 << 30;
 
 /// What the joining thread sends.
 enum Item {
@@ -30,24 +37,82 @@ enum Item {
     Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>),
 }
 
-/// A [`BatchWriter`] that sends each batch to the consumer.
-struct ToChannel(SyncSender<Item>);
+/// The consumer went away.
+fn closed() -> fb_arrow::Error {
+    fb_arrow::Error::Arrow(ArrowError::IoError(
+        "the reader was closed".into(),
+        std::io::Error::from(std::io::ErrorKind::BrokenPipe),
+    ))
+}
+
+/// Gathers the pipeline's batches into batches of `batch_rows` rows or
+/// more, each ending where a pipeline batch ends (at a message boundary)
+/// or at the end of an input. One joining thread already hands over such
+/// batches; several hand over one per chunk of messages a worker joined,
+/// far smaller.
+struct Gather {
+    tx: SyncSender<Item>,
+    batch_rows: usize,
+    pending: Vec<RecordBatch>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Gather {
+    fn new(tx: SyncSender<Item>, batch_rows: usize) -> Self {
+        Self {
+            tx,
+            batch_rows,
+            pending: Vec::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    fn add(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
+        let bytes = batch.get_array_memory_size();
+        if self.bytes + bytes > GATHER_BYTES {
+            self.flush()?;
+        }
+        self.pending.push(batch.clone());
+        self.rows += batch.num_rows();
+        self.bytes += bytes;
+        if self.rows >= self.batch_rows {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Sends what was gathered, as one batch.
+    fn flush(&mut self) -> Result<(), fb_arrow::Error> {
+        let batch = match self.pending.as_slice() {
+            [] => return Ok(()),
+            [one] => one.clone(),
+            many => arrow_select::concat::concat_batches(&many[0].schema(), many)?,
+        };
+        self.pending.clear();
+        (self.rows, self.bytes) = (0, 0);
+        self.tx.send(Item::Batch(batch)).map_err(|_| closed())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A [`BatchWriter`] that gathers batches for the consumer.
+struct ToChannel(Arc<Mutex<Gather>>);
 
 impl BatchWriter for ToChannel {
     type Output = ();
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
-        self.0.send(Item::Batch(batch.clone())).map_err(|_| {
-            // The consumer dropped the reader: stop, quietly.
-            fb_arrow::Error::Arrow(ArrowError::IoError(
-                "the reader was closed".into(),
-                std::io::Error::from(std::io::ErrorKind::BrokenPipe),
-            ))
-        })
+        // Fails once the consumer dropped the reader: the run stops.
+        lock(&self.0).add(batch)
     }
 
     fn finish(self) -> Result<(), fb_arrow::Error> {
-        Ok(())
+        lock(&self.0).flush()
     }
 }
 
@@ -59,64 +124,145 @@ pub struct Outcome {
     pub report: Option<RunReport>,
     /// Why it stopped early, if it did.
     pub stop: Option<Stop>,
+    /// What a signal's handler raised while the consumer waited.
+    pub interrupt: Option<PyErr>,
     /// Rows handed out.
     pub rows: u64,
     /// Events the joiner skipped, by reason.
     pub skipped: Vec<(String, u64)>,
 }
 
-/// Starts joining `sources` on a thread of its own.
-fn start(sources: Vec<Src>, opts: Opts) -> Receiver<Item> {
+/// Starts joining `sources` on a thread of its own, until the end or
+/// `cancel`.
+fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Item>> {
     let (tx, rx) = sync_channel(IN_FLIGHT);
-    std::thread::spawn(move || {
+    let run = move || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        let gather = Arc::new(Mutex::new(Gather::new(tx.clone(), opts.batch_rows)));
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
-        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows)
+        let sink = ArrowSink::new(ToChannel(Arc::clone(&gather)), opts.batch_rows)
             .with_prepared_memory()
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::silent();
-        let mut stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report).err();
-        // Rows joined before a stop are handed out before it is told.
+        let mut stop = None;
+        for src in &sources {
+            let fed = drive::feed(
+                std::slice::from_ref(src),
+                &mut pipeline,
+                opts.recover,
+                &mut report,
+                &cancel,
+            );
+            // A batch ends with its input; rows joined before a stop are
+            // handed out before it is told.
+            let flushed = lock(&gather).flush();
+            stop = fed.err();
+            if stop.is_none() && flushed.is_err() {
+                stop = Some(Stop::Interrupted);
+            }
+            if stop.is_some() {
+                break;
+            }
+        }
         let (joiner, sink) = pipeline.finish();
         if let Err(e) = sink.finish() {
             stop.get_or_insert(Stop::Io(e.to_string()));
         }
         let _ = tx.send(Item::Done(Box::new(report), stop, crate::skipped(&joiner)));
-    });
-    rx
+    };
+    std::thread::Builder::new()
+        .name("vwlogs-read".into())
+        .spawn(run)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot start a thread: {e}")))?;
+    Ok(rx)
 }
 
 /// The consumer's end, as an Arrow `RecordBatchReader`.
 pub struct Batches {
     rx: Option<Receiver<Item>>,
-    /// Pull with the interpreter's lock released: a source that is a
+    /// Wait with the interpreter's lock released: a source that is a
     /// Python file object needs it on the joining thread.
     release_gil: bool,
+    /// The consumer is not the Python layer (pyarrow, Polars, DuckDB
+    /// straight on the reader): it would make an interrupt an error of
+    /// its own.
+    foreign: bool,
+    /// Stops the joining thread.
+    cancel: Cancel,
     outcome: Arc<Mutex<Outcome>>,
     /// The chosen columns' schema.
     schema: SchemaRef,
 }
 
 impl Batches {
-    fn recv(&mut self) -> Option<Item> {
-        let rx = self.rx.take()?;
-        let (rx, item) = if self.release_gil {
-            Python::attach(|py| {
-                py.detach(move || {
-                    let item = rx.recv().ok();
-                    (rx, item)
-                })
-            })
-        } else {
-            let item = rx.recv().ok();
-            (rx, item)
+    /// The next item; the exception a signal's handler raised meanwhile
+    /// (checked once per item and every [`CHECK_EVERY`] of waiting).
+    fn recv(&mut self) -> PyResult<Option<Item>> {
+        let Some(mut rx) = self.rx.take() else {
+            return Ok(None);
         };
-        self.rx = Some(rx);
-        item
+        // The lock is taken to wait only where it may be held: on the main
+        // thread (for the signals), and for a file object's reads.
+        let release = self.release_gil || interrupt::on_main_thread();
+        let wait = |rx: Receiver<Item>| {
+            let got = rx.recv_timeout(CHECK_EVERY);
+            (rx, got)
+        };
+        loop {
+            // On a handler's exception the receiver is dropped: the
+            // stream ends.
+            interrupt::check()?;
+            let (back, got) = match release {
+                true => Python::attach(|py| py.detach(move || wait(rx))),
+                false => wait(rx),
+            };
+            rx = back;
+            match got {
+                Ok(item) => {
+                    self.rx = Some(rx);
+                    return Ok(Some(item));
+                }
+                // Kept: `next` tells this from the end it was sent.
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.rx = Some(rx);
+                    return Ok(None);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    /// Stops the run for a signal's exception `err`: the stream ends.
+    fn interrupted(&mut self, err: PyErr) -> Option<Result<RecordBatch, ArrowError>> {
+        self.cancel.set();
+        self.rx = None;
+        // Asked before the lock is taken: it takes the interpreter's.
+        let keyboard = interrupt::is_keyboard_interrupt(&err);
+        let message = format!("vwlogs: interrupted ({})", interrupt::describe(&err));
+        {
+            let mut outcome = lock(&self.outcome);
+            outcome.stop = Some(Stop::Interrupted);
+            outcome.interrupt = Some(err);
+        }
+        if self.foreign && keyboard {
+            // The stream ends as if complete, and the interpreter raises
+            // KeyboardInterrupt as soon as the consumer returns: the
+            // statement is interrupted, as Ctrl-C does in Python code.
+            interrupt::interrupt_again();
+            return None;
+        }
+        Some(Err(ArrowError::ExternalError(message.into())))
+    }
+}
+
+impl Drop for Batches {
+    fn drop(&mut self) {
+        // A consumer that stops early (a LIMIT, an error) stops the run.
+        self.cancel.set();
     }
 }
 
@@ -124,8 +270,11 @@ impl Iterator for Batches {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let item = self.recv();
-        let mut outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        let item = match self.recv() {
+            Ok(item) => item,
+            Err(err) => return self.interrupted(err),
+        };
+        let mut outcome = lock(&self.outcome);
         match item {
             Some(Item::Batch(b)) => {
                 outcome.rows += b.num_rows() as u64;
@@ -161,43 +310,61 @@ impl RecordBatchReader for Batches {
     }
 }
 
-/// The native reader: one stream of batches, taken once.
+/// The native reader: one stream of batches, taken once; nothing is
+/// read before it is taken.
 #[pyclass(module = "vwlogs._native", name = "NativeReader")]
 pub struct NativeReader {
-    batches: Mutex<Option<Batches>>,
+    /// What to read, until the stream is taken.
+    pending: Mutex<Option<(Vec<Src>, Opts)>>,
     outcome: Arc<Mutex<Outcome>>,
     schema: SchemaRef,
 }
 
 impl NativeReader {
-    /// Starts reading `sources`.
+    /// A reader of `sources`, started when its stream is taken.
     pub fn new(sources: Vec<Src>, opts: Opts) -> Self {
-        let release_gil = sources.iter().any(Src::needs_gil);
-        let outcome = Arc::new(Mutex::new(Outcome::default()));
         let schema = opts.columns.schema();
-        let batches = Batches {
-            rx: Some(start(sources, opts)),
-            release_gil,
-            outcome: Arc::clone(&outcome),
-            schema: Arc::clone(&schema),
-        };
         Self {
-            batches: Mutex::new(Some(batches)),
-            outcome,
+            pending: Mutex::new(Some((sources, opts))),
+            outcome: Arc::new(Mutex::new(Outcome::default())),
             schema,
         }
     }
 
     /// How the run ended (once the stream was read to its end).
-    pub fn outcome(&self) -> std::sync::MutexGuard<'_, Outcome> {
-        self.outcome.lock().unwrap_or_else(|p| p.into_inner())
+    pub fn outcome(&self) -> MutexGuard<'_, Outcome> {
+        lock(&self.outcome)
+    }
+
+    /// Starts the run, and gives the stream as a PyCapsule.
+    fn take<'py>(&self, py: Python<'py>, foreign: bool) -> PyResult<Bound<'py, PyCapsule>> {
+        interrupt::note_thread(py)?;
+        let (sources, opts) = lock(&self.pending).take().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this reader was already read, and its source (a file object) cannot be \
+                 read again: call vwlogs.read again for another pass",
+            )
+        })?;
+        let release_gil = sources.iter().any(Src::needs_gil);
+        let cancel = Cancel::default();
+        let batches = Batches {
+            rx: Some(start(sources, opts, cancel.clone())?),
+            release_gil,
+            foreign,
+            cancel,
+            outcome: Arc::clone(&self.outcome),
+            schema: Arc::clone(&self.schema),
+        };
+        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
 }
 
 #[pymethods]
 impl NativeReader {
     /// The Arrow C stream of the joined events (PyCapsule
-    /// "arrow_array_stream"); it can be taken once.
+    /// "arrow_array_stream"), for a consumer other than the Python layer;
+    /// it can be taken once.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
@@ -207,18 +374,13 @@ impl NativeReader {
         // The schema is fixed (docs/arrow-schema.md); a requested one is
         // a hint the producer may ignore.
         let _ = requested_schema;
-        let batches = self
-            .batches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .ok_or_else(|| {
-                pyo3::exceptions::PyRuntimeError::new_err(
-                    "this reader was already read: call vwlogs.read again for another pass",
-                )
-            })?;
-        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
-        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+        self.take(py, true)
+    }
+
+    /// The stream, for the Python layer, which raises an interrupt's
+    /// exception itself (`reader_error`).
+    fn own_stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        self.take(py, false)
     }
 
     /// The Arrow C schema of the rows (PyCapsule "arrow_schema").
@@ -229,9 +391,6 @@ impl NativeReader {
     /// Whether the stream was taken already.
     #[getter]
     fn consumed(&self) -> bool {
-        self.batches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_none()
+        lock(&self.pending).is_none()
     }
 }

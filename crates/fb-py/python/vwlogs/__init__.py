@@ -3,7 +3,9 @@ as the ``fb`` command.
 
 - :func:`read` gives the joined events as Arrow record batches, through the
   Arrow PyCapsule interface: ``pyarrow.table(r)``, ``polars.DataFrame(r)``
-  and ``duckdb.sql("select ... from r")`` take them without a copy.
+  and ``duckdb.sql("select ... from r")`` take them without a copy (for
+  pandas, ``r.to_pandas()``: ``pandas.DataFrame(r)`` makes a column of
+  batches).
 - :func:`convert` writes DSJSON, as ``fb convert`` does.
 - :func:`stats` returns what ``fb stats --json`` prints.
 - :func:`inspect` lists the messages of a log.
@@ -12,7 +14,8 @@ as the ``fb`` command.
 The columns are documented in ``docs/arrow-schema.md`` (version
 :data:`SCHEMA_VERSION`). Damaged input raises :class:`LogError`, which says
 where (``.path``, ``.offset``, ``.message_index``); ``recover=True`` reads on
-past damage, as ``fb convert --recover`` does.
+past damage, as ``fb convert --recover`` does. Ctrl-C stops every call within
+a fraction of a second (``KeyboardInterrupt``).
 
 Example::
 
@@ -24,14 +27,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from inspect import signature as _signature
-from datetime import datetime, timezone
-from typing import Any, Dict, Iterator, Optional
+from datetime import date, datetime, timezone
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import _native
 
 __all__ = [
+    "__version__",
     "LogError",
     "SkippedEventsWarning",
     "Reader",
@@ -44,6 +49,8 @@ __all__ = [
 ]
 
 LogError = _native.LogError
+__version__: str = _native.__version__
+SCHEMA_VERSION: str = _native.SCHEMA_VERSION
 
 
 class SkippedEventsWarning(UserWarning):
@@ -52,15 +59,29 @@ class SkippedEventsWarning(UserWarning):
     as ``fb stats`` does."""
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package, for a
+    warning issued by the caller of this function: warnings point at the
+    user's line, whatever path inside the package led to them."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _warn_skipped(summary: Dict[str, Any]) -> None:
     skipped = summary.get("skipped_by_reason") or {}
     if skipped:
         text = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items()))
-        warnings.warn(f"vwlogs: events skipped: {text}", SkippedEventsWarning, stacklevel=3)
-SCHEMA_VERSION: str = _native.SCHEMA_VERSION
+        warnings.warn(f"vwlogs: events skipped: {text}", SkippedEventsWarning, stacklevel=_outside_level())
 
 
-def _time(value: Any) -> Optional[str]:
+def _time(key: str, value: Any) -> Optional[str]:
     """A ``since``/``until`` value as the text ``fb`` takes: a string as it
     is, a ``datetime`` in ISO form (naive ones are UTC), a ``date`` too."""
     if value is None or isinstance(value, str):
@@ -69,14 +90,27 @@ def _time(value: Any) -> Optional[str]:
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return value.isoformat()
-    if hasattr(value, "isoformat"):
+    if isinstance(value, date):
         return value.isoformat()
-    raise ValueError(f"since/until: expected a string, datetime or date, not {type(value).__name__}")
+    raise TypeError(f"{key}: expected a string, datetime or date, not {type(value).__name__}")
+
+
+def _names(key: str, value: Any) -> Optional[List[Any]]:
+    """A list option (``only``, ``columns``): a list or tuple, or a
+    comma-separated string. Rust checks the items."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise TypeError(f"{key}: expected a list of strings or a comma-separated string, not {type(value).__name__}")
 
 
 def _options(**given: Any) -> Dict[str, Any]:
     """The options dict for Rust: :func:`read`'s keyword arguments (its
-    signature is the one list of them, with their defaults), normalized."""
+    signature is the one list of them, with their defaults), normalized.
+    Rust checks every value's type and range (:func:`_checked_options`)."""
     params = {
         name: p.default
         for name, p in _signature(read).parameters.items()
@@ -88,18 +122,18 @@ def _options(**given: Any) -> Dict[str, Any]:
             f"unexpected option {', '.join(unknown)}; the options are {', '.join(params)}"
         )
     opts = {**params, **given}
-    only = opts["only"]
-    if isinstance(only, str):
-        only = [p for p in only.split(",") if p]
-    opts["only"] = list(only) if only is not None else None
-    columns = opts["columns"]
-    if isinstance(columns, str):
-        columns = [c.strip() for c in columns.split(",") if c.strip()]
-    opts["columns"] = list(columns) if columns is not None else None
-    opts["since"] = _time(opts["since"])
-    opts["until"] = _time(opts["until"])
-    for flag in ("use_client_time", "multistep", "recover"):
-        opts[flag] = bool(opts[flag])
+    for key in ("only", "columns"):
+        opts[key] = _names(key, opts[key])
+    for key in ("since", "until"):
+        opts[key] = _time(key, opts[key])
+    return opts
+
+
+def _checked_options(**given: Any) -> Dict[str, Any]:
+    """:func:`_options`, with every value checked as :func:`read` checks
+    it (raises ``TypeError`` or ``ValueError`` naming the option)."""
+    opts = _options(**given)
+    _native.check_options(opts)
     return opts
 
 
@@ -108,17 +142,70 @@ def _whole_rows(what: str, options: Dict[str, Any]) -> None:
         raise TypeError(f"{what}() works on whole events: columns= is an option of read()")
 
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def _has_scheme(source: Any) -> bool:
+    return isinstance(source, str) and "://" in source and not source.startswith("file://")
+
+
+class _UrlFile:
+    """One file of a URL, opened at its first read; its URL (``path``)
+    names it in errors."""
+
+    def __init__(self, fs: Any, path: str, url: str) -> None:
+        self._fs = fs
+        self._path = path
+        self._file: Any = None
+        self.path = url
+
+    def read(self, n: int = -1) -> bytes:
+        if self._file is None:
+            self._file = self._fs.open(self._path, "rb")
+        return self._file.read(n)
+
+    def __del__(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _open_url(url: str) -> Any:
+    """A URL's file, or a folder's files (sorted, not recursive, hidden
+    ones left out, as ``fb`` reads a local folder), through fsspec."""
+    try:
+        import fsspec
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ValueError(f"{url}: a path with a scheme needs fsspec (pip install fsspec)") from e
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        files = []
+        for entry in fs.ls(path, detail=True):
+            name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+            if entry.get("type") == "file" and not name.startswith("."):
+                files.append((name, entry["name"]))
+        if not files:
+            raise FileNotFoundError(f"{url}: the directory holds no files")
+        base = url.rstrip("/")
+        return [_UrlFile(fs, p, f"{base}/{name}") for name, p in sorted(files)]
+    if not fs.exists(path):
+        raise FileNotFoundError(f"{url}: no such file or directory")
+    return _UrlFile(fs, path, url)
+
+
 def _source(source: Any) -> Any:
-    """Paths with a scheme (``s3://``, ``abfss://``, ``memory://``) are
-    opened with fsspec; everything else goes to Rust as it is."""
+    """What Rust reads: paths with a scheme (``s3://``, ``abfss://``,
+    ``memory://``) opened with fsspec (a folder gives its files),
+    bytes-like objects as ``bytes``; everything else as it is."""
     if isinstance(source, (list, tuple)):
-        return [_source(s) for s in source]
-    if isinstance(source, str) and "://" in source and not source.startswith("file://"):
-        try:
-            import fsspec
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ValueError(f"{source}: a path with a scheme needs fsspec (pip install fsspec)") from e
-        return fsspec.open(source, "rb").open()
+        out: List[Any] = []
+        for s in source:
+            got = _source(s)
+            out.extend(got) if isinstance(got, list) else out.append(got)
+        return out
+    if isinstance(source, (bytearray, memoryview)):
+        return bytes(source)
+    if _has_scheme(source):
+        return _open_url(source)
     if isinstance(source, str) and source.startswith("file://"):
         return source[len("file://") :]
     if isinstance(source, os.PathLike):
@@ -126,21 +213,61 @@ def _source(source: Any) -> Any:
     return source
 
 
-class Reader:
-    """The joined events of one :func:`read` call, as a stream of Arrow
-    record batches (schema: :func:`schema`).
+def _rereadable(source: Any) -> bool:
+    """Whether :func:`read` can start over on `source`: paths, URLs and
+    bytes can; a file object is read once."""
+    if isinstance(source, (list, tuple)):
+        return all(_rereadable(s) for s in source)
+    return isinstance(source, (str, os.PathLike) + _BYTES_LIKE)
 
-    It implements ``__arrow_c_stream__``: pyarrow, Polars and DuckDB read it
-    without a copy. The stream can be consumed once; iterate it, or call
-    :meth:`read_all` or :meth:`to_pandas`. After it is read, :attr:`summary`
-    says what was read (rows, messages, damaged inputs).
-    """
+
+class _OwnStream:
+    """The native stream as the Reader's own methods take it: they raise
+    an interrupt's exception themselves."""
 
     def __init__(self, native: Any) -> None:
         self._native = native
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self._native.__arrow_c_stream__(requested_schema)
+        return self._native.own_stream()
+
+
+class Reader:
+    """The joined events of one :func:`read` call, as a stream of Arrow
+    record batches (schema: :func:`schema`).
+
+    It implements ``__arrow_c_stream__``: pyarrow, Polars and DuckDB read it
+    without a copy. Nothing is read until a consumer asks for the stream.
+    When the source is paths, URLs or bytes (:attr:`rereadable`), each
+    consumer that asks gets a fresh read from the start (a DuckDB relation
+    can run twice); a file object is read once. Iterate it, or call
+    :meth:`read_all` or :meth:`to_pandas`. After a read, :attr:`summary`
+    says what it read (rows, messages, damaged inputs).
+    """
+
+    def __init__(self, source: Any, options: Dict[str, Any]) -> None:
+        self._source = source
+        self._options = options
+        self._rereadable = _rereadable(source)
+        # Checks the options and sources now; reads nothing.
+        self._native = _native.read(_source(source), options)
+        self._fresh = True
+
+    def _take(self) -> Any:
+        """The native reader of the next pass."""
+        if not self._fresh and self._rereadable:
+            self._native = _native.read(_source(self._source), self._options)
+        self._fresh = False
+        return self._native
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether every pass reads from the start (paths, URLs, bytes),
+        rather than only the first (a file object)."""
+        return self._rereadable
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._take().__arrow_c_stream__(requested_schema)
 
     def __arrow_c_schema__(self) -> Any:
         return self._native.__arrow_c_schema__()
@@ -155,37 +282,42 @@ class Reader:
     def _reader(self) -> Any:
         import pyarrow as pa
 
-        return pa.RecordBatchReader.from_stream(self._native)
+        native = self._take()
+        return native, pa.RecordBatchReader.from_stream(_OwnStream(native))
 
-    def _raise(self, cause: Optional[BaseException]) -> None:
-        err = _native.reader_error(self._native)
+    @staticmethod
+    def _raise(native: Any, cause: Optional[BaseException]) -> None:
+        err = _native.reader_error(native)
         if err is not None:
-            raise err from cause
+            # An interrupt (KeyboardInterrupt) is itself, not a
+            # consequence of the stream's error.
+            raise err from (cause if isinstance(err, Exception) else None)
         if cause is not None:
             raise cause
-        _warn_skipped(self.summary)
+        _warn_skipped(_native.reader_summary(native))
 
     def __iter__(self) -> Iterator[Any]:
         """Yields ``pyarrow.RecordBatch`` objects; raises :class:`LogError`
         at damage, after the rows read before it."""
-        reader = self._reader()
+        native, reader = self._reader()
         while True:
             try:
                 batch = reader.read_next_batch()
             except StopIteration:
                 break
             except Exception as e:  # the stream's error: ours, typed
-                self._raise(e)
+                self._raise(native, e)
             yield batch
-        self._raise(None)
+        self._raise(native, None)
 
     def read_all(self) -> Any:
         """All rows as one ``pyarrow.Table``."""
+        native, reader = self._reader()
         try:
-            table = self._reader().read_all()
+            table = reader.read_all()
         except Exception as e:
-            self._raise(e)
-        self._raise(None)
+            self._raise(native, e)
+        self._raise(native, None)
         return table
 
     def to_pandas(self, **kwargs: Any) -> Any:
@@ -194,13 +326,19 @@ class Reader:
 
     @property
     def summary(self) -> Dict[str, Any]:
-        """What was read so far: ``rows``, and once the stream ended
-        ``logs``, ``bytes``, ``messages`` per type and ``damaged_inputs``
-        (with ``recover=True``, the skipped byte ranges)."""
+        """What the last read read so far: ``rows``, and once the stream
+        ended ``logs``, ``bytes``, ``messages`` per type and
+        ``damaged_inputs`` (with ``recover=True``, the skipped byte
+        ranges)."""
         return _native.reader_summary(self._native)
 
     def __repr__(self) -> str:
-        state = "consumed" if self._native.consumed else "unread"
+        if self._fresh:
+            state = "unread"
+        elif self._rereadable:
+            state = "re-readable"
+        else:
+            state = "consumed"
         return f"<vwlogs.Reader {state}>"
 
 
@@ -219,6 +357,7 @@ def read(
     until: Any = None,
     skip_learn: str = "include",
     only: Any = None,
+    inline_dedup: bool = False,
     recover: bool = False,
     batch_rows: int = 65536,
     threads: int = 1,
@@ -228,9 +367,10 @@ def read(
     with the rewards ``fb convert`` computes.
 
     :param source: a path, a folder (its files, sorted, not recursive), a
-        list of them (read as one log, in order), ``bytes``, a binary file
-        object (``open(p, "rb")``, fsspec files), or a URL with a scheme
-        (``s3://...``, ``memory://...``; needs fsspec).
+        list of them (read as one log, in order), ``bytes`` (or a
+        ``bytearray``, ``memoryview``), a binary file object
+        (``open(p, "rb")``, fsspec files), or a URL with a scheme
+        (``s3://...``, ``memory://...``, a folder too; needs fsspec).
     :param problem_type: ``cb``, ``ccb``, ``slates``, ``ca``, ... for every
         checkpoint (as ``--problem-type``).
     :param reward_function: ``earliest``, ``average``, ``median``, ``sum``,
@@ -248,30 +388,41 @@ def read(
     :param skip_learn: ``include`` or ``exclude`` deferred events that were
         never activated.
     :param only: problem types to keep (list, or comma-separated string).
+    :param inline_dedup: replace the ``{"__aid":N}`` action references of
+        contexts with the actions they stand for (``fb convert
+        --inline-dedup``), so that each context stands alone.
     :param recover: read on past damage; each input is then read whole
         into memory.
     :param batch_rows: rows per record batch: a batch ends at the first
-        message boundary at or after this many rows, and at the end of
+        message boundary at or after this many rows (with several
+        ``threads``, at the first boundary between the chunks of messages
+        the threads join, about a megabyte of log each), and at the end of
         each input.
     :param threads: joining threads (the rows are the same, in the same
         order, for any number).
     :param columns: only these columns, in this order (a list, or a
         comma-separated string): the others are not built, which makes a
         narrow read much faster (the context alone is half of the bytes).
+
+    Boolean options take ``True`` or ``False`` only, numbers ``int`` (and
+    ``float`` for ``default_reward``), the rest strings.
+
     :raises LogError: at damage (after yielding the rows before it), unless
         ``recover``.
-    :raises ValueError: for a bad option. :raises OSError: when an input
-        cannot be read.
+    :raises TypeError: for an option of the wrong type, naming it.
+    :raises ValueError: for a bad option value, naming it.
+    :raises OSError: when an input cannot be found or read.
     """
     given = {name: value for name, value in locals().items() if name != "source"}
-    return Reader(_native.read(_source(source), _options(**given)))
+    return Reader(source, _options(**given))
 
 
 def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:
     """Writes DSJSON to the path ``out`` (``.gz``/``.zst`` compress), as
-    ``fb convert`` does: the file appears complete or not at all, and an
-    output that is one of the inputs is refused. Takes :func:`read`'s
-    options. Returns ``lines`` written and what was read.
+    ``fb convert`` does: the file appears complete or not at all (Ctrl-C
+    leaves the old file, and no temporary one), and an output that is one
+    of the inputs is refused. Takes :func:`read`'s options. Returns
+    ``lines`` written and what was read.
 
     :raises LogError: when an input is damaged; the file still holds every
         event read before the damage, as ``fb convert`` writes it.

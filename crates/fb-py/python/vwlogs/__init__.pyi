@@ -6,13 +6,18 @@ from typing import Any, BinaryIO, Dict, Iterator, List, Literal, Optional, Seque
 
 import pyarrow
 
-Source = Union[str, "PathLike[str]", bytes, BinaryIO, Sequence[Union[str, "PathLike[str]", bytes, BinaryIO]]]
+BytesLike = Union[bytes, bytearray, memoryview]
+Source = Union[
+    str, "PathLike[str]", BytesLike, BinaryIO, Sequence[Union[str, "PathLike[str]", BytesLike, BinaryIO]]
+]
 Time = Union[str, datetime, date, None]
 
 SCHEMA_VERSION: str
+__version__: str
 
 class LogError(Exception):
-    """A log is damaged or is not a joined log."""
+    """A log is damaged or is not a joined log (``vwlogs.LogError``,
+    picklable with its attributes)."""
 
     path: str
     offset: int
@@ -21,6 +26,12 @@ class LogError(Exception):
 class SkippedEventsWarning(UserWarning): ...
 
 class Reader:
+    """Reads nothing until a consumer asks for the stream; each consumer
+    gets a fresh read when ``rereadable`` (paths, URLs, bytes), the first
+    only for a file object."""
+
+    @property
+    def rereadable(self) -> bool: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
     def __arrow_c_schema__(self) -> Any: ...
     @property
@@ -45,7 +56,8 @@ def read(
     since: Time = None,
     until: Time = None,
     skip_learn: Literal["include", "exclude"] = "include",
-    only: Union[str, List[str], None] = None,
+    only: Union[str, Sequence[str], None] = None,
+    inline_dedup: bool = False,
     recover: bool = False,
     batch_rows: int = 65536,
     threads: int = 1,

@@ -8,7 +8,8 @@
           .load("s3://bucket/logs/2026-11/*.fb"))
 
 The path is a file, a folder (every file under it, recursively, but hidden
-and ``_``-prefixed ones) or a glob; paths with a scheme (``s3://``,
+and ``_``-prefixed ones) or a glob, or a list of them
+(``.load([path, path])``); paths with a scheme (``s3://``,
 ``abfss://``, ``gs://``, ``memory://``) are listed and opened with fsspec.
 Each file is one partition, read by one task with the same Rust code as
 ``fb``: a joined log cannot be split at an arbitrary message, because the
@@ -26,7 +27,9 @@ name them in a schema: the reader then builds only those, in that order::
           .load(path))
 
 A column of a given schema must be one of ``vwlogs.schema()``'s, of its
-type or one it casts to (``reward double`` is fine).
+type or one every value of it converts to without loss (``reward double``
+is fine, ``problem_type int`` is not); this and the options' values are
+checked on the driver.
 
 Options mirror :func:`vwlogs.read`'s keyword arguments, in camelCase or
 snake_case: ``problemType``, ``rewardFunction``, ``defaultReward``,
@@ -38,6 +41,7 @@ snake_case: ``problemType``, ``rewardFunction``, ``defaultReward``,
 from __future__ import annotations
 
 import glob
+import json
 import os
 from typing import Any, Dict, Iterator, List
 
@@ -64,18 +68,27 @@ _OPTIONS = {
 }
 
 
-def _bool(key: str, value: str) -> bool:
+def _bool(name: str, value: str) -> bool:
     v = str(value).strip().lower()
     if v in ("true", "1", "yes"):
         return True
     if v in ("false", "0", "no"):
         return False
-    raise ValueError(f"option {key}: expected true or false, not {value!r}")
+    raise ValueError(f"vwlogs: {name}: expected true or false, not {value!r}")
+
+
+def _number(kind: Any, name: str, value: str) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"vwlogs: {name}: expected a number, not {value!r}") from None
 
 
 def read_options(options: Dict[str, str]) -> Dict[str, Any]:
-    """The :func:`vwlogs.read` keywords of Spark options; unknown ones are
-    refused (a typo would otherwise be ignored)."""
+    """The :func:`vwlogs.read` keywords of Spark options, every value
+    checked as :func:`vwlogs.read` checks it, so that a bad one fails on
+    the driver rather than in every task; unknown options are refused (a
+    typo would otherwise be ignored)."""
     out: Dict[str, Any] = {}
     for key, value in options.items():
         norm = key.replace("_", "").lower()
@@ -87,12 +100,41 @@ def read_options(options: Dict[str, str]) -> Dict[str, Any]:
                 + ", ".join(sorted({v[0] for v in _OPTIONS.values()}))
             )
         name, kind = _OPTIONS[norm]
-        out[name] = _bool(key, value) if kind == "bool" else kind(value)
+        if kind == "bool":
+            out[name] = _bool(name, value)
+        elif kind is str:
+            out[name] = value
+        else:
+            out[name] = _number(kind, name, value)
     # Spark runs a task per core: one joining thread each.
     out["threads"] = 1
-    # Fail on a bad option on the driver, not in every task.
-    vwlogs._options(**out)
+    try:
+        vwlogs._checked_options(**out)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"vwlogs: {e}") from None
     return out
+
+
+def given_paths(options: Dict[str, str]) -> List[str]:
+    """The paths of ``.load(path)`` (option ``path``) or ``.load([a, b])``
+    (option ``paths``, a JSON list)."""
+    paths: List[str] = []
+    for key, value in options.items():
+        if key.lower() == "path":
+            paths.append(value)
+        elif key.lower() == "paths":
+            try:
+                listed = json.loads(value)
+            except ValueError:
+                listed = value
+            if isinstance(listed, str):
+                listed = [listed]
+            if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
+                raise ValueError(f"vwlogs: paths: expected a list of paths, not {value!r}")
+            paths.extend(listed)
+    if not paths:
+        raise ValueError('vwlogs: give the logs: spark.read.format("vwlogs").load(PATH or [PATHS])')
+    return paths
 
 
 def _visible(name: str) -> bool:
@@ -168,13 +210,61 @@ def _arrow_schema(schema: Any) -> Any:
         return to_arrow_schema(schema)
 
 
+def _converts(have: Any, want: Any) -> bool:
+    """Whether every value of Arrow type ``have`` converts to ``want``
+    without failing or losing anything: the same type, a wider number,
+    text from text, numbers or booleans, a timestamp of the same unit (the
+    time zone may differ), and lists and structs (the same fields, in the
+    same order) of such. A cast pyarrow accepts is not enough: string to
+    int passes on no rows and fails on the first."""
+    import pyarrow.types as t
+
+    if have.equals(want):
+        return True
+    if t.is_dictionary(have):
+        return _converts(have.value_type, want)
+    if t.is_string(want) or t.is_large_string(want):
+        return (
+            t.is_string(have) or t.is_large_string(have) or t.is_boolean(have)
+            or t.is_integer(have) or t.is_floating(have)
+        )
+    if t.is_integer(have):
+        if t.is_integer(want):
+            if t.is_signed_integer(have) == t.is_signed_integer(want):
+                return want.bit_width >= have.bit_width
+            return t.is_signed_integer(want) and want.bit_width > have.bit_width
+        # Floats hold integers exactly up to their mantissa's width.
+        mantissa = {16: 11, 32: 24, 64: 53}
+        return t.is_floating(want) and mantissa[want.bit_width] > have.bit_width
+    if t.is_floating(have):
+        return t.is_floating(want) and want.bit_width >= have.bit_width
+    if t.is_timestamp(have):
+        return t.is_timestamp(want) and want.unit == have.unit
+    lists = (t.is_list, t.is_large_list)
+    if any(f(have) for f in lists) and any(f(want) for f in lists):
+        return _field_converts(have.value_field, want.value_field, check_name=False)
+    if t.is_struct(have) and t.is_struct(want):
+        if have.num_fields != want.num_fields:
+            return False
+        return all(_field_converts(have.field(i), want.field(i)) for i in range(have.num_fields))
+    return False
+
+
+def _field_converts(have: Any, want: Any, check_name: bool = True) -> bool:
+    """:func:`_converts` for fields: the same name (not for list items),
+    and no nulls where the wanted field allows none."""
+    if check_name and have.name != want.name:
+        return False
+    if have.nullable and not want.nullable:
+        return False
+    return _converts(have.type, want.type)
+
+
 def _target(schema: Any) -> Any:
     """The columns to build and the Arrow schema to hand Spark, for the
     schema Spark gives the reader (ours, or one the user chose); ``None``
     columns when it is ours. Raises ``ValueError`` on the driver for a
-    column we do not have or cannot cast."""
-    import pyarrow as pa
-
+    column we do not have or that does not convert (:func:`_converts`)."""
     ours = vwlogs.schema()
     target = _arrow_schema(schema)
     names = list(target.names)
@@ -186,14 +276,14 @@ def _target(schema: Any) -> Any:
                 f"vwlogs: the schema names a column {field.name!r} joined logs do not have; "
                 f"the columns are {', '.join(ours.names)}"
             )
-        have = ours.field(field.name).type
-        if have != field.type:
-            try:
-                pa.array([], type=have).cast(field.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise ValueError(
-                    f"vwlogs: column {field.name!r} is {have}, which does not cast to {field.type}: {e}"
-                ) from None
+        have = ours.field(field.name)
+        if not _field_converts(have, field):
+            nulls = " (it has nulls)" if have.nullable and not field.nullable else ""
+            raise ValueError(
+                f"vwlogs: column {field.name!r} is {have.type}, which does not convert to "
+                f"{field.type}{' not null' if not field.nullable else ''}{nulls} without failing "
+                "or losing values"
+            )
     return names, target
 
 
@@ -201,10 +291,7 @@ class JoinedLogsReader(DataSourceReader):
     """Lists the files on the driver; each task reads one."""
 
     def __init__(self, options: Dict[str, str], schema: Any = None) -> None:
-        paths = [v for k, v in options.items() if k.lower() == "path"]
-        if not paths:
-            raise ValueError('vwlogs: give the logs: spark.read.format("vwlogs").load(PATH)')
-        self.path = paths[0]
+        self.paths = given_paths(options)
         self.kwargs = read_options(options)
         self.target = None
         if schema is not None:
@@ -213,9 +300,12 @@ class JoinedLogsReader(DataSourceReader):
                 self.kwargs["columns"] = columns
 
     def partitions(self) -> List[FilePartition]:
-        files = list_files(self.path)
-        if not files:
-            raise FileNotFoundError(f"vwlogs: {self.path}: no files found")
+        files: List[str] = []
+        for path in self.paths:
+            found = list_files(path)
+            if not found:
+                raise FileNotFoundError(f"vwlogs: {path}: no files found")
+            files.extend(found)
         return [FilePartition(f) for f in files]
 
     def read(self, partition: FilePartition) -> Iterator[Any]:
