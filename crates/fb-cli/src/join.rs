@@ -2,19 +2,21 @@
 //! multistep episodes) joined into a joined log, with the loop's
 //! configuration in its CHECKPOINT.
 //!
-//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened,
-//! the groups written as REGULAR messages of bounded size (a group never
-//! split; a DedupInfo starts a message), each event stamped with its
-//! client time (or the time of the join when it has none, counted), what
-//! joined nothing reported, or written to `--unjoined`, and where a stream
-//! goes back in time said.
+//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened
+//! and each checked to be the raw stream it is given as, the groups
+//! written as REGULAR messages of bounded size (a group never split; a
+//! DedupInfo starts a message), each event stamped with its client time
+//! (or the time of the join when it has none, counted), what joined
+//! nothing reported, or written to `--unjoined`, and where a stream goes
+//! back in time said. Every check that can fail comes before the output
+//! is created, and a join that fails leaves no output behind.
 
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fb_format::raw::RawStreamReader;
+use fb_format::raw::{Content, RawStreamReader};
 use fb_format::{Problem, RewardFunction};
 use fb_join::rawjoin::{join, Config, Input as RawInput, Item, Read, Report, Side, WentBack};
 use fb_join::LearningMode;
@@ -148,6 +150,60 @@ fn show_time(micros: i64) -> String {
     )
 }
 
+/// What an event of this payload type is, for messages.
+fn what_event(kind: PayloadType) -> String {
+    match kind {
+        PayloadType::Outcome => "an outcome".into(),
+        PayloadType::Episode => "an episode event".into(),
+        PayloadType::DedupInfo => "a DedupInfo".into(),
+        other => format!("a {} decision", other.variant_name().unwrap_or("?")),
+    }
+}
+
+/// Checks that each input is the raw stream it is given as (not a joined
+/// log, not another stream); warns of empty ones, and returns whether
+/// each is empty.
+fn check_inputs(
+    paths: &[(Side, PathBuf)],
+    inputs: &[(Side, Whole)],
+    quiet: bool,
+) -> Result<Vec<bool>, Error> {
+    let mut empty = Vec::new();
+    for ((side, path), (_, bytes)) in paths.iter().zip(inputs) {
+        let (name, given) = (path.display(), side.name());
+        let content = Content::of(bytes);
+        match content {
+            Content::Empty if !quiet => {
+                eprintln!("fb: warning: {name}: empty file: no {given} read from it")
+            }
+            Content::JoinedLog(kind) => {
+                return Err(Error::Msg(format!(
+                    "{name} is a joined binary log (it starts with a {} message), not a raw \
+                     stream of {given}: fb join joins the client's raw streams; read a joined \
+                     log with fb convert, fb stats or fb export",
+                    kind.name()
+                )))
+            }
+            Content::Unknown(why) => {
+                return Err(Error::Msg(format!(
+                    "{name} is not a raw stream of {given}: {why}"
+                )))
+            }
+            Content::Raw(Some(kind)) if Side::of(kind) != *side => {
+                let holds = Side::of(kind).name();
+                return Err(Error::Msg(format!(
+                    "{name} holds {holds} (its first event is {}), but it is given as \
+                     --{given}: give it as --{holds}",
+                    what_event(kind)
+                )));
+            }
+            Content::Empty | Content::Raw(_) => {}
+        }
+        empty.push(content == Content::Empty);
+    }
+    Ok(empty)
+}
+
 /// The problem type of the first decision of the interaction streams.
 fn first_problem(inputs: &[(Side, Whole)]) -> Option<Problem> {
     for (side, bytes) in inputs {
@@ -265,14 +321,27 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .get(k)
             .map_or("?".into(), |(_, p)| p.display().to_string())
     };
+    let empty = check_inputs(&paths, &inputs, global.quiet)?;
     let problem = match args.problem_type.or_else(|| first_problem(&inputs)) {
         Some(p) => p,
         None => {
-            return Err(Error::Msg(
-                "the interaction streams hold no decision to tell the problem type: \
-                 give --problem-type"
-                    .into(),
-            ))
+            let given: Vec<(String, bool)> = paths
+                .iter()
+                .zip(&empty)
+                .filter(|((side, _), _)| *side == Side::Interactions)
+                .map(|((_, path), empty)| (path.display().to_string(), *empty))
+                .collect();
+            let names: Vec<&str> = given.iter().map(|(n, _)| n.as_str()).collect();
+            let why = if given.iter().all(|(_, empty)| *empty) {
+                "is empty"
+            } else {
+                "holds no decision"
+            };
+            return Err(Error::Msg(format!(
+                "the interaction stream ({}) {why}, so nothing tells the problem type: give \
+                 the client's decisions as --interactions, or --problem-type to join none",
+                names.join(", ")
+            )));
         }
     };
     let checkpoint = CheckpointConfig {
