@@ -5,15 +5,16 @@
 //! The join itself is [`fb_join::rawjoin`]; here the inputs are opened
 //! and each checked to be the raw stream it is given as, the groups
 //! written as REGULAR messages of bounded size (a group never split; a
-//! DedupInfo starts a message), each event stamped with its client time
-//! (or the time of the join when it has none, counted), what joined
-//! nothing reported, or written to `--unjoined`, and where a stream goes
-//! back in time said. Every check that can fail comes before the output
-//! is created, and a join that fails leaves no output behind.
+//! DedupInfo starts a message), each event stamped with the time
+//! `--timestamp` chooses (its client time by default, or the time of the
+//! join when it has none), and what joined nothing reported, or written
+//! to `--unjoined`. Every check that can fail comes before the output is
+//! created, and a join that fails leaves no output behind.
 
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::str::FromStr;
 use std::time::Instant;
 
 use fb_format::raw::{Content, RawStreamReader};
@@ -99,6 +100,39 @@ pub struct Args {
     /// The checkpoint asks converters to use the client time.
     #[arg(long)]
     pub use_client_time: bool,
+
+    /// Which time becomes each joined event's timestamp (the time
+    /// converters write and compare): `client`, its client time (the time
+    /// of the join for an event without one, counted), or `join`, the
+    /// time of the join for every event.
+    #[arg(long, value_name = "TIME", default_value = "client", value_parser = named::<Stamp>(Stamp::NAMES))]
+    pub timestamp: Stamp,
+}
+
+/// Which time becomes a joined event's timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamp {
+    /// The event's client time; the time of the join when it has none.
+    Client,
+    /// The time of the join, for every event.
+    Join,
+}
+
+impl Stamp {
+    /// The names `--timestamp` takes.
+    pub const NAMES: &'static [&'static str] = &["client", "join"];
+}
+
+impl FromStr for Stamp {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "client" => Ok(Self::Client),
+            "join" => Ok(Self::Join),
+            other => Err(format!("unknown time `{other}`: use client or join")),
+        }
+    }
 }
 
 /// Parses `500ms`, `30s`, `10m`, `2h`, `1d` (or a number of seconds) into
@@ -402,11 +436,13 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let mut in_message = 0u64;
     let mut held: Vec<&[u8]> = Vec::new();
     let mut unstamped = 0u64;
-    let mut stamp = |r: &Read<'_>| {
-        r.event.client_time.unwrap_or_else(|| {
+    let mut stamp = |r: &Read<'_>| match (args.timestamp, r.event.client_time) {
+        (Stamp::Client, Some(time)) => time,
+        (Stamp::Client, None) => {
             unstamped += 1;
             join_time
-        })
+        }
+        (Stamp::Join, _) => join_time,
     };
     let io = |e: fb_writer::Error| std::io::Error::other(e.to_string());
     let mut sink = |item| -> std::io::Result<()> {

@@ -1,7 +1,9 @@
 //! `fb join` and time: the generator's raw streams are in client time
 //! order and join to the counts their client times imply; a stream that
 //! goes back in time is reported with where; what joins nothing is named
-//! late, early or orphan as it is.
+//! late, early or orphan as it is; the joined events' timestamps are the
+//! time `--timestamp` chooses, so that the join of generated streams
+//! converts as the generated log does.
 
 mod common;
 
@@ -439,6 +441,164 @@ fn a_stream_that_goes_back_in_time_is_reported_with_where() {
             ] {
                 assert!(run.stderr.contains(&part), "{case}: {part}: {}", run.stderr);
             }
+        }
+    }
+}
+
+#[test]
+fn joined_events_carry_the_time_timestamp_chooses() {
+    let dir = scratch_dir("join-time-stamp");
+    // (name, gen flags, convert flags)
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("cb", &["--problem-type", "cb"], &[]),
+        (
+            "cb-zstd-dedup-deferred",
+            &[
+                "--problem-type",
+                "cb",
+                "--zstd",
+                "--dedup",
+                "--deferred",
+                "0.3",
+                "--activated",
+                "0.5",
+            ],
+            &[],
+        ),
+        ("ccb-dedup", &["--problem-type", "ccb", "--dedup"], &[]),
+        (
+            "slates",
+            &["--problem-type", "slates", "--outcomes", "3"],
+            &[],
+        ),
+        ("ca", &["--problem-type", "ca", "--activated", "0.5"], &[]),
+        (
+            "multistep",
+            &["--problem-type", "multistep"],
+            &["--multistep"],
+        ),
+    ];
+    for (name, gen, convert) in cases {
+        let mut flags = vec!["--events", "400", "--seed", "8"];
+        flags.extend_from_slice(gen);
+        let log = generate(&dir, name, &flags);
+        let mut streams = vec![
+            "--interactions".to_string(),
+            p(&stream(&log, "interactions")).to_string(),
+            "--observations".into(),
+            p(&stream(&log, "observations")).into(),
+        ];
+        if stream(&log, "episodes").exists() {
+            streams.extend(["--episodes".into(), p(&stream(&log, "episodes")).into()]);
+        }
+        let convert_all = |path: &Path, extra: &[&str]| {
+            let mut args = vec!["convert", "-q"];
+            args.extend_from_slice(convert);
+            args.extend_from_slice(extra);
+            args.push(p(path));
+            let run = fb(&args);
+            assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+            run.stdout
+        };
+        let generated = convert_all(&log, &["--use-client-time"]);
+        assert_eq!(
+            generated.lines().count(),
+            if *convert == ["--multistep"] {
+                1200
+            } else {
+                400
+            }
+        );
+        let joined = dir.join(format!("{name}.joined.fb"));
+        for window in [&[][..], &["--eud", "10m"]] {
+            let mut args: Vec<String> =
+                vec!["join".into(), "-q".into(), "-o".into(), p(&joined).into()];
+            args.extend(streams.iter().cloned());
+            args.extend(["--timestamp".into(), "client".into()]);
+            args.extend(window.iter().map(|s| s.to_string()));
+            let run = fb(&args);
+            assert_eq!(run.code, 0, "{name} {window:?}: {}", run.stderr);
+            // The client time is the joined event's time: the same lines
+            // whether the converter is told to use the client time or not.
+            for extra in [&[][..], &["--use-client-time"]] {
+                assert!(
+                    convert_all(&joined, extra) == generated,
+                    "{name} {window:?} {extra:?}: the join converts otherwise than the log"
+                );
+            }
+        }
+        // The time of the join for every event: between the run's start
+        // and end, the same in every line.
+        let before = std::time::SystemTime::now();
+        let mut args: Vec<String> =
+            vec!["join".into(), "-q".into(), "-o".into(), p(&joined).into()];
+        args.extend(streams.iter().cloned());
+        args.extend(["--timestamp".into(), "join".into()]);
+        assert_eq!(fb(&args).code, 0, "{name}");
+        let after = std::time::SystemTime::now();
+        let stamps: std::collections::BTreeSet<String> = convert_all(&joined, &[])
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["Timestamp"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(stamps.len(), 1, "{name}: {stamps:?}");
+        let stamp = stamps.first().unwrap();
+        // "YYYY-MM-DDTHH:MM:SS.ffffffZ", in seconds since 1970.
+        let field = |k: usize, n: usize| stamp[k..k + n].parse::<i64>().unwrap();
+        let days = fb_schema::calendar::days_from_civil(
+            field(0, 4),
+            field(5, 2) as u32,
+            field(8, 2) as u32,
+        );
+        let stamped = days * 86_400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
+        let secs = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+        };
+        assert!(
+            (secs(before)..=secs(after)).contains(&stamped),
+            "{name}: {stamp} is not between the run's start and end"
+        );
+    }
+}
+
+#[test]
+fn events_without_client_time_are_counted_where_they_get_the_join_time() {
+    let dir = scratch_dir("join-time-none");
+    let (i, o) = (
+        common::data("fb_events/cb_v2_size_2.fb"),
+        common::data("fb_events/f-reward_v2_size_2.fb"),
+    );
+    // (case, --timestamp, what the summary says of them)
+    for (case, stamp, says) in [
+        (
+            "client",
+            "client",
+            Some("4 events without client time stamped with the time of the join"),
+        ),
+        ("join", "join", None),
+    ] {
+        let out = dir.join(format!("{case}.fb"));
+        let run = fb(&[
+            "join",
+            "--timestamp",
+            stamp,
+            "--interactions",
+            p(&i),
+            "--observations",
+            p(&o),
+            "-o",
+            p(&out),
+        ]);
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        match says {
+            Some(line) => assert!(run.stderr.contains(line), "{case}: {}", run.stderr),
+            None => assert!(
+                !run.stderr.contains("without client time"),
+                "{case}: {}",
+                run.stderr
+            ),
         }
     }
 }
