@@ -12,7 +12,9 @@ use fb_join::rawjoin::{join, Config, Input, Item, Side};
 /// groups handed out hold every interaction-side event read and every
 /// joined observation (streams are routed by the file they are in, not by
 /// their events' types: an outcome in the interaction stream is an
-/// interaction-side event); recovery only skips forward, inside the input.
+/// interaction-side event); recovery only skips forward, inside the input;
+/// pages are given back in ranges inside the input; only a join with a
+/// window reports streams that go back in time, by more than the skew.
 pub fn rawjoin(data: &[u8]) {
     let [flags, s0, s1, rest @ ..] = data else {
         return;
@@ -47,11 +49,10 @@ pub fn rawjoin(data: &[u8]) {
         }
         Ok(())
     };
-    let mut released: Vec<u64> = vec![0; 2];
-    let mut release = |input: usize, offset: u64| {
-        if let Some(r) = released.get_mut(input) {
-            *r = offset;
-        }
+    let lens = inputs.map(|i| i.bytes.len() as u64);
+    let mut release = |input: usize, range: std::ops::Range<u64>| {
+        assert!(range.start <= range.end, "{range:?}");
+        assert!(range.end <= lens[input], "{range:?} past the end");
     };
     let Ok(report) = join(&inputs, cfg, &mut sink, &mut release) else {
         // Only an event without client time under a window stops a join.
@@ -69,6 +70,14 @@ pub fn rawjoin(data: &[u8]) {
         report.observations,
         report.joined + report.late + report.early + report.orphans
     );
+    for w in &report.went_back {
+        assert!(cfg.eud.is_some(), "went back in time without a window");
+        assert!(w.events >= 1 && w.furthest > cfg.skew, "{w:?}");
+        assert!(
+            w.latest - w.time > cfg.skew && w.furthest >= w.latest - w.time,
+            "{w:?}"
+        );
+    }
     for d in &report.damage {
         if let Some(at) = d.resumed_at {
             assert!(cfg.recover, "resumed without recover");

@@ -105,7 +105,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Also take the log apart into the raw streams a client would have
     /// written (`OUT-STEM.interactions.fb`, `.observations.fb`, and
-    /// `.episodes.fb` for multistep), for `fb join`.
+    /// `.episodes.fb` for multistep), each in client time order, for
+    /// `fb join`.
     #[arg(long)]
     pub raw_streams: bool,
     /// Replace the outputs if they exist (once each is complete).
@@ -262,7 +263,7 @@ fn raw_stream_outputs(
 
 /// `LOG` taken apart into `LOG-STEM.interactions.fb`, `.observations.fb`
 /// and `.episodes.fb` beside it (the raw streams a client would have
-/// written), for `fb join` to join again.
+/// written: each in client time order), for `fb join` to join again.
 fn raw_streams(
     log: &std::path::Path,
     (paths, mut outs): RawStreamOutputs,
@@ -275,9 +276,23 @@ fn raw_streams(
             return Err("three outputs".into());
         };
         let writers = [i, o, e].map(|out| BufWriter::with_capacity(OUTPUT_BUFFER, out));
-        fb_writer::raw::take_apart_into(&data, writers, 256)
-            .map_err(|e| Error::Msg(format!("{}: {e}", log.display())))?
+        fb_writer::raw::take_apart_by_time(
+            &data,
+            writers,
+            256,
+            fb_writer::synth::STREAM_DISORDER_MICROS,
+        )
+        .map_err(|e| Error::Msg(format!("{}: {e}", log.display())))?
     };
+    if counts.behind > 0 {
+        // The generator's own bound: a log from this build never gets here.
+        return Err(Error::Msg(format!(
+            "{}: {} out of client time order in the raw streams: the generator broke its \
+             own bound on how late an outcome comes; please report it",
+            log.display(),
+            crate::plural(counts.behind, "event")
+        )));
+    }
     for (out, path) in outs.into_iter().zip(&paths) {
         if counts.episodes == 0 && path.to_string_lossy().ends_with(".episodes.fb") {
             drop(out);

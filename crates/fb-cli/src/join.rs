@@ -2,19 +2,24 @@
 //! multistep episodes) joined into a joined log, with the loop's
 //! configuration in its CHECKPOINT.
 //!
-//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened,
-//! the groups written as REGULAR messages of bounded size (a group never
-//! split; a DedupInfo starts a message), each event stamped with its
-//! client time (or the time of the join when it has none), and what
-//! joined nothing reported, or written to `--unjoined`.
+//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened
+//! and each checked to be the raw stream it is given as, the groups
+//! written as REGULAR messages of bounded size (a group never split; a
+//! DedupInfo starts a message), each event stamped with the time
+//! `--timestamp` chooses (its client time by default, or the time of the
+//! join when it has none), and what joined nothing reported, or written
+//! to `--unjoined`. Every check that can fail comes before the output is
+//! created, and a join that fails leaves no output behind.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::str::FromStr;
 use std::time::Instant;
 
-use fb_format::raw::RawStreamReader;
+use fb_format::raw::{Content, RawStreamReader};
 use fb_format::{Problem, RewardFunction};
-use fb_join::rawjoin::{join, Config, Input as RawInput, Item, Read, Side};
+use fb_join::rawjoin::{join, Config, Input as RawInput, Item, Read, Report, Side, WentBack};
 use fb_join::LearningMode;
 use fb_schema::{LearningModeType, PayloadType, TimeStamp};
 use fb_writer::raw::RawStreamWriter;
@@ -100,6 +105,39 @@ pub struct Args {
     /// The checkpoint asks converters to use the client time.
     #[arg(long)]
     pub use_client_time: bool,
+
+    /// Which time becomes each joined event's timestamp (the time
+    /// converters write and compare): `client`, its client time (the time
+    /// of the join for an event without one, counted), or `join`, the
+    /// time of the join for every event.
+    #[arg(long, value_name = "TIME", default_value = "client", value_parser = named::<Stamp>(Stamp::NAMES))]
+    pub timestamp: Stamp,
+}
+
+/// Which time becomes a joined event's timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamp {
+    /// The event's client time; the time of the join when it has none.
+    Client,
+    /// The time of the join, for every event.
+    Join,
+}
+
+impl Stamp {
+    /// The names `--timestamp` takes.
+    pub const NAMES: &'static [&'static str] = &["client", "join"];
+}
+
+impl FromStr for Stamp {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "client" => Ok(Self::Client),
+            "join" => Ok(Self::Join),
+            other => Err(format!("unknown time `{other}`: use client or join")),
+        }
+    }
 }
 
 /// Parses `500ms`, `30s`, `10m`, `2h`, `1d` (or a number of seconds) into
@@ -133,9 +171,76 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     Ok(total as i64)
 }
 
-/// A duration as the header states it.
+/// A duration as the header and messages state it.
 fn show_duration(micros: i64) -> String {
     format!("{}s", micros as f64 / 1e6)
+}
+
+/// Microseconds since 1970 as `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+fn show_time(micros: i64) -> String {
+    let (secs, us) = (micros.div_euclid(1_000_000), micros.rem_euclid(1_000_000));
+    let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = fb_schema::calendar::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// What an event of this payload type is, for messages.
+fn what_event(kind: PayloadType) -> String {
+    match kind {
+        PayloadType::Outcome => "an outcome".into(),
+        PayloadType::Episode => "an episode event".into(),
+        PayloadType::DedupInfo => "a DedupInfo".into(),
+        other => format!("a {} decision", other.variant_name().unwrap_or("?")),
+    }
+}
+
+/// Checks that each input is the raw stream it is given as (not a joined
+/// log, not another stream); warns of empty ones, and returns whether
+/// each is empty.
+fn check_inputs(
+    paths: &[(Side, PathBuf)],
+    inputs: &[(Side, Whole)],
+    quiet: bool,
+) -> Result<Vec<bool>, Error> {
+    let mut empty = Vec::new();
+    for ((side, path), (_, bytes)) in paths.iter().zip(inputs) {
+        let (name, given) = (path.display(), side.name());
+        let content = Content::of(bytes);
+        match content {
+            Content::Empty if !quiet => {
+                eprintln!("fb: warning: {name}: empty file: no {given} read from it")
+            }
+            Content::JoinedLog(kind) => {
+                return Err(Error::Msg(format!(
+                    "{name} is a joined binary log (it starts with a {} message), not a raw \
+                     stream of {given}: fb join joins the client's raw streams; read a joined \
+                     log with fb convert, fb stats or fb export",
+                    kind.name()
+                )))
+            }
+            Content::Unknown(why) => {
+                return Err(Error::Msg(format!(
+                    "{name} is not a raw stream of {given}: {why}"
+                )))
+            }
+            Content::Raw(Some(kind)) if Side::of(kind) != *side => {
+                let holds = Side::of(kind).name();
+                return Err(Error::Msg(format!(
+                    "{name} holds {holds} (its first event is {}), but it is given as \
+                     --{given}: give it as --{holds}",
+                    what_event(kind)
+                )));
+            }
+            Content::Empty | Content::Raw(_) => {}
+        }
+        empty.push(content == Content::Empty);
+    }
+    Ok(empty)
 }
 
 /// The problem type of the first decision of the interaction streams.
@@ -174,6 +279,65 @@ fn now() -> TimeStamp {
     )
 }
 
+/// Bytes of a page of memory, to round the ranges given back.
+const PAGE: u64 = 4096;
+
+/// Says where a stream goes back in time by more than the skew, and what
+/// to do.
+fn warn_went_back(w: &WentBack, file: &str, skew: i64) {
+    let back = w.latest.saturating_sub(w.time);
+    let enough = (w.furthest as f64 / 1e6).ceil();
+    eprintln!(
+        "fb: warning: {file}: batch {} at byte {}: event `{}` at {} is {} earlier than an event \
+         before it in the stream ({}), more than --skew {}: the stream goes back in time \
+         ({} in this file, the furthest by {}); an observation whose group was handed out \
+         before it came counts as late, an interaction that comes after its observations \
+         misses them; --skew {enough}s joins them (the window then holds that much more)",
+        w.message,
+        w.offset,
+        w.event_id,
+        show_time(w.time),
+        show_duration(back),
+        show_time(w.latest),
+        show_duration(skew),
+        crate::plural(w.events, "event"),
+        show_duration(w.furthest),
+    );
+}
+
+/// The summary of a join on standard error.
+fn summary(report: &Report, unstamped: u64, output: &str, bytes: usize, secs: f64) {
+    eprintln!(
+        "fb: {} ({} interactions, {} episode events, {} DedupInfo) joined with {} of \
+         {} observations; unjoined: {} late, {} early, {} orphan; most groups open at once {}; \
+         {output} in {secs:.2} s ({:.0} MB/s of input)",
+        crate::plural(report.groups, "group"),
+        report.interactions,
+        report.episodes,
+        report.dedup,
+        report.joined,
+        report.observations,
+        report.late,
+        report.early,
+        report.orphans,
+        report.most_pending,
+        bytes as f64 / 1e6 / secs.max(1e-6),
+    );
+    if report.late + report.early + report.orphans > 0 {
+        eprintln!(
+            "fb:   late: came after their interaction's group was handed out (after --eud, \
+             or their stream went back in time); early: before their interaction by more \
+             than --skew; orphan: no interaction in the input has their id"
+        );
+    }
+    if unstamped > 0 {
+        eprintln!(
+            "fb:   {} without client time stamped with the time of the join",
+            crate::plural(unstamped, "event")
+        );
+    }
+}
+
 /// Joins; exit 0, or 1 when an input was damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let started = Instant::now();
@@ -196,14 +360,27 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .get(k)
             .map_or("?".into(), |(_, p)| p.display().to_string())
     };
+    let empty = check_inputs(&paths, &inputs, global.quiet)?;
     let problem = match args.problem_type.or_else(|| first_problem(&inputs)) {
         Some(p) => p,
         None => {
-            return Err(Error::Msg(
-                "the interaction streams hold no decision to tell the problem type: \
-                 give --problem-type"
-                    .into(),
-            ))
+            let given: Vec<(String, bool)> = paths
+                .iter()
+                .zip(&empty)
+                .filter(|((side, _), _)| *side == Side::Interactions)
+                .map(|((_, path), empty)| (path.display().to_string(), *empty))
+                .collect();
+            let names: Vec<&str> = given.iter().map(|(n, _)| n.as_str()).collect();
+            let why = if given.iter().all(|(_, empty)| *empty) {
+                "is empty"
+            } else {
+                "holds no decision"
+            };
+            return Err(Error::Msg(format!(
+                "the interaction stream ({}) {why}, so nothing tells the problem type: give \
+                 the client's decisions as --interactions, or --problem-type to join none",
+                names.join(", ")
+            )));
         }
     };
     let checkpoint = CheckpointConfig {
@@ -260,7 +437,15 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let max = args.max_message_size;
     let mut in_message = 0u64;
     let mut held: Vec<&[u8]> = Vec::new();
-    let stamp = |r: &Read<'_>| r.event.client_time.unwrap_or(join_time);
+    let mut unstamped = 0u64;
+    let mut stamp = |r: &Read<'_>| match (args.timestamp, r.event.client_time) {
+        (Stamp::Client, Some(time)) => time,
+        (Stamp::Client, None) => {
+            unstamped += 1;
+            join_time
+        }
+        (Stamp::Join, _) => join_time,
+    };
     let io = |e: fb_writer::Error| std::io::Error::other(e.to_string());
     let mut sink = |item| -> std::io::Result<()> {
         match item {
@@ -298,13 +483,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
         Ok(())
     };
-    let mut releasers: Vec<crate::mapped::Releaser> =
-        inputs.iter().map(|_| Default::default()).collect();
-    let mut release = |input: usize, offset: u64| {
-        if let (Some((_, Whole::Mapped(map))), Some(r)) =
-            (inputs.get(input), releasers.get_mut(input))
-        {
-            r.done(map, offset);
+    let mut release = |input: usize, range: Range<u64>| {
+        if let Some((_, Whole::Mapped(map))) = inputs.get(input) {
+            // The bytes before the range are free too (or were given back
+            // by the pass that calls): from the range's first page on.
+            map.release(range.start / PAGE * PAGE, range.end);
         }
     };
     let joined = join(&raw_inputs, cfg, &mut sink, &mut release);
@@ -350,24 +533,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         eprintln!("fb: {}: {}; {then}", name(d.input), d.error);
     }
     if !global.quiet {
-        let secs = started.elapsed().as_secs_f64();
+        for w in &report.went_back {
+            warn_went_back(w, &name(w.input), args.skew);
+        }
         let bytes: usize = inputs.iter().map(|(_, b)| b.len()).sum();
-        eprintln!(
-            "fb: {} ({} interactions, {} episode events, {} DedupInfo) joined with {} of \
-             {} observations; unjoined: {} late, {} early, {} orphan; most groups open at once {}; \
-             {} in {secs:.2} s ({:.0} MB/s of input)",
-            crate::plural(report.groups, "group"),
-            report.interactions,
-            report.episodes,
-            report.dedup,
-            report.joined,
-            report.observations,
-            report.late,
-            report.early,
-            report.orphans,
-            report.most_pending,
-            args.output.display(),
-            bytes as f64 / 1e6 / secs.max(1e-6),
+        summary(
+            &report,
+            unstamped,
+            &args.output.display().to_string(),
+            bytes,
+            started.elapsed().as_secs_f64(),
         );
     }
     Ok(if report.damage.is_empty() {

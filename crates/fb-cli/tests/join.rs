@@ -656,3 +656,114 @@ fn recover_reads_on_past_a_damaged_batch() {
         assert_eq!(lines, decisions, "{case}");
     }
 }
+
+/// Each input is checked to be the raw stream it is given as before any
+/// output is made: a failed join leaves the output as it was.
+#[test]
+fn inputs_that_are_not_the_stream_given_are_refused_before_any_output() {
+    let dir = scratch_dir("join-inputs");
+    let empty = dir.join("empty.fb");
+    std::fs::write(&empty, b"").unwrap();
+    let text = dir.join("text.fb");
+    std::fs::write(&text, b"{\"a\":1}\n").unwrap();
+    let (i, o) = (
+        data("fb_events/cb_v2_size_2.fb"),
+        data("fb_events/f-reward_v2_size_2.fb"),
+    );
+    let log = data("valid_joined_logs/cb_simple.log");
+    let (i, o, log) = (p(&i), p(&o), p(&log));
+    let (empty, text) = (p(&empty), p(&text));
+    // (case, flags, what stderr says)
+    let cases: [(&str, Vec<&str>, Vec<String>); 7] = [
+        (
+            "swapped",
+            vec!["--interactions", o, "--observations", i],
+            vec![format!(
+                "{o} holds observations (its first event is an outcome), but it is given as \
+                 --interactions: give it as --observations"
+            )],
+        ),
+        (
+            "decisions as observations",
+            vec!["--interactions", i, "--observations", i],
+            vec![format!(
+                "{i} holds interactions (its first event is a CB decision), but it is given \
+                 as --observations: give it as --interactions"
+            )],
+        ),
+        (
+            "decisions as episodes",
+            vec!["--interactions", i, "--episodes", i, "--observations", o],
+            vec![format!("{i} holds interactions"), "--episodes".into()],
+        ),
+        (
+            "joined log as interactions",
+            vec!["--interactions", log, "--observations", o],
+            vec![format!(
+                "{log} is a joined binary log (it starts with a FILEMAGIC message), not a \
+                 raw stream of interactions"
+            )],
+        ),
+        (
+            "joined log as observations",
+            vec!["--interactions", i, "--observations", log],
+            vec![format!(
+                "{log} is a joined binary log (it starts with a FILEMAGIC message), not a \
+                 raw stream of observations"
+            )],
+        ),
+        (
+            "empty interactions",
+            vec!["--interactions", empty, "--observations", o],
+            vec![
+                format!("warning: {empty}: empty file: no interactions read from it"),
+                format!("the interaction stream ({empty}) is empty"),
+            ],
+        ),
+        (
+            "text",
+            vec!["--interactions", i, "--observations", text],
+            vec![format!(
+                "{text} is not a raw stream of observations: its first bytes are 7b 22 61 22"
+            )],
+        ),
+    ];
+    let out = dir.join("out.fb");
+    for (case, flags, says) in cases {
+        std::fs::write(&out, b"kept").unwrap();
+        let mut args = vec!["join", "-o", p(&out)];
+        args.extend_from_slice(&flags);
+        let run = fb(&args);
+        assert_eq!(run.code, 2, "{case}: {}", run.stderr);
+        for part in says {
+            assert!(run.stderr.contains(&part), "{case}: {part}: {}", run.stderr);
+        }
+        assert_eq!(std::fs::read(&out).unwrap(), b"kept", "{case}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{case}: {left:?}");
+    }
+    // An empty stream beside others is read as none, with a warning.
+    let run = fb(&[
+        "join",
+        "--interactions",
+        i,
+        empty,
+        "--observations",
+        o,
+        "--force",
+        "-o",
+        p(&out),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("empty file: no interactions read from it")
+            && run.stderr.contains("joined with 2 of 2 observations"),
+        "{}",
+        run.stderr
+    );
+}

@@ -233,10 +233,123 @@ impl RawStreamReader<'_> {
     }
 }
 
+/// What an input holds, from its first bytes and first batch: whether it
+/// is a raw stream at all, and which.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// No byte at all.
+    Empty,
+    /// A joined binary log (it starts with one of its message types,
+    /// named here), not a raw stream.
+    JoinedLog(crate::MessageKind),
+    /// A raw stream, with the payload type of its first event; `None`
+    /// when its first batch holds none or does not verify (a damaged one
+    /// is the reader's to report).
+    Raw(Option<fb_schema::PayloadType>),
+    /// Neither: what its first bytes are.
+    Unknown(String),
+}
+
+impl Content {
+    /// Looks at the start of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        let Some(head) = bytes.get(..8.min(bytes.len())).filter(|h| !h.is_empty()) else {
+            return Self::Empty;
+        };
+        if let Some(&[a, b, c, d]) = head.get(..4) {
+            match crate::MessageKind::from_type(u32::from_le_bytes([a, b, c, d])) {
+                crate::MessageKind::Unknown(_) => {}
+                kind => return Self::JoinedLog(kind),
+            }
+        }
+        if let &[0, _, t0, t1, ..] = head {
+            if u16::from_be_bytes([t0, t1]) == TYPE_EVENT_BATCH {
+                let first = RawStreamReader::new(bytes)
+                    .next_message()
+                    .ok()
+                    .flatten()
+                    .and_then(|msg| msg.raw_events().ok())
+                    .and_then(|events| events.first().map(|e| e.kind));
+                return Self::Raw(first);
+            }
+        }
+        let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+        Self::Unknown(format!(
+            "its first bytes are {}, where a raw stream starts with a preamble of \
+             00, a version, then 00 0d (an event batch)",
+            hex.join(" ")
+        ))
+    }
+}
+
 impl<'a> Iterator for RawStreamReader<'a> {
     type Item = Result<RawMessage<'a>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_message().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fb_schema::PayloadType;
+
+    fn data(rel: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/../../tests/data/{rel}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn content_tells_raw_streams_from_logs_and_the_rest() {
+        // (case, bytes, what they are)
+        let cases = [
+            ("empty", Vec::new(), Content::Empty),
+            (
+                "interactions",
+                data("fb_events/cb_v2.fb"),
+                Content::Raw(Some(PayloadType::CB)),
+            ),
+            (
+                "observations",
+                data("fb_events/f-reward_v2.fb"),
+                Content::Raw(Some(PayloadType::Outcome)),
+            ),
+            (
+                "joined log",
+                data("valid_joined_logs/cb_simple.log"),
+                Content::JoinedLog(crate::MessageKind::FileMagic),
+            ),
+            (
+                "a REGULAR message first",
+                [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0].to_vec(),
+                Content::JoinedLog(crate::MessageKind::Regular),
+            ),
+            (
+                "a preamble with no batch behind it",
+                [0, 0, 0, 13, 0, 0, 1, 0].to_vec(),
+                Content::Raw(None),
+            ),
+            (
+                "text",
+                b"{\"a\":1}\n".to_vec(),
+                Content::Unknown(
+                    "its first bytes are 7b 22 61 22 3a 31 7d 0a, where a raw stream starts \
+                     with a preamble of 00, a version, then 00 0d (an event batch)"
+                        .into(),
+                ),
+            ),
+            ("one byte", vec![0], Content::Unknown(String::new())),
+        ];
+        for (case, bytes, want) in cases {
+            let got = Content::of(&bytes);
+            match (&got, &want) {
+                (Content::Unknown(_), Content::Unknown(w)) if w.is_empty() => {}
+                _ => assert_eq!(got, want, "{case}"),
+            }
+        }
     }
 }

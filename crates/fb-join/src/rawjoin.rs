@@ -8,7 +8,8 @@
 //! - **No window** (`eud: None`): every observation joins its key wherever
 //!   it is in the streams. All events are held (as references into the
 //!   inputs, a few words each) until the end; groups come out in the order
-//!   of their first interaction-side event.
+//!   of their first interaction-side event. An observation joins nothing
+//!   only when no interaction has its key (an orphan).
 //! - **A window** (`eud: Some(w)`): an observation at time `u` joins the
 //!   group whose first event is at `t` when `t - skew <= u <= t + w`.
 //!   Each stream's inputs are read one after the other (rotated files, in
@@ -16,10 +17,29 @@
 //!   and read at most `w + skew` ahead of the observations, which may be
 //!   out of time order by up to the skew;
 //!   a group is complete, and handed out, once the observations have
-//!   passed `t + w + skew`. Memory is bounded by the events of one window.
-//!   Observations later than their window, earlier than their interaction
-//!   by more than the skew, or with no interaction are handed out as
-//!   unjoined, with the reason. Every event needs a client time.
+//!   passed `t + w + skew`. Every event needs a client time. An event
+//!   earlier than one before it in its stream by more than the skew (the
+//!   stream goes back in time) is counted in [`Report::went_back`], with
+//!   where the first one is: the groups it should have joined may have
+//!   been handed out already.
+//!
+//! An observation that joins nothing is handed out as unjoined, with why:
+//! late (its interaction's group was handed out before it came: it is
+//! after its window, or its stream went back in time further than the
+//! skew), early (it is before its interaction by more than the skew, or
+//! its interaction is further ahead than the join reads), or orphan (no
+//! interaction in the input has its key).
+//!
+//! Memory with a window: the events of one window, and two sets of keys
+//! in a fixed number of bits (each about a 128th of the interaction
+//! streams' bytes, 16 MiB at most): the keys read so far, and every key of
+//! the interaction side, collected by a pass of its own over those streams
+//! the first time an observation finds its key neither in an open group
+//! nor read (an orphan, or one early by more than the join reads ahead).
+//! With them a handed-out group is told from one ahead and from none; they
+//! may answer "yes" for a key they do not hold (rarely: then an orphan
+//! counts as early or late, or an early observation as late), never "no"
+//! for one they do.
 //!
 //! A multistep episode is one group: its steps (from the interaction
 //! streams) and its episode event (from the episode streams) share the
@@ -49,13 +69,18 @@
 //! assert_eq!((groups, report.joined, report.orphans), (2, 2, 0));
 //! ```
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasher;
+mod keys;
+mod read;
 
-use fb_format::raw::{RawEvent, RawStreamReader};
+use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
+
+use fb_format::raw::RawEvent;
 use fb_schema::PayloadType;
 
 use crate::Error;
+use keys::KeySet;
+use read::{Chain, Cursor, SideReader};
 
 /// Which stream an input is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +91,26 @@ pub enum Side {
     Episodes,
     /// Outcomes and activations.
     Observations,
+}
+
+impl Side {
+    /// The stream an event of this payload type belongs to.
+    pub fn of(kind: PayloadType) -> Self {
+        match kind {
+            PayloadType::Outcome => Side::Observations,
+            PayloadType::Episode => Side::Episodes,
+            _ => Side::Interactions,
+        }
+    }
+
+    /// The stream as the CLI names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Interactions => "interactions",
+            Side::Episodes => "episodes",
+            Side::Observations => "observations",
+        }
+    }
 }
 
 /// One input: a whole raw stream in memory (or mapped).
@@ -109,11 +154,13 @@ pub struct Read<'a> {
 /// Why an observation joined nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
-    /// Its interaction's window had closed.
+    /// Its interaction's group was handed out before it came: it is after
+    /// its window, or its stream went back in time by more than the skew.
     Late,
-    /// It is earlier than its interaction by more than the skew.
+    /// It is earlier than its interaction by more than the skew, or its
+    /// interaction lies further ahead in the streams than the window reads.
     Early,
-    /// No interaction has its id (or none within reach of the window).
+    /// No interaction in the input has its key.
     Orphan,
 }
 
@@ -153,6 +200,30 @@ pub struct Damage {
     pub resumed_at: Option<u64>,
 }
 
+/// An input in which events go back in time by more than the skew (with
+/// a window): the first such event, and how many did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WentBack {
+    /// The input.
+    pub input: usize,
+    /// Byte offset of the first such event's batch.
+    pub offset: u64,
+    /// Index of that batch.
+    pub message: u64,
+    /// That event's id.
+    pub event_id: String,
+    /// Its client time, µs since 1970.
+    pub time: i64,
+    /// The latest client time before it in its stream, µs since 1970.
+    pub latest: i64,
+    /// Events of this input earlier than one before them in the stream by
+    /// more than the skew.
+    pub events: u64,
+    /// The furthest any of them went back, in µs: a skew this large
+    /// would have let them join.
+    pub furthest: i64,
+}
+
 /// What a join did.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -168,160 +239,20 @@ pub struct Report {
     pub groups: u64,
     /// Observations that joined a group.
     pub joined: u64,
-    /// Observations after their window.
+    /// Observations that came after their group was handed out
+    /// ([`Why::Late`]).
     pub late: u64,
-    /// Observations before their interaction (beyond the skew).
+    /// Observations before their interaction ([`Why::Early`]).
     pub early: u64,
-    /// Observations without an interaction.
+    /// Observations whose key no interaction has ([`Why::Orphan`]).
     pub orphans: u64,
     /// Batches skipped or inputs ended by damage.
     pub damage: Vec<Damage>,
+    /// With a window: the inputs that go back in time by more than the
+    /// skew, in the order of inputs given.
+    pub went_back: Vec<WentBack>,
     /// The most groups held at once (the window's size, with a window).
     pub most_pending: usize,
-}
-
-/// Reads one input, event by event.
-struct Cursor<'a> {
-    input: usize,
-    reader: RawStreamReader<'a>,
-    batch: std::vec::IntoIter<RawEvent<'a>>,
-    at: (u64, u64),
-    done: bool,
-}
-
-impl<'a> Cursor<'a> {
-    fn new(input: usize, bytes: &'a [u8]) -> Self {
-        Self {
-            input,
-            reader: RawStreamReader::new(bytes),
-            batch: Vec::new().into_iter(),
-            at: (0, 0),
-            done: false,
-        }
-    }
-
-    fn next(&mut self, recover: bool, damage: &mut Vec<Damage>) -> Option<Read<'a>> {
-        loop {
-            if let Some(event) = self.batch.next() {
-                return Some(Read {
-                    event,
-                    time: event.client_time.as_ref().map(fb_format::index::micros),
-                    input: self.input,
-                    offset: self.at.0,
-                    message: self.at.1,
-                });
-            }
-            if self.done {
-                return None;
-            }
-            match self.reader.next_message() {
-                Ok(Some(msg)) => match msg.raw_events() {
-                    Ok(events) => {
-                        self.batch = events.into_iter();
-                        self.at = (msg.offset, msg.index);
-                    }
-                    Err(error) => {
-                        let next = msg.offset + 8 + msg.payload.len() as u64;
-                        damage.push(Damage {
-                            input: self.input,
-                            error,
-                            resumed_at: recover.then_some(next),
-                        });
-                        self.done = !recover;
-                    }
-                },
-                Ok(None) => self.done = true,
-                Err(error) => {
-                    let resumed_at = if recover {
-                        self.reader.resync().map(|(_, at)| at)
-                    } else {
-                        None
-                    };
-                    damage.push(Damage {
-                        input: self.input,
-                        error,
-                        resumed_at,
-                    });
-                    self.done = resumed_at.is_none();
-                }
-            }
-        }
-    }
-}
-
-/// Inputs of one stream, read one after the other in the order given
-/// (rotated files: give them in time order).
-struct Chain<'a> {
-    cursors: Vec<Cursor<'a>>,
-    current: usize,
-}
-
-impl<'a> Chain<'a> {
-    fn next(&mut self, recover: bool, damage: &mut Vec<Damage>) -> Option<Read<'a>> {
-        loop {
-            let cursor = self.cursors.get_mut(self.current)?;
-            if let Some(read) = cursor.next(recover, damage) {
-                return Some(read);
-            }
-            self.current += 1;
-        }
-    }
-}
-
-/// The events of one side: its streams (interactions and episodes, say)
-/// merged by time, the earliest head first (the first stream on a tie),
-/// or one after the other without a window.
-struct SideReader<'a> {
-    chains: Vec<Chain<'a>>,
-    heads: Vec<Option<Read<'a>>>,
-    filled: bool,
-    by_time: bool,
-}
-
-impl<'a> SideReader<'a> {
-    fn new(chains: Vec<Chain<'a>>, by_time: bool) -> Self {
-        let heads = chains.iter().map(|_| None).collect();
-        Self {
-            chains,
-            heads,
-            filled: false,
-            by_time,
-        }
-    }
-
-    fn fill(&mut self, recover: bool, damage: &mut Vec<Damage>) {
-        if !self.filled {
-            for (chain, head) in self.chains.iter_mut().zip(self.heads.iter_mut()) {
-                *head = chain.next(recover, damage);
-            }
-            self.filled = true;
-        }
-    }
-
-    fn pick(&self) -> Option<usize> {
-        let mut heads = self.heads.iter().enumerate();
-        if self.by_time {
-            heads
-                .filter_map(|(k, h)| h.as_ref().map(|h| (h.time.unwrap_or(i64::MIN), k)))
-                .min()
-                .map(|(_, k)| k)
-        } else {
-            heads.find(|(_, h)| h.is_some()).map(|(k, _)| k)
-        }
-    }
-
-    fn peek(&mut self, recover: bool, damage: &mut Vec<Damage>) -> Option<&Read<'a>> {
-        self.fill(recover, damage);
-        let k = self.pick()?;
-        self.heads.get(k)?.as_ref()
-    }
-
-    fn next(&mut self, recover: bool, damage: &mut Vec<Damage>) -> Option<Read<'a>> {
-        self.fill(recover, damage);
-        let k = self.pick()?;
-        let next = self.chains.get_mut(k)?.next(recover, damage);
-        std::mem::replace(self.heads.get_mut(k)?, next)
-    }
 }
 
 /// A group being joined, or a DedupInfo waiting for its turn.
@@ -336,21 +267,27 @@ struct Open<'a> {
 /// The joiner's state.
 struct State<'a, 's> {
     cfg: Config,
+    inputs: &'s [Input<'a>],
+    release: &'s mut dyn FnMut(usize, Range<u64>),
     report: Report,
     sink: &'s mut dyn FnMut(Item<'a>) -> std::io::Result<()>,
     /// Groups (and DedupInfos) in arrival order; `base` numbers the first.
     open: VecDeque<Open<'a>>,
     base: u64,
     by_key: HashMap<&'a str, u64>,
-    /// Keys handed out, with their deadline, while an observation for
-    /// them can still be told late rather than orphan.
-    /// Held as hashes of the keys, not the keys: a key's bytes lie in a
-    /// batch whose pages the caller may give back once the window has
-    /// passed it, and reading them again would fault them back in for good.
-    /// (A collision only calls an orphan late.)
-    closed: HashMap<u64, i64>,
-    closed_order: VecDeque<(u64, i64)>,
-    keys: std::collections::hash_map::RandomState,
+    /// With a window: the keys met, to tell late, early and orphan apart
+    /// once a group is handed out. Filters of hashes, not the keys: a
+    /// key's bytes lie in a batch whose pages the caller may give back
+    /// once the window has passed it, and reading them again would fault
+    /// them back in for good.
+    known: Option<Known>,
+}
+
+/// The interaction-side keys read so far, and all of them (collected by
+/// a pass of their own the first time an observation needs them).
+struct Known {
+    read: KeySet,
+    everywhere: Option<KeySet>,
 }
 
 impl<'a> State<'a, '_> {
@@ -375,6 +312,9 @@ impl<'a> State<'a, '_> {
                 observations: Vec::new(),
             });
             return Ok(());
+        }
+        if let Some(known) = self.known.as_mut() {
+            known.read.insert(read.event.id);
         }
         if let Some(group) = self
             .by_key
@@ -428,8 +368,7 @@ impl<'a> State<'a, '_> {
                 self.report.joined += 1;
                 return Ok(());
             }
-            None if self.closed.contains_key(&self.keys.hash_one(read.event.id)) => Why::Late,
-            None => Why::Orphan,
+            None => self.why_not_open(read.event.id),
         };
         match why {
             Why::Late => self.report.late += 1,
@@ -437,6 +376,27 @@ impl<'a> State<'a, '_> {
             Why::Orphan => self.report.orphans += 1,
         }
         self.emit(Item::Unjoined(read, why))
+    }
+
+    /// Why an observation whose key has no open group joins nothing.
+    fn why_not_open(&mut self, key: &str) -> Why {
+        let Some(known) = self.known.as_mut() else {
+            // Without a window every interaction is read first.
+            return Why::Orphan;
+        };
+        if known.read.contains(key) {
+            return Why::Late;
+        }
+        let (inputs, recover) = (self.inputs, self.cfg.recover);
+        let release = &mut *self.release;
+        let everywhere = known
+            .everywhere
+            .get_or_insert_with(|| keys_everywhere(inputs, recover, release));
+        if everywhere.contains(key) {
+            Why::Early
+        } else {
+            Why::Orphan
+        }
     }
 
     /// Hands out the first open group.
@@ -452,11 +412,6 @@ impl<'a> State<'a, '_> {
             return Ok(());
         };
         self.by_key.remove(key);
-        if self.cfg.eud.is_some() {
-            let hash = self.keys.hash_one(key);
-            self.closed.insert(hash, first.deadline);
-            self.closed_order.push_back((hash, first.deadline));
-        }
         self.report.groups += 1;
         let mut events = first.events;
         events.extend(first.observations);
@@ -464,24 +419,15 @@ impl<'a> State<'a, '_> {
     }
 
     /// Hands out the groups no observation at `watermark` or later can
-    /// join, and forgets closed keys a window behind.
+    /// join.
     fn close_before(&mut self, watermark: i64) -> Result<(), Error> {
-        let (eud, skew) = (self.cfg.eud.unwrap_or(0), self.cfg.skew);
+        let skew = self.cfg.skew;
         while self
             .open
             .front()
             .is_some_and(|g| g.deadline.saturating_add(skew) < watermark)
         {
             self.close_first()?;
-        }
-        while let Some(&(key, deadline)) = self.closed_order.front() {
-            if deadline.saturating_add(eud).saturating_add(skew) >= watermark {
-                break;
-            }
-            self.closed_order.pop_front();
-            if self.closed.get(&key) == Some(&deadline) {
-                self.closed.remove(&key);
-            }
         }
         Ok(())
     }
@@ -515,46 +461,105 @@ fn in_use(n: usize, sides: [&SideReader<'_>; 2], open: &VecDeque<Open<'_>>) -> V
     low
 }
 
+/// Bytes of an input read by the first pass between two calls of
+/// `release`.
+const RELEASE_BYTES: u64 = 8 << 20;
+
+/// The keys of every interaction-side event of `inputs` (DedupInfo
+/// aside), read in a pass of their own: a join with a window needs them
+/// only for an observation that finds its key neither open nor read, so
+/// streams in which every observation comes after its interaction are
+/// read once. Damage is left for the join itself to report; pages are
+/// given back as the pass leaves them (those a window still borrows are
+/// read back from the file when touched).
+fn keys_everywhere(
+    inputs: &[Input<'_>],
+    recover: bool,
+    release: &mut dyn FnMut(usize, Range<u64>),
+) -> KeySet {
+    let interaction_side = || {
+        inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.side != Side::Observations)
+    };
+    let bytes = interaction_side().map(|(_, i)| i.bytes.len() as u64).sum();
+    let mut keys = KeySet::for_bytes(bytes);
+    let mut damage = Vec::new();
+    for (k, input) in interaction_side() {
+        let mut cursor = Cursor::new(k, input.bytes);
+        let mut released = 0;
+        while let Some(read) = cursor.next(recover, &mut damage) {
+            if read.event.kind != PayloadType::DedupInfo {
+                keys.insert(read.event.id);
+            }
+            if read.offset.saturating_sub(released) >= RELEASE_BYTES {
+                release(k, released..read.offset);
+                released = read.offset;
+            }
+            damage.clear();
+        }
+        release(k, released..input.bytes.len() as u64);
+    }
+    keys
+}
+
 /// Joins the raw streams `inputs`, handing each group, DedupInfo and
-/// unjoined observation to `sink` in output order. With a window,
-/// `release(input, offset)` is called from time to time with the offset
-/// of `input` before which nothing is borrowed any more (a mapped input
-/// can give those pages back). Damaged input is reported (what was read
-/// before it is joined); an error stops the join: a write that failed, or
-/// an event without client time under a window.
+/// unjoined observation to `sink` in output order.
+///
+/// With a window, `release(input, range)` is called from time to time:
+/// nothing of `input` in `range` is borrowed any more, nor before it in
+/// the pass that calls (a mapped input can give those pages back; a page
+/// given back that is touched again is read back from the file). Each pass
+/// over an input gives ranges front to back, from 0.
+///
+/// Damaged input is reported (what was read before it is joined); an
+/// error stops the join: a write that failed, or an event without client
+/// time under a window.
 pub fn join<'a>(
     inputs: &[Input<'a>],
     cfg: Config,
     sink: &mut dyn FnMut(Item<'a>) -> std::io::Result<()>,
-    release: &mut dyn FnMut(usize, u64),
+    release: &mut dyn FnMut(usize, Range<u64>),
 ) -> Result<Report, Error> {
-    let chain = |want: Side| Chain {
-        cursors: inputs
+    let windowed = cfg.eud.is_some();
+    let skew = windowed.then_some(cfg.skew);
+    let chain = |want: Side| {
+        let cursors = inputs
             .iter()
             .enumerate()
             .filter(|(_, i)| i.side == want)
             .map(|(k, i)| Cursor::new(k, i.bytes))
-            .collect(),
-        current: 0,
+            .collect();
+        Chain::new(cursors, skew)
     };
-    let windowed = cfg.eud.is_some();
     let mut interactions = SideReader::new(
         vec![chain(Side::Interactions), chain(Side::Episodes)],
         windowed,
     );
     let mut observations = SideReader::new(vec![chain(Side::Observations)], windowed);
+    let recover = cfg.recover;
+    let known = windowed.then(|| Known {
+        everywhere: None,
+        read: KeySet::for_bytes(
+            inputs
+                .iter()
+                .filter(|i| i.side != Side::Observations)
+                .map(|i| i.bytes.len() as u64)
+                .sum(),
+        ),
+    });
     let mut state = State {
         cfg,
+        inputs,
+        release,
         report: Report::default(),
         sink,
         open: VecDeque::new(),
         base: 0,
         by_key: HashMap::new(),
-        closed: HashMap::new(),
-        closed_order: VecDeque::new(),
-        keys: Default::default(),
+        known,
     };
-    let recover = cfg.recover;
     let mut damage = Vec::new();
     match cfg.eud {
         None => {
@@ -570,6 +575,7 @@ pub fn join<'a>(
         Some(eud) => {
             let ahead = eud.saturating_add(cfg.skew);
             let mut watermark = i64::MIN;
+            let mut released = vec![0u64; inputs.len()];
             while let Some(next) = observations.peek(recover, &mut damage) {
                 let u = state.time(next)?;
                 // Interactions up to a window ahead of this observation.
@@ -588,9 +594,10 @@ pub fn join<'a>(
                 state.close_before(watermark)?;
                 if state.report.observations.is_multiple_of(RELEASE_EVERY) {
                     let low = in_use(inputs.len(), [&interactions, &observations], &state.open);
-                    for (input, offset) in low.into_iter().enumerate() {
-                        if offset != u64::MAX {
-                            release(input, offset);
+                    for ((input, offset), done) in low.into_iter().enumerate().zip(&mut released) {
+                        if offset != u64::MAX && offset > *done {
+                            (state.release)(input, *done..offset);
+                            *done = offset;
                         }
                     }
                 }
@@ -605,5 +612,12 @@ pub fn join<'a>(
     }
     let mut report = state.report;
     report.damage = damage;
+    let mut went_back: Vec<WentBack> = [interactions, observations]
+        .into_iter()
+        .flat_map(|side| side.chains)
+        .flat_map(|chain| chain.went_back)
+        .collect();
+    went_back.sort_by_key(|w| w.input);
+    report.went_back = went_back;
     Ok(report)
 }

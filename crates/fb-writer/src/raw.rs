@@ -1,7 +1,9 @@
 //! Raw client streams, as the client library's file senders write them
 //! (FORMAT.md §6): messages of an 8-byte big-endian preamble and an
 //! `EventBatch`. And the reverse of a joiner: a joined log taken apart
-//! into its interaction, observation and episode streams, to join again.
+//! into its interaction, observation and episode streams, to join again,
+//! each in log order ([`take_apart`]) or in client time order as a client
+//! sends them ([`take_apart_by_time`]).
 //!
 //! ```
 //! use fb_writer::raw::{take_apart, Streams};
@@ -18,6 +20,8 @@
 //! assert!(streams.episodes.is_empty());
 //! ```
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::Write;
 
 use fb_format::{MessageKind, SliceReader};
@@ -135,6 +139,10 @@ pub struct Counts {
     pub observations: u64,
     /// Events in the episode stream.
     pub episodes: u64,
+    /// Events written after a later one of their stream (by client
+    /// time): with [`take_apart_by_time`], those more than its `disorder`
+    /// earlier than an event before them in the log.
+    pub behind: u64,
 }
 
 /// Takes a joined log apart into raw streams in memory: see
@@ -154,10 +162,83 @@ pub fn take_apart(log: &[u8], out: &mut Streams, batch: usize) -> Result<Counts>
 /// its side, `batch` events per batch. A batch holding a DedupInfo
 /// declares the `DEDUP` encoding. Stops at the first damage (an error).
 pub fn take_apart_into<W: Write>(log: &[u8], outs: [W; 3], batch: usize) -> Result<Counts> {
-    let batch = batch.max(1);
-    let mut sides: [(Vec<&[u8]>, bool); 3] = Default::default();
-    let mut writers = outs.map(RawStreamWriter::new);
+    let mut streams = outs.map(|out| Stream::new(out, batch));
     let mut counts = Counts::default();
+    each_event(log, |side, event, dedup| {
+        let Some(stream) = streams.get_mut(side) else {
+            return Ok(());
+        };
+        count(&mut counts, side);
+        stream.push(event, dedup)
+    })?;
+    for stream in &mut streams {
+        stream.finish()?;
+    }
+    Ok(counts)
+}
+
+/// [`take_apart_into`], but each stream in the order of its events'
+/// client times (`Metadata.client_time_utc`), as a client writes it; on
+/// equal times, in log order. An event is held until the latest client
+/// time met in its stream is `disorder` µs past its own, so memory is
+/// bounded by the events of that span: give how much earlier than an
+/// event before it in the log an event of the same stream can be (for a
+/// generated log, [`crate::synth::STREAM_DISORDER_MICROS`]). An event
+/// even earlier is written late, and counted in [`Counts::behind`]. An
+/// event without client time keeps its place after the one before it.
+pub fn take_apart_by_time<W: Write>(
+    log: &[u8],
+    outs: [W; 3],
+    batch: usize,
+    disorder: i64,
+) -> Result<Counts> {
+    let mut streams = outs.map(|out| Reordered {
+        stream: Stream::new(out, batch),
+        held: BinaryHeap::new(),
+        latest: i64::MIN,
+        written: i64::MIN,
+        seq: 0,
+    });
+    let mut counts = Counts::default();
+    each_event(log, |side, event, dedup| {
+        let Some(stream) = streams.get_mut(side) else {
+            return Ok(());
+        };
+        count(&mut counts, side);
+        let time = fb_schema::event_parts(event)
+            .and_then(|parts| parts.client_time)
+            .map(|t| fb_schema::TimeStamp(*t))
+            .filter(|t| !t.is_zero())
+            .map_or(stream.latest, |t| fb_format::index::micros(&t));
+        stream.latest = stream.latest.max(time);
+        stream.held.push(Reverse((time, stream.seq, event, dedup)));
+        stream.seq += 1;
+        let until = stream.latest.saturating_sub(disorder);
+        stream.write_until(until, &mut counts.behind)
+    })?;
+    for stream in &mut streams {
+        stream.write_until(i64::MAX, &mut counts.behind)?;
+        stream.stream.finish()?;
+    }
+    Ok(counts)
+}
+
+/// Counts an event of stream `side`.
+fn count(counts: &mut Counts, side: usize) {
+    match side {
+        0 => counts.interactions += 1,
+        1 => counts.observations += 1,
+        _ => counts.episodes += 1,
+    }
+}
+
+/// Calls `each(side, event bytes, is a DedupInfo)` for every event of the
+/// REGULAR messages of `log`, in order; side 0 is interactions, 1
+/// observations, 2 episodes. Stops at the first damage (an error).
+fn each_event<'a>(
+    log: &'a [u8],
+    mut each: impl FnMut(usize, &'a [u8], bool) -> Result<()>,
+) -> Result<()> {
     let bad = |e: fb_format::Error| Error::Config(format!("the joined log cannot be read: {e}"));
     for msg in SliceReader::new(log) {
         let msg = msg.map_err(bad)?;
@@ -172,39 +253,93 @@ pub fn take_apart_into<W: Write>(log: &[u8], outs: [W; 3], batch: usize) -> Resu
             let (_, raw, _) = fb_schema::listed_event(msg.payload, list, position)
                 .map_err(|why| Error::Config(format!("event {position}: {why}")))?;
             let side = match view.payload_type() {
-                PayloadType::Outcome => {
-                    counts.observations += 1;
-                    1
-                }
-                PayloadType::Episode => {
-                    counts.episodes += 1;
-                    2
-                }
-                _ => {
-                    counts.interactions += 1;
-                    0
-                }
+                PayloadType::Outcome => 1,
+                PayloadType::Episode => 2,
+                _ => 0,
             };
-            let (Some((events, dedup)), Some(writer)) =
-                (sides.get_mut(side), writers.get_mut(side))
-            else {
-                continue;
+            each(side, raw, view.payload_type() == PayloadType::DedupInfo)?;
+        }
+    }
+    Ok(())
+}
+
+/// One raw stream being written, a batch at a time.
+struct Stream<'a, W: Write> {
+    writer: RawStreamWriter<W>,
+    events: Vec<&'a [u8]>,
+    dedup: bool,
+    batch: usize,
+}
+
+impl<'a, W: Write> Stream<'a, W> {
+    fn new(out: W, batch: usize) -> Self {
+        Self {
+            writer: RawStreamWriter::new(out),
+            events: Vec::new(),
+            dedup: false,
+            batch: batch.max(1),
+        }
+    }
+
+    fn push(&mut self, event: &'a [u8], dedup: bool) -> Result<()> {
+        self.events.push(event);
+        self.dedup |= dedup;
+        if self.events.len() >= self.batch {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        let encoding = if self.dedup { "DEDUP" } else { "IDENTITY" };
+        self.writer.batch(&self.events, encoding)?;
+        self.events.clear();
+        self.dedup = false;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.events.is_empty() {
+            self.write_batch()?;
+        }
+        self.writer.flush()
+    }
+}
+
+/// An event waiting to be written: its client time, its place in the log,
+/// its bytes, and whether it is a DedupInfo.
+type Held<'a> = Reverse<(i64, u64, &'a [u8], bool)>;
+
+/// A stream whose events wait, in order of (client time, place in the
+/// log), until no event still to come can be earlier.
+struct Reordered<'a, W: Write> {
+    stream: Stream<'a, W>,
+    held: BinaryHeap<Held<'a>>,
+    /// The latest client time met, and the one written last.
+    latest: i64,
+    written: i64,
+    /// Events met, to keep the log's order on equal times.
+    seq: u64,
+}
+
+impl<W: Write> Reordered<'_, W> {
+    /// Writes the events held with a time up to `until`, counting those
+    /// earlier than one written before them.
+    fn write_until(&mut self, until: i64, behind: &mut u64) -> Result<()> {
+        while self
+            .held
+            .peek()
+            .is_some_and(|Reverse(next)| next.0 <= until)
+        {
+            let Some(Reverse((time, _, event, dedup))) = self.held.pop() else {
+                break;
             };
-            events.push(raw);
-            *dedup |= view.payload_type() == PayloadType::DedupInfo;
-            if events.len() >= batch {
-                let encoding = if *dedup { "DEDUP" } else { "IDENTITY" };
-                writer.batch(events, encoding)?;
-                events.clear();
-                *dedup = false;
+            if time < self.written {
+                *behind += 1;
             }
+            self.written = self.written.max(time);
+            self.stream.push(event, dedup)?;
         }
+        Ok(())
     }
-    for ((events, dedup), writer) in sides.iter().zip(writers.iter_mut()) {
-        if !events.is_empty() {
-            writer.batch(events, if *dedup { "DEDUP" } else { "IDENTITY" })?;
-        }
-        writer.flush()?;
-    }
-    Ok(counts)
 }

@@ -14,9 +14,15 @@
 //! What a decision looks like:
 //! - a REGULAR message starts with one `DedupInfo` event when dedup is on,
 //!   holding every action its contexts refer to as `{"__aid":N}`;
-//! - then, per decision: the interaction, then its outcomes in file order
-//!   (an activation, if any, at a random place among them). Outcome times
-//!   are 1 to 300 s after the decision, in random order.
+//! - then, per decision: the interaction, then its outcomes (an activation
+//!   among them, if any) in the order of their client times, as a client
+//!   sends them. Outcome times are 1 to 301 s after the decision.
+//! - Client times come a little (under a second) before the enqueued
+//!   times, never earlier than the client time of the interaction before
+//!   (a client makes its events in order), so the raw streams a client
+//!   would have written are the log's events of each stream in client
+//!   time order, which [`crate::raw::take_apart_by_time`] restores with a
+//!   reorder window of [`STREAM_DISORDER_MICROS`].
 //! - CB: action ids are 1-based positions in `_multi`, the chosen one
 //!   first, epsilon-greedy (epsilon 0.2) probabilities in the same order;
 //!   no outcome index.
@@ -65,6 +71,16 @@ pub const APP_ID: &str = "fb-synth";
 
 /// Epsilon of the epsilon-greedy probabilities.
 const EPSILON: f32 = 0.2;
+
+/// An outcome comes 1 to this many seconds (and a fraction of a second)
+/// after its decision.
+const OUTCOME_DELAY_SECS: u64 = 300;
+
+/// How much earlier (in µs) than an event before it in the log an event
+/// of the same raw stream can be: an outcome comes up to 301 s after its
+/// decision, and the outcomes of the decisions after it may come sooner.
+/// Interactions and episodes are in client time order already.
+pub const STREAM_DISORDER_MICROS: i64 = (OUTCOME_DELAY_SECS as i64 + 1) * 1_000_000;
 
 /// [`generate_with`] without a callback.
 pub fn generate<W: Write>(config: &GenConfig, out: W) -> Result<GenSummary> {
@@ -172,6 +188,8 @@ struct Generator<'c> {
     rng: Rng,
     /// Time of the latest decision, in ticks since 1970.
     clock: u64,
+    /// Client time of the latest interaction-side event, in ticks.
+    client_clock: u64,
     model_id: String,
     /// Pool items an action may be drawn from (per slot for slates).
     pool: u64,
@@ -183,6 +201,7 @@ impl<'c> Generator<'c> {
             cfg,
             rng: Rng::new(cfg.seed),
             clock: ticks_from_civil(2024, 1, 1, 0, 0, 0),
+            client_clock: 0,
             model_id: String::new(),
             pool: match cfg.action_pool {
                 0 => (cfg.actions as u64).saturating_mul(4).max(16),
@@ -207,10 +226,14 @@ impl<'c> Generator<'c> {
     }
 
     /// Advances the clock to the next decision: (enqueued, client) ticks.
+    /// The client time is up to a second earlier (the time the event took
+    /// to reach the queue), but never before the one of the event before:
+    /// a client makes its events one after the other.
     fn tick(&mut self) -> (u64, u64) {
         self.clock += 1 + self.rng.below(2 * TICKS_PER_SECOND);
-        let client = self.clock.saturating_sub(self.rng.below(TICKS_PER_SECOND));
-        (self.clock, client)
+        let lag = self.rng.below(TICKS_PER_SECOND);
+        self.client_clock = (self.client_clock + 1).max(self.clock.saturating_sub(lag));
+        (self.clock, self.client_clock)
     }
 
     /// Epsilon-greedy over `n` choices: the order (chosen first, then the
@@ -273,8 +296,9 @@ impl<'c> Generator<'c> {
     }
 
     fn outcome_time(&mut self, after: u64) -> (TimeStamp, TimeStamp) {
-        let enqueued =
-            after + (1 + self.rng.below(300)) * TICKS_PER_SECOND + self.rng.below(TICKS_PER_SECOND);
+        let enqueued = after
+            + (1 + self.rng.below(OUTCOME_DELAY_SECS)) * TICKS_PER_SECOND
+            + self.rng.below(TICKS_PER_SECOND);
         let client = enqueued.saturating_sub(self.rng.below(TICKS_PER_SECOND));
         (timestamp_from_ticks(enqueued), timestamp_from_ticks(client))
     }
@@ -291,20 +315,17 @@ impl<'c> Generator<'c> {
         }
     }
 
-    /// Inserts an activation at a random place among `outcomes`.
+    /// Adds an activation to `outcomes` (put in time order with the others
+    /// by [`Generator::plan`]).
     fn activate(&mut self, outcomes: &mut Vec<OutcomeRecord>, after: u64, index: OutcomeIndex) {
         let (enqueued, client_time) = self.outcome_time(after);
-        let at = self.rng.index(outcomes.len() + 1);
-        outcomes.insert(
-            at.min(outcomes.len()),
-            OutcomeRecord {
-                value: None,
-                index,
-                action_taken: true,
-                enqueued,
-                client_time,
-            },
-        );
+        outcomes.push(OutcomeRecord {
+            value: None,
+            index,
+            action_taken: true,
+            enqueued,
+            client_time,
+        });
     }
 
     /// Plans one decision (one episode).
@@ -424,6 +445,8 @@ impl<'c> Generator<'c> {
                 self.activate(&mut outcomes, enqueued, OutcomeIndex::None);
             }
         }
+        // As the client sends them, and a joiner appends them.
+        outcomes.sort_by_key(|o| ticks_from_timestamp(&o.client_time));
         GenRecord {
             message_index: 0,
             message_offset: 0,
