@@ -447,7 +447,17 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         (Stamp::Join, _) => join_time,
     };
     let io = |e: fb_writer::Error| std::io::Error::other(e.to_string());
+    // Told the bytes of the events joined or set aside: a fair share of
+    // the inputs' bytes, whose framing is all they lack.
+    let total: u64 = inputs.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    let mut progress = crate::progress::Progress::new(Some(total), global.quiet);
     let mut sink = |item| -> std::io::Result<()> {
+        let item: Item<'_> = item;
+        let (bytes, events) = match &item {
+            Item::Dedup(read) | Item::Unjoined(read, _) => (read.event.bytes.len(), 1),
+            Item::Group(reads) => (reads.iter().map(|r| r.event.bytes.len()).sum(), reads.len()),
+        };
+        progress.add(bytes as u64, events as u64);
         match item {
             Item::Dedup(read) => {
                 if in_message > 0 {
@@ -491,6 +501,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
     };
     let joined = join(&raw_inputs, cfg, &mut sink, &mut release);
+    progress.finish();
     let report = match joined {
         Ok(report) => report,
         Err(fb_join::Error::NoClientTime {

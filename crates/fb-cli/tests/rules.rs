@@ -700,13 +700,30 @@ fn long_work_shows_a_progress_bar_on_a_terminal() {
         "20000",
         "--seed",
         "4",
+        "--raw-streams",
         "-o",
         p(&log),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let (i, o) = (
+        dir.join("log.interactions.fb"),
+        dir.join("log.observations.fb"),
+    );
     let out = dir.join("out");
     // (case, arguments)
-    let cases: [(&str, Vec<&str>); 6] = [
+    let cases: [(&str, Vec<&str>); 7] = [
+        (
+            "join",
+            vec![
+                "join",
+                "--interactions",
+                p(&i),
+                "--observations",
+                p(&o),
+                "-o",
+                p(&out),
+            ],
+        ),
         ("convert", vec!["convert", p(&log), "-o", "/dev/null"]),
         ("gen", vec!["gen", "--size", "4MiB", "-o", p(&out)]),
         ("index", vec!["index", p(&log), "-o", p(&out)]),
