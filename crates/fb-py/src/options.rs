@@ -145,7 +145,16 @@ impl<'py> Given<'_, 'py> {
         {
             return Err(wrong_type(key, "a number", &v));
         }
-        Ok(Some(v.extract::<f64>()? as f32))
+        // Finite as the float32 a reward is: nan, inf and 1e39 would be
+        // written as `null`, which VW cannot read.
+        let n = v.extract::<f64>()? as f32;
+        if !n.is_finite() {
+            return Err(bad(
+                key,
+                format!("{v} is not a finite number (as a 32-bit float)"),
+            ));
+        }
+        Ok(Some(n))
     }
 }
 

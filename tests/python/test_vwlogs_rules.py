@@ -1,5 +1,6 @@
-"""What `vwlogs.convert` does to the file it writes, as `fb convert` does:
-a call that ends in error never replaces it.
+"""Rules `vwlogs` keeps as `fb` does (`crates/fb-cli/tests/rules.rs`): a
+call that ends in error never replaces the file it writes; a reward must
+be a finite number.
 
 Run by `.ci/run` with `FB=path/to/fb`, beside `test_vwlogs.py`.
 """
@@ -53,3 +54,12 @@ def test_recover_puts_the_salvage_in_place(tmp_path, cut_log):
     want = subprocess.run([FB, "convert", "-q", "--recover", str(cut_log)], capture_output=True)
     assert out.read_bytes() == want.stdout
     assert not (tmp_path / "out.dsjson.partial").exists()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e39],
+                         ids=["nan", "inf", "-inf", "past float32"])
+def test_a_reward_must_be_finite(value):
+    log = os.path.join(ROOT, "tests", "data", "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(ValueError, match="default_reward.*finite"):
+        vwlogs.read(log, default_reward=value)
+    assert vwlogs.read(log, default_reward=-1.5).read_all().num_rows == 1
