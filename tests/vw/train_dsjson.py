@@ -43,7 +43,8 @@ CASES = [
 def convert(fb, data_dir, rel):
     with tempfile.NamedTemporaryFile(suffix=".dsjson", delete=False) as out:
         path = out.name
-    cmd = [fb, "convert", "-q", "--inline-dedup", f"{data_dir}/{rel}", "-o", path]
+    # The temporary file exists already: replaced with --force.
+    cmd = [fb, "convert", "-q", "--force", "--inline-dedup", f"{data_dir}/{rel}", "-o", path]
     subprocess.run(cmd, check=True)
     with open(path, encoding="utf-8") as f:
         return [line for line in f if line.strip()]
