@@ -73,19 +73,13 @@ impl Resolved {
         let folder = first
             .parent()
             .map_or_else(String::new, |d| format!(" in {}", d.display()));
+        let what = match self.not_logs.len() {
+            1 => "is not a joined log by its first bytes",
+            _ => "are not joined logs by their first bytes",
+        };
         Some(format!(
-            "skipped {}{folder} that {} not joined logs by {} first bytes: {}{more}",
+            "skipped {}{folder} that {what}: {}{more}",
             crate::plural(self.not_logs.len() as u64, "file"),
-            if self.not_logs.len() == 1 {
-                "is"
-            } else {
-                "are"
-            },
-            if self.not_logs.len() == 1 {
-                "its"
-            } else {
-                "their"
-            },
             names.join(", ")
         ))
     }
