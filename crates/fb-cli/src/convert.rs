@@ -5,12 +5,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use fb_join::dsjson::LinesSink;
-use fb_join::{JoinedEvent, Pipeline};
+use fb_join::Pipeline;
 
-use crate::error::Error;
-use crate::joinargs::{feed_all, report_diagnostics, FilterArgs, JoinArgs};
-use crate::output::{Compress, Existing, How, Output};
+use crate::joinargs::{FilterArgs, JoinArgs};
+use crate::say::{feed_all, report_diagnostics};
 use crate::Global;
+use fb_run::output::{Compress, Existing, How, Output};
+use fb_run::Error;
 
 /// Arguments of `fb convert`.
 #[derive(Debug, clap::Args)]
@@ -60,9 +61,8 @@ pub struct Args {
     pub level: Option<i32>,
 }
 
-/// Most worker threads `--threads` takes: more than any machine this runs
-/// on has cores, few enough that starting them cannot exhaust the system.
-pub const MAX_THREADS: usize = 256;
+/// Most worker threads `--threads` takes.
+pub use fb_run::options::MAX_THREADS;
 
 /// Parses a `--threads` value.
 pub fn parse_threads(s: &str) -> Result<usize, String> {
@@ -74,24 +74,21 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// The default number of threads: the available cores.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
-}
-
 /// Converts; exit 0 clean, 1 when an input was damaged or not a log (every
 /// readable line is still written), 2 for usage or I/O errors.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    args.filter.check()?;
+    let filter = args.filter.filter()?;
     let started = Instant::now();
-    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
+    let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     let mut opts = args.join.options();
     opts.inline_dedup = args.inline_dedup;
     // Loops of other problem types are not joined at all: no work, and no
     // warnings about events the user asked to leave out.
     opts.only = args.filter.only.clone();
     let compat = opts.compat;
-    let threads = args.threads.unwrap_or_else(default_threads);
+    let threads = args
+        .threads
+        .unwrap_or_else(fb_run::options::default_threads);
     let compress = Compress::ByExtension {
         level: args.level,
         threads,
@@ -105,31 +102,26 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         true => 1,
         false => threads,
     };
-    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
     let sink = LinesSink::new(&mut out, compat);
-    let mut pipeline = Pipeline::new(opts, keep, sink, threads);
-    let fail = |e: fb_join::Error| match e {
-        fb_join::Error::Write { source, .. } => Error::write(&target, source),
-        other => Error::Msg(other.to_string()),
-    };
+    let mut pipeline = Pipeline::new(opts, fb_run::drive::keeper(&filter), sink, threads);
     let report = feed_all(
         &inputs,
         &mut pipeline,
         args.recover,
         global.quiet,
-        &fail,
-        args.filter.window(),
+        &target,
+        filter.window(),
     )?;
     let (written, filtered) = (pipeline.kept(), pipeline.filtered());
     let (joiner, _) = pipeline.finish();
-    crate::output::conclude(out, report.failed() && !args.recover, written)?;
+    crate::say::conclude(out, report.failed() && !args.recover, written)?;
     if !global.quiet {
         let metrics = joiner.metrics();
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
             "fb: {}, {} messages, {} events joined ({} not learnable), {written} lines \
              written{} in {secs:.2} s ({:.0} MB/s of input)",
-            crate::plural(inputs.len() as u64, "input"),
+            fb_run::plural(inputs.len() as u64, "input"),
             report.kinds.total(),
             metrics.joined,
             metrics.skipped_learn,
@@ -144,30 +136,5 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         );
         report_diagnostics(joiner.diagnostics(), global.verbose > 0, &report);
     }
-    Ok(report.exit_code())
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::joinargs::parse_time;
-
-    #[test]
-    fn times_parse() {
-        assert_eq!(parse_time("1970-01-02"), Ok(86_400));
-        assert_eq!(parse_time("1970-01-01T00:01:05Z"), Ok(65));
-        assert_eq!(parse_time("1970-01-01T00:01"), Ok(60));
-        assert_eq!(parse_time("1970-01-01T02:01:05+02:00"), Ok(65));
-        assert_eq!(parse_time("1970-01-01T00:01:05.75Z"), Ok(65));
-        assert_eq!(parse_time("2021-05-18"), parse_time("2021-05-18T00:00:00Z"));
-        for bad in [
-            "yesterday",
-            "2021-13-01",
-            "2021-02-31",
-            "2021-02-29",
-            "2021-05-18T25:00",
-        ] {
-            assert!(parse_time(bad).is_err(), "{bad}");
-        }
-        assert!(parse_time("2021-02-31").unwrap_err().contains("2021-02-31"));
-    }
+    Ok(crate::say::exit_code(&report))
 }

@@ -6,13 +6,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use fb_arrow::{ArrowSink, BatchWriter, IpcFile, IpcStream, ParquetFile};
-use fb_join::{JoinedEvent, Pipeline};
+use fb_join::Pipeline;
 
-use crate::convert::{default_threads, parse_threads};
-use crate::error::Error;
-use crate::joinargs::{feed_all, report_diagnostics, FilterArgs, JoinArgs};
-use crate::output::{Existing, How, Output};
+use crate::convert::parse_threads;
+use crate::joinargs::{FilterArgs, JoinArgs};
+use crate::say::{feed_all, report_diagnostics};
 use crate::Global;
+use fb_run::options::default_threads;
+use fb_run::output::{Existing, How, Output};
+use fb_run::Error;
 
 /// Arguments of `fb export`.
 #[derive(Debug, clap::Args)]
@@ -110,14 +112,14 @@ fn check_stdout(args: &Args) -> Result<(), Error> {
 /// Exports; exit 0 clean, 1 when an input was damaged or not a log, 2 for
 /// usage or I/O errors.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    args.filter.check()?;
+    args.filter.filter()?;
     let columns = columns(args)?;
     let to_stdout = args.output.as_os_str() == "-";
     if to_stdout && args.partition_by == "none" {
         check_stdout(args)?;
     }
     let started = Instant::now();
-    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
+    let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     if args.partition_by != "none" {
         return partitioned(args, global, &inputs, columns, started);
     }
@@ -139,16 +141,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         export(args, global, &inputs, parquet, columns, &target)?
     };
     let (rows, report) = rows;
-    crate::output::conclude(out, report.failed() && !args.recover, rows)?;
+    crate::say::conclude(out, report.failed() && !args.recover, rows)?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
             "fb: {}, {rows} rows written to {target} in {secs:.2} s ({:.0} MB/s of input)",
-            crate::plural(inputs.len() as u64, "input"),
+            fb_run::plural(inputs.len() as u64, "input"),
             report.bytes as f64 / 1e6 / secs.max(1e-6),
         );
     }
-    Ok(report.exit_code())
+    Ok(crate::say::exit_code(&report))
 }
 
 /// `--partition-by`: a tree of Parquet files written in a temporary
@@ -156,7 +158,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
 fn partitioned(
     args: &Args,
     global: &Global,
-    inputs: &[crate::input::Input],
+    inputs: &[fb_run::input::Input],
     columns: fb_arrow::Columns,
     started: Instant,
 ) -> Result<ExitCode, Error> {
@@ -171,12 +173,13 @@ fn partitioned(
         _ => fb_arrow::Partitioning::Date,
     };
     let target = args.output.display().to_string();
-    let dir = crate::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
+    let dir =
+        fb_run::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
     let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows);
     let (rows, report) = export(args, global, inputs, writer, columns, &target)?;
     if report.failed() && !args.recover {
         if rows == 0 {
-            return Ok(report.exit_code());
+            return Ok(crate::say::exit_code(&report));
         }
         let partial = dir.finish_partial()?;
         eprintln!(
@@ -184,17 +187,17 @@ fn partitioned(
              the error is in {}",
             partial.display()
         );
-        return Ok(report.exit_code());
+        return Ok(crate::say::exit_code(&report));
     }
     dir.finish()?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
             "fb: {}, {rows} rows written under {target} in {secs:.2} s",
-            crate::plural(inputs.len() as u64, "input"),
+            fb_run::plural(inputs.len() as u64, "input"),
         );
     }
-    Ok(report.exit_code())
+    Ok(crate::say::exit_code(&report))
 }
 
 /// `--columns` as a choice of columns; every one when not given.
@@ -216,31 +219,27 @@ fn columns(args: &Args) -> Result<fb_arrow::Columns, Error> {
 fn export<B: BatchWriter>(
     args: &Args,
     global: &Global,
-    inputs: &[crate::input::Input],
+    inputs: &[fb_run::input::Input],
     writer: B,
     columns: fb_arrow::Columns,
     target: &str,
-) -> Result<(u64, crate::joinargs::RunReport), Error> {
+) -> Result<(u64, fb_run::report::RunReport), Error> {
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
     let threads = match args.recover {
         true => 1,
         false => args.threads.unwrap_or_else(default_threads),
     };
-    let keep = |ev: &JoinedEvent<'_>| args.filter.keep(ev);
+    let filter = args.filter.filter()?;
     let sink = ArrowSink::new(writer, args.batch_rows).with_columns(columns);
-    let mut pipeline = Pipeline::new(opts, keep, sink, threads);
-    let fail = |e: fb_join::Error| match e {
-        fb_join::Error::Write { source, .. } => Error::write(target, source),
-        other => Error::Msg(other.to_string()),
-    };
+    let mut pipeline = Pipeline::new(opts, fb_run::drive::keeper(&filter), sink, threads);
     let report = feed_all(
         inputs,
         &mut pipeline,
         args.recover,
         global.quiet,
-        &fail,
-        args.filter.window(),
+        target,
+        filter.window(),
     )?;
     let (joiner, sink) = pipeline.finish();
     let rows = sink.rows();

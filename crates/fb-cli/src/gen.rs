@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use fb_join::{Problem, RewardFunction};
 use fb_writer::synth::{self, GenConfig, Limit, RewardDist};
 
-use crate::error::Error;
 use crate::joinargs::named;
-use crate::output::{Existing, How, Output};
+use fb_run::output::{Existing, How, Output};
+use fb_run::Error;
 
 /// Output buffer: large writes keep a multi-GiB run I/O-bound.
 const OUTPUT_BUFFER: usize = 4 << 20;
@@ -91,7 +91,7 @@ pub struct Args {
         value_name = "R",
         default_value_t = 0.0,
         allow_negative_numbers = true,
-        value_parser = crate::joinargs::finite_f32
+        value_parser = fb_run::options::parse_finite_f32
     )]
     pub default_reward: f32,
     /// Checkpoints ask joiners to use the client time.
@@ -253,7 +253,7 @@ fn raw_stream_outputs(
     let stem = log.with_extension("");
     let paths = ["interactions", "observations", "episodes"]
         .map(|side| std::path::PathBuf::from(format!("{}.{side}.fb", stem.display())));
-    let inputs = [crate::input::Input::File(log.to_path_buf())];
+    let inputs = [fb_run::input::Input::File(log.to_path_buf())];
     let mut outs = Vec::new();
     for path in &paths {
         outs.push(Output::create(Some(path), &inputs, How::binary(existing))?);
@@ -269,8 +269,8 @@ fn raw_streams(
     (paths, mut outs): RawStreamOutputs,
     global: &crate::Global,
 ) -> Result<(), Error> {
-    let input = crate::input::Input::File(log.to_path_buf());
-    let data = crate::input::whole(&input)?;
+    let input = fb_run::input::Input::File(log.to_path_buf());
+    let data = fb_run::input::whole(&input)?;
     let counts = {
         let [i, o, e] = &mut outs[..] else {
             return Err("three outputs".into());
@@ -290,7 +290,7 @@ fn raw_streams(
             "{}: {} out of client time order in the raw streams: the generator broke its \
              own bound on how late an outcome comes; please report it",
             log.display(),
-            crate::plural(counts.behind, "event")
+            fb_run::plural(counts.behind, "event")
         )));
     }
     for (out, path) in outs.into_iter().zip(&paths) {

@@ -1,18 +1,13 @@
-//! `fb index`: a sidecar index beside each log (`LOG.fbidx`, format in
-//! `fb_format::index`), and how the other commands find and trust one.
+//! `fb index`: a sidecar index beside each log (`LOG.fbidx`); how it is
+//! written, found and trusted is `fb_run::sidecar`.
 
-use std::fs::File;
-use std::io::Write;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fb_format::index::{Index, LogStamp};
+use fb_run::input::Input;
+use fb_run::Error;
 
-use crate::error::Error;
-use crate::input::Input;
-use crate::output::{Existing, How, Output};
 use crate::Global;
 
 /// Arguments of `fb index`.
@@ -38,293 +33,9 @@ pub struct Args {
     pub force: bool,
 }
 
-/// Where the index of `log` lives.
-pub fn path_for(log: &Path) -> PathBuf {
-    let mut name = log.as_os_str().to_owned();
-    name.push(".fbidx");
-    PathBuf::from(name)
-}
-
-/// What the file system says of a log now (see [`LogStamp`]).
-pub fn stamp(meta: &std::fs::Metadata) -> LogStamp {
-    use std::os::unix::fs::MetadataExt;
-    let ns = |secs: i64, nanos: i64| secs.saturating_mul(1_000_000_000).saturating_add(nanos);
-    LogStamp {
-        inode: meta.ino(),
-        modified_ns: ns(meta.mtime(), meta.mtime_nsec()),
-        changed_ns: ns(meta.ctime(), meta.ctime_nsec()),
-    }
-}
-
-/// [`stamp`] of the file at `log`.
-fn stamp_of(log: &Path) -> Result<LogStamp, String> {
-    std::fs::metadata(log)
-        .map(|m| stamp(&m))
-        .map_err(|e| format!("its log cannot be looked at: {e}"))
-}
-
-/// Builds the index of `log` (its bytes `data`) and writes it to `out`,
-/// atomically, on `threads` threads; the index. `done` is told the bytes
-/// of `data` the build no longer needs.
-fn write(
-    log: &Path,
-    data: &[u8],
-    out: &Path,
-    threads: usize,
-    force: bool,
-    done: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Index, Error> {
-    // Taken before the bytes are read: a write meanwhile makes the index
-    // stale, never trusted.
-    let stamp = std::fs::metadata(log)
-        .map(|m| stamp(&m))
-        .map_err(|e| Error::Msg(format!("cannot look at {}: {e}", log.display())))?;
-    let mut index = Index::build_releasing(data, threads, done).map_err(|e| {
-        Error::Msg(format!(
-            "{}: cannot be indexed: {e} (fb repair writes a log that can)",
-            log.display()
-        ))
-    })?;
-    index.stamp = stamp;
-    let inputs = [Input::File(log.to_path_buf())];
-    // An index is a cache of its log, rebuilt at will: replaced without
-    // --force. Any other file is not.
-    let existing = match force || is_index(out) {
-        true => Existing::Replace,
-        false => Existing::Refuse,
-    };
-    let mut file = Output::create(Some(out), &inputs, How::binary(existing))?;
-    file.put(&index.to_bytes())?;
-    file.flush().map_err(|e| file.error(e))?;
-    file.finish()?;
-    Ok(index)
-}
-
-/// Whether the file at `path` is an index, by its first bytes.
-fn is_index(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 8];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| magic == fb_format::index::MAGIC)
-}
-
-/// What lies beside a log.
-enum Found {
-    Nothing,
-    Fresh(Index),
-    /// An index that cannot be used, and why.
-    Stale(String),
-}
-
-/// The summary of the index file at `at` (see `Index::from_summary`), or
-/// its first bytes when they do not say how long that is (for the parser
-/// to say what is wrong).
-fn read_summary(at: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = File::open(at)?;
-    let size = file.metadata()?.len();
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(fb_format::index::SUMMARY_HEAD as u64)
-        .read_to_end(&mut bytes)?;
-    if fb_format::index::file_version(&bytes) != Some(fb_format::index::VERSION) {
-        return Ok(bytes);
-    }
-    if let Ok(len) = Index::summary_len(&bytes) {
-        let rest = len.min(size).saturating_sub(bytes.len() as u64);
-        file.take(rest).read_to_end(&mut bytes)?;
-    }
-    Ok(bytes)
-}
-
-/// Reads a file whole, its two halves on two threads: most of the time
-/// of reading a large index goes to faulting in the fresh buffer and
-/// copying into it (59 MB for a 10 GiB log: 30 ms), which two cores share.
-/// A file that changes length meanwhile reads short or long, and its
-/// checksum then says so.
-fn read_in_halves(path: &Path) -> std::io::Result<Vec<u8>> {
-    let file = File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len())
-        .map_err(|_| std::io::Error::other("too large for this machine"))?;
-    if len < 8 << 20 {
-        return std::fs::read(path);
-    }
-    let mut buf = vec![0u8; len];
-    let (front, back) = buf.split_at_mut(len / 2);
-    let at = front.len() as u64;
-    std::thread::scope(|scope| {
-        let back = scope.spawn(|| file.read_exact_at(back, at));
-        let front = file.read_exact_at(front, 0);
-        let back = back
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("a reading thread failed")));
-        front.and(back)
-    })?;
-    Ok(buf)
-}
-
-/// How much of an index to read, and how.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Read {
-    /// The summary alone.
-    Summary,
-    /// The whole file, into memory.
-    Whole,
-    /// The whole file, mapped when it can be: for a caller that maps
-    /// nothing else (`mapped.rs` follows one input at a time) and checks
-    /// [`crate::mapped::tripped`] when done.
-    Mapped,
-}
-
-/// Reads the index beside `log` (as `how` says) and checks it with
-/// `check`. A damaged one is an error naming it.
-fn find(
-    log: &Path,
-    how: Read,
-    check: impl FnOnce(&Index) -> Result<(), String>,
-) -> Result<Found, Error> {
-    let at = path_for(log);
-    // A map is faulted in sixteen pages at a time, where reading the file
-    // copies it into fresh memory page by page: 10-15 ms against 30-40 ms
-    // for the 59 MB index of a 10 GiB log.
-    let map = match how {
-        Read::Mapped => crate::mapped::Mapped::open(&at),
-        _ => None,
-    };
-    let bytes: fb_format::index::Shared = match map {
-        Some(map) => std::sync::Arc::new(map),
-        None => {
-            let read = if how == Read::Summary {
-                read_summary(&at)
-            } else {
-                read_in_halves(&at)
-            };
-            match read {
-                Ok(bytes) => std::sync::Arc::new(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
-                Err(e) => return Err(Error::Msg(format!("cannot read {}: {e}", at.display()))),
-            }
-        }
-    };
-    // An index of an earlier version is rebuilt; a later or unknown
-    // version is an error (from_bytes), not something to overwrite.
-    if let Some(v) = fb_format::index::file_version((*bytes).as_ref()) {
-        if (1..fb_format::index::VERSION).contains(&v) {
-            return Ok(Found::Stale(format!("format version {v}")));
-        }
-    }
-    let parsed = if how == Read::Summary {
-        Index::from_summary((*bytes).as_ref())
-    } else {
-        Index::from_shared(bytes)
-    };
-    let index = parsed.map_err(|e| {
-        Error::Msg(format!(
-            "{}: {e}; or remove it, or pass --no-index",
-            at.display()
-        ))
-    })?;
-    Ok(match check(&index) {
-        Ok(()) => Found::Fresh(index),
-        Err(why) => Found::Stale(why),
-    })
-}
-
-/// The index of `log` if one is beside it. A stale one (the log changed
-/// since) is rebuilt in place and said so on standard error unless
-/// `quiet`; a damaged one is an error naming it.
-pub fn load(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    let check = |index: &Index| {
-        index.check_log(data)?;
-        index.check_stamp(&stamp_of(log)?)
-    };
-    match find(log, Read::Whole, check)? {
-        Found::Nothing => Ok(None),
-        Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
-    }
-}
-
-/// [`load`] reading only the index's summary (blocks' ranges, counts and
-/// times, checkpoints): enough for a time window, a few MB for a 10 GiB
-/// log. A rebuilt index comes back whole.
-pub fn load_summary(log: &Path, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
-    let check = |index: &Index| {
-        index.check_log(data)?;
-        index.check_stamp(&stamp_of(log)?)
-    };
-    match find(log, Read::Summary, check)? {
-        Found::Nothing => Ok(None),
-        Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, quiet),
-    }
-}
-
-/// [`load`] for a log that is read in pieces, not mapped: checked against
-/// its size and the two ends read from `file`; the log mapped only if the
-/// index must be rebuilt. The index itself is mapped when it can be: the
-/// caller maps nothing else, and checks [`crate::mapped::tripped`] before
-/// it trusts what it made from the index.
-pub fn load_unmapped(log: &Path, file: &File, quiet: bool) -> Result<Option<Index>, Error> {
-    let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
-    let meta = file.metadata().map_err(cannot)?;
-    let size = meta.len();
-    let found = find(log, Read::Mapped, |index| {
-        index.check_stamp(&stamp(&meta))?;
-        let n = (fb_format::index::HASHED as u64).min(size);
-        let mut head = vec![0; n as usize];
-        let mut tail = vec![0; n as usize];
-        file.read_exact_at(&mut head, 0)
-            .and_then(|()| file.read_exact_at(&mut tail, size - n))
-            .map_err(|e| format!("its log cannot be read: {e}"))?;
-        index.check_ends(size, &head, &tail)
-    })?;
-    match found {
-        Found::Nothing => Ok(None),
-        Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => {
-            let data = crate::input::whole(&Input::File(log.to_path_buf()))?;
-            rebuild(log, &data, &path_for(log), &why, quiet)
-        }
-    }
-}
-
-/// Rebuilds the index at `at` that cannot be used (`why`), saying so
-/// unless `quiet`; `None` when the log cannot be indexed.
-fn rebuild(
-    log: &Path,
-    data: &[u8],
-    at: &Path,
-    why: &str,
-    quiet: bool,
-) -> Result<Option<Index>, Error> {
-    if !quiet {
-        eprintln!("fb: {} is stale ({why}): rebuilding it", at.display());
-    }
-    // The caller reads `data` on: its pages stay.
-    match write(
-        log,
-        data,
-        at,
-        crate::convert::default_threads(),
-        false,
-        &|_, _| {},
-    ) {
-        Ok(index) => Ok(Some(index)),
-        // Never trusted: the log is read whole instead.
-        Err(e) => {
-            if !quiet {
-                eprintln!("fb: {e}; reading the whole log");
-            }
-            Ok(None)
-        }
-    }
-}
-
 /// Writes the index of every input.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = crate::input::resolve_noting(&args.inputs, global.quiet)?;
+    let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     if args.output.is_some() && inputs.len() != 1 {
         return Err(Error::Msg(
             "-o names the index of one log: give one log, or leave -o out".into(),
@@ -339,14 +50,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         };
         let started = Instant::now();
         // Mapped: a 10 GiB log is not read into memory.
-        let data = crate::input::whole(input)?;
-        match crate::input::Head::of(data.get(..4).unwrap_or(&data)) {
-            crate::input::Head::NotALog(why) => {
+        let data = fb_run::input::whole(input)?;
+        match fb_run::input::Head::of(data.get(..4).unwrap_or(&data)) {
+            fb_run::input::Head::NotALog(why) => {
                 eprintln!("fb: error: {}: {why}", log.display());
                 not_logs += 1;
                 continue;
             }
-            crate::input::Head::Empty => {
+            fb_run::input::Head::Empty => {
                 if !global.quiet {
                     eprintln!(
                         "fb: warning: {}: empty file: nothing to index",
@@ -355,10 +66,15 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                 }
                 continue;
             }
-            crate::input::Head::Magic | crate::input::Head::NoMagic => {}
+            fb_run::input::Head::Magic | fb_run::input::Head::NoMagic => {}
         }
-        let out = args.output.clone().unwrap_or_else(|| path_for(log));
-        let threads = args.threads.unwrap_or_else(crate::convert::default_threads);
+        let out = args
+            .output
+            .clone()
+            .unwrap_or_else(|| fb_run::sidecar::path_for(log));
+        let threads = args
+            .threads
+            .unwrap_or_else(fb_run::options::default_threads);
         // Pages given back as the parts leave them behind: memory stays
         // flat in the log's size (a 10 GiB log kept 10 GB resident).
         // Told from the build's threads, every few MiB.
@@ -367,14 +83,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             global.quiet,
         ));
         let release = |from: u64, to: u64| {
-            if let crate::input::Whole::Mapped(m) = &data {
+            if let fb_run::input::Whole::Mapped(m) = &data {
                 m.release(from, to);
             }
             if let Ok(mut progress) = progress.lock() {
                 progress.add(to.saturating_sub(from), 0);
             }
         };
-        let index = write(log, &data, &out, threads, args.force, &release);
+        let index = fb_run::sidecar::write(log, &data, &out, threads, args.force, &release);
         if let Ok(mut progress) = progress.lock() {
             progress.finish();
         }
@@ -401,28 +117,4 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_read_in_halves_is_the_file() {
-        let dir = std::env::temp_dir().join(format!("fb-halves-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for (name, len) in [
-            ("small", 1000usize),
-            ("odd", (9 << 20) + 7),
-            ("even", 10 << 20),
-        ] {
-            let path = dir.join(name);
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 4093) as u8).collect();
-            std::fs::write(&path, &bytes).unwrap();
-            assert!(read_in_halves(&path).unwrap() == bytes, "{name}");
-        }
-        let missing = read_in_halves(&dir.join("missing")).unwrap_err();
-        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }

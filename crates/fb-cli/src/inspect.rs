@@ -9,10 +9,10 @@ use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder, Stream
 use fb_schema::{IndexValue, OutcomeValue, TimeStamp};
 use serde_json::{json, Value};
 
-use crate::error::Error;
-use crate::input::{Head, Input};
-use crate::output::Output;
 use crate::Global;
+use fb_run::input::{Head, Input};
+use fb_run::output::Output;
+use fb_run::Error;
 
 /// Arguments of `fb inspect`.
 #[derive(Debug, clap::Args)]
@@ -187,33 +187,11 @@ fn message_json(msg: &Message<'_>, decoder: &mut PayloadDecoder, problems: &mut 
     }
 }
 
-/// The events of a REGULAR message: how many, and in order their ids (an
-/// id repeated in a row once) or what is wrong with an event that cannot
-/// be read.
-pub fn event_ids(
-    msg: &Message<'_>,
-) -> Result<(usize, Vec<Result<String, String>>), fb_format::Error> {
-    let events = msg.events()?;
-    let count = events.total();
-    let mut ids: Vec<Result<String, String>> = Vec::new();
-    for event in events {
-        match event {
-            Ok(view) => {
-                if !matches!(ids.last(), Some(Ok(last)) if last == view.id) {
-                    ids.push(Ok(view.id.to_string()));
-                }
-            }
-            Err(err) => ids.push(Err(err.to_string())),
-        }
-    }
-    Ok((count, ids))
-}
-
 /// Event ids a listing line shows of a message (`-v`: all of them).
 const IDS_SHOWN: usize = 10;
 
 fn regular_details(msg: &Message<'_>, problems: &mut u64, verbose: bool) -> String {
-    let (count, ids) = match event_ids(msg) {
+    let (count, ids) = match fb_run::inspect::event_ids(msg) {
         Ok(found) => found,
         Err(err) => {
             *problems += 1;
@@ -270,7 +248,7 @@ fn listing_line(msg: &Message<'_>, problems: &mut u64, global: &Global) -> Strin
 
 /// Lists (or dumps) the logs; exits 1 when one is damaged.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = crate::input::resolve_noting(&args.files, global.quiet)?;
+    let inputs = crate::say::resolve(&args.files, global.quiet)?;
     if args.offset.is_some() && inputs.len() > 1 {
         return Err(Error::Msg(format!(
             "--offset names a byte of one log, and {} logs were given: name one file",
@@ -308,12 +286,14 @@ fn by_event_id(
 ) -> Result<ExitCode, Error> {
     let mut lines = 0;
     for input in inputs {
-        let data = crate::input::whole(input)?;
+        let data = fb_run::input::whole(input)?;
         let index = match args.no_index {
             true => None,
-            false => crate::lookup::index_for(input, &data, global.quiet)?,
+            false => {
+                fb_run::lookup::index_for(input, &data, &mut crate::say::Voice::new(global.quiet))?
+            }
         };
-        let found = crate::lookup::event_lines(
+        let found = fb_run::lookup::event_lines(
             &data,
             index.as_ref(),
             id,
@@ -350,7 +330,7 @@ fn inspect(
     several: bool,
     out: &mut Output,
 ) -> Result<bool, Error> {
-    let opened = crate::input::open(input)?;
+    let opened = fb_run::input::open(input)?;
     match &opened.head {
         Head::NotALog(why) => {
             eprintln!("fb: {}: {why}", input.name());
@@ -416,7 +396,7 @@ fn inspect(
             writeln!(text, "{}", listing_line(&msg, &mut problems, global))
                 .map_err(|e| out.error(e))?;
         }
-        if text.len() >= crate::output::BUFFER {
+        if text.len() >= fb_run::output::BUFFER {
             out.put(&text)?;
             text.clear();
         }

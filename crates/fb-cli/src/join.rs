@@ -25,11 +25,11 @@ use fb_schema::{LearningModeType, PayloadType, TimeStamp};
 use fb_writer::raw::RawStreamWriter;
 use fb_writer::{CheckpointConfig, LogWriter};
 
-use crate::error::Error;
-use crate::input::{Input, Whole};
 use crate::joinargs::named;
-use crate::output::{Existing, How, Output};
 use crate::Global;
+use fb_run::input::{Input, Whole};
+use fb_run::output::{Existing, How, Output};
+use fb_run::Error;
 
 /// Arguments of `fb join`.
 #[derive(Debug, clap::Args)]
@@ -94,7 +94,7 @@ pub struct Args {
         value_name = "R",
         default_value_t = 0.0,
         allow_negative_numbers = true,
-        value_parser = crate::joinargs::finite_f32
+        value_parser = fb_run::options::parse_finite_f32
     )]
     pub default_reward: f32,
 
@@ -300,7 +300,7 @@ fn warn_went_back(w: &WentBack, file: &str, skew: i64) {
         show_duration(back),
         show_time(w.latest),
         show_duration(skew),
-        crate::plural(w.events, "event"),
+        fb_run::plural(w.events, "event"),
         show_duration(w.furthest),
     );
 }
@@ -311,7 +311,7 @@ fn summary(report: &Report, unstamped: u64, output: &str, bytes: usize, secs: f6
         "fb: {} ({} interactions, {} episode events, {} DedupInfo) joined with {} of \
          {} observations; unjoined: {} late, {} early, {} orphan; most groups open at once {}; \
          {output} in {secs:.2} s ({:.0} MB/s of input)",
-        crate::plural(report.groups, "group"),
+        fb_run::plural(report.groups, "group"),
         report.interactions,
         report.episodes,
         report.dedup,
@@ -333,7 +333,7 @@ fn summary(report: &Report, unstamped: u64, output: &str, bytes: usize, secs: f6
     if unstamped > 0 {
         eprintln!(
             "fb:   {} without client time stamped with the time of the join",
-            crate::plural(unstamped, "event")
+            fb_run::plural(unstamped, "event")
         );
     }
 }
@@ -353,7 +353,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     }
     let mut inputs = Vec::new();
     for (side, path) in &paths {
-        inputs.push((*side, crate::input::whole(&Input::File(path.clone()))?));
+        inputs.push((*side, fb_run::input::whole(&Input::File(path.clone()))?));
     }
     let name = |k: usize| {
         paths

@@ -1,37 +1,20 @@
-//! The `fb` command's commands, as a library: the `fb` binary parses its
-//! arguments and runs them, and the `vwlogs` Python package (fb-py)
-//! shares their input handling, options and statistics. Only this crate
-//! and fb-py print; the library crates below them never do.
-//!
-//! ```
-//! let inputs = fb_cli::input::resolve(&[concat!(
-//!     env!("CARGO_MANIFEST_DIR"),
-//!     "/../../tests/data/valid_joined_logs/cb_simple.log"
-//! )
-//! .into()])
-//! .unwrap();
-//! assert_eq!(inputs.len(), 1);
-//! ```
+//! The `fb` command's commands: their arguments (clap), what they print,
+//! and their exit codes, over `fb_run`, which does the work. A library so
+//! that the integration tests can reach a command's parts; only this
+//! crate and fb-py print, the library crates below them never do.
 #![deny(missing_docs)]
 
-pub mod compress;
 pub mod convert;
-pub mod error;
-pub mod estimate;
 pub mod export;
 pub mod gen;
 pub mod index;
-pub mod input;
 pub mod inspect;
-pub mod interrupt;
 pub mod join;
 pub mod joinargs;
-pub mod lookup;
-pub mod mapped;
-pub mod output;
 pub mod progress;
 pub mod repair;
 pub mod sample;
+pub mod say;
 pub mod split;
 pub mod stats;
 pub mod validate;
@@ -46,13 +29,4 @@ pub struct Global {
     /// Say more: every diagnostic instead of the first few of each kind.
     #[arg(short, long, global = true, display_order = 1001, action = clap::ArgAction::Count)]
     pub verbose: u8,
-}
-
-/// `1 input`, `2 inputs`.
-pub fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }

@@ -110,7 +110,7 @@ enum Command {
 fn main() -> ExitCode {
     // Before any other thread starts: Ctrl-C then removes what the run
     // left aside (see `interrupt`).
-    fb_cli::interrupt::install();
+    fb_run::interrupt::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args, &cli.global),
@@ -133,7 +133,7 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("fb: error: {err}");
             match err {
-                fb_cli::error::Error::Damaged(_) => ExitCode::from(1),
+                fb_run::Error::Damaged(_) => ExitCode::from(1),
                 _ => ExitCode::from(2),
             }
         }

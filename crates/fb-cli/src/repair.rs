@@ -8,10 +8,10 @@ use fb_format::salvage::SalvageReport;
 use fb_format::{Message, MessageKind, PayloadDecoder, DEFAULT_MAX_PAYLOAD};
 use fb_writer::LogWriter;
 
-use crate::error::Error;
-use crate::input::Input;
-use crate::output::{Existing, How, Output};
 use crate::Global;
+use fb_run::input::Input;
+use fb_run::output::{Existing, How, Output};
+use fb_run::Error;
 
 /// Arguments of `fb repair`.
 #[derive(Debug, clap::Args)]
@@ -75,7 +75,7 @@ struct Kept {
 /// in a valid REGULAR message of their own, in its place, provided their
 /// typed payloads decode too; the damaged bytes are still reported.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = crate::input::one(&args.input);
+    let input = fb_run::input::one(&args.input);
     let how = How::binary(Existing::forced(args.force));
     let mut out = Output::create(args.output(), std::slice::from_ref(&input), how)?;
     let data = read_whole(&input)?;
@@ -160,8 +160,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let written = writer.offset();
     drop(writer);
     let not_a_log = matches!(
-        crate::input::Head::of(data.get(..4).unwrap_or(&data)),
-        crate::input::Head::NotALog(_)
+        fb_run::input::Head::of(data.get(..4).unwrap_or(&data)),
+        fb_run::input::Head::NotALog(_)
     );
     if not_a_log && kept.headers + kept.checkpoints + kept.regulars == 0 {
         // An empty log is no repair: nothing is put in place.
@@ -186,7 +186,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         eprintln!(
             "fb: repair: {}: dropped {} ({bytes} bytes); without -q they are listed",
             input.name(),
-            crate::plural(dropped.len() as u64, "byte range"),
+            fb_run::plural(dropped.len() as u64, "byte range"),
         );
     }
     Ok(if dropped.is_empty() {

@@ -27,11 +27,11 @@ use fb_join::dsjson::LinesSink;
 use fb_join::{JoinedEvent, Pipeline, Source};
 use fb_schema::PayloadType;
 
-use crate::error::Error;
-use crate::input::Input;
 use crate::joinargs::JoinArgs;
-use crate::output::{Compress, Existing, How, Output};
 use crate::Global;
+use fb_run::input::Input;
+use fb_run::output::{Compress, Existing, How, Output};
+use fb_run::Error;
 
 /// Arguments of `fb sample`.
 #[derive(Debug, clap::Args)]
@@ -259,7 +259,7 @@ fn walking<T>(
 /// index, or a stale one), else through `pread`, which touches only the
 /// pages asked for (a mapping would fault in and unmap its neighbours).
 enum Log {
-    Whole(crate::input::Whole),
+    Whole(fb_run::input::Whole),
     File(File, u64),
 }
 
@@ -515,7 +515,7 @@ fn read_and_filter(
 /// Draws the sample and writes it; exit 0, or 1 when the log has no
 /// decision.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = crate::input::one(&args.input);
+    let input = fb_run::input::one(&args.input);
     let how = match args.format.as_str() {
         "log" => How::binary(Existing::forced(args.force)),
         _ => How::text(
@@ -551,9 +551,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
 /// index.
 fn open(args: &Args, input: &Input, global: &Global) -> Result<(Log, Index), Error> {
     let Input::File(path) = input else {
-        let whole = crate::input::whole(input)?;
-        crate::input::is_log(input, &whole)?;
-        let index = Index::build_with_threads(&whole, crate::convert::default_threads())
+        let whole = fb_run::input::whole(input)?;
+        fb_run::input::is_log(input, &whole)?;
+        let index = Index::build_with_threads(&whole, fb_run::options::default_threads())
             .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
         return Ok((Log::Whole(whole), index));
     };
@@ -562,9 +562,13 @@ fn open(args: &Args, input: &Input, global: &Global) -> Result<(Log, Index), Err
     let mut head = Vec::with_capacity(4);
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
         .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
-    crate::input::is_log(input, &head)?;
+    fb_run::input::is_log(input, &head)?;
     Ok(
-        match crate::index::load_unmapped(path, &file, global.quiet)? {
+        match fb_run::sidecar::load_unmapped(
+            path,
+            &file,
+            &mut crate::say::Voice::new(global.quiet),
+        )? {
             Some(index) => {
                 let size = file.metadata().map_or(0, |m| m.len());
                 // Scattered reads of a message each: readahead would fetch
@@ -584,8 +588,8 @@ fn open(args: &Args, input: &Input, global: &Global) -> Result<(Log, Index), Err
                         args.input.display()
                     );
                 }
-                let whole = crate::input::whole(input)?;
-                let index = Index::build_with_threads(&whole, crate::convert::default_threads())
+                let whole = fb_run::input::whole(input)?;
+                let index = Index::build_with_threads(&whole, fb_run::options::default_threads())
                     .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
                 (Log::Whole(whole), index)
             }
@@ -611,7 +615,7 @@ fn sample(
     // a stale index is rebuilt): one cut short by another process while
     // it was read gave replacement bytes. A writer that opens the index
     // meanwhile waits for the lease until this process ends.
-    if crate::mapped::tripped() {
+    if fb_run::mapped::tripped() {
         return Err(Error::Msg(format!(
             "{} or its index was cut short while it was read (another process \
              truncated it): nothing written; run again",

@@ -15,9 +15,9 @@ use std::process::ExitCode;
 use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
 use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
 
-use crate::error::Error;
-use crate::output::{DirOutput, Existing};
 use crate::Global;
+use fb_run::output::{DirOutput, Existing};
+use fb_run::Error;
 
 /// Arguments of `fb split`.
 #[derive(Debug, clap::Args)]
@@ -49,12 +49,12 @@ pub struct Args {
 /// Splits; exit 0, or 1 when the log is damaged (the pieces then hold the
 /// messages before the damage).
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let input = crate::input::one(&args.input);
+    let input = fb_run::input::one(&args.input);
     let existing = Existing::forced(args.force);
     // Refused before the log is read.
     DirOutput::check(&args.output, std::slice::from_ref(&input), existing)?;
-    let log = crate::input::whole(&input)?;
-    crate::input::is_log(&input, &log)?;
+    let log = fb_run::input::whole(&input)?;
+    fb_run::input::is_log(&input, &log)?;
     let rule = Rule {
         max_size: args.max_size,
         period: match args.by.as_deref() {
@@ -93,7 +93,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     if !global.quiet {
         eprintln!(
             "fb: {} of {} bytes written to {} ({written} bytes, {carried} dedup entries carried)",
-            crate::plural(plan.pieces.len() as u64, "piece"),
+            fb_run::plural(plan.pieces.len() as u64, "piece"),
             log.len(),
             args.output.display(),
         );
@@ -132,7 +132,7 @@ fn write_piece(log: &[u8], plan: &Plan, piece: &Piece, path: &Path) -> Result<u6
             .ok_or_else(|| format!("the plan points past the log ({start}..{end})"))
     };
     let file = File::create(path).map_err(|e| format!("cannot create: {e}"))?;
-    let mut out = BufWriter::with_capacity(crate::output::BUFFER, file);
+    let mut out = BufWriter::with_capacity(fb_run::output::BUFFER, file);
     let failed = |e: fb_writer::Error| e.to_string();
     let mut writer = LogWriter::new(&mut out);
     writer.raw_bytes(span(plan.magic)?).map_err(failed)?;

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
 use fb_join::{DiagnosticKind, Joiner};
 
-use crate::error::Error;
-use crate::input::{self, Head, Input};
 use crate::joinargs::JoinArgs;
-use crate::output::Output;
 use crate::Global;
+use fb_run::input::{self, Head, Input};
+use fb_run::output::Output;
+use fb_run::Error;
 
 /// Arguments of `fb validate`.
 #[derive(Debug, clap::Args)]
@@ -308,7 +308,7 @@ fn cut_salvage(input: &Input, offset: u64, limit: u32) -> Option<String> {
 /// Checks every input; exit 0 clean (or warnings only, unless --strict),
 /// 1 errors found, 2 usage or I/O error.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
-    let inputs = input::resolve_noting(&args.inputs, global.quiet)?;
+    let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     let mut problems = Problems {
         errors: 0,
         warnings: 0,
@@ -338,7 +338,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
                 &format!(
                     "the log holds no event ({}, no REGULAR message with events): nothing \
                      to convert",
-                    crate::plural(m, "message")
+                    fb_run::plural(m, "message")
                 ),
             )?;
         }
@@ -384,18 +384,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     if !global.quiet {
         let verdict = match (errors, warnings) {
             (0, 0) => "valid".to_string(),
-            (0, w) => format!("valid, with {}", crate::plural(w, "warning")),
+            (0, w) => format!("valid, with {}", fb_run::plural(w, "warning")),
             (e, w) => format!(
                 "{}, {}",
-                crate::plural(e, "error"),
-                crate::plural(w, "warning")
+                fb_run::plural(e, "error"),
+                fb_run::plural(w, "warning")
             ),
         };
         eprintln!(
             "fb: {}, {}, {}: {verdict}",
-            crate::plural(inputs.len() as u64, "input"),
-            crate::plural(messages, "message"),
-            crate::plural(events, "event"),
+            fb_run::plural(inputs.len() as u64, "input"),
+            fb_run::plural(messages, "message"),
+            fb_run::plural(events, "event"),
         );
     }
     Ok(if errors > 0 || (args.strict && warnings > 0) {

@@ -39,7 +39,7 @@ fn lookups_match_the_full_scan(name: &str, log: &Path) -> usize {
     for id in &ids {
         let want: Vec<&String> = lines.iter().filter(|l| event_id(l) == *id).collect();
         let mut got = Vec::new();
-        let found = fb_cli::lookup::event_lines(
+        let found = fb_run::lookup::event_lines(
             &bytes,
             Some(&index),
             id,
@@ -114,7 +114,7 @@ fn the_index_is_small_and_says_what_the_log_holds() {
         assert_eq!(fb(&args).code, 0, "{name}");
         let out = fb(&["index", p(&log)]);
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);
-        let idx = fb_cli::index::path_for(&log);
+        let idx = fb_run::sidecar::path_for(&log);
         let size = std::fs::metadata(&idx).unwrap().len();
         let bytes = std::fs::read(&log).unwrap();
         assert!(
@@ -206,7 +206,7 @@ fn a_stale_or_damaged_index_is_never_trusted() {
     // rebuilds it; a stale one is rebuilt on use and the answer is right.
     let log = dir.join("a.fb");
     std::fs::write(&log, &original).unwrap();
-    let idx = fb_cli::index::path_for(&log);
+    let idx = fb_run::sidecar::path_for(&log);
     std::fs::write(&idx, b"FBIDX\r\n\x1a garbage").unwrap();
     let lines = convert(&log);
     let id = event_id(&lines[10]);
@@ -547,9 +547,9 @@ fn a_sample_through_a_table_that_does_not_add_up_fails_and_says_so() {
     )
     .unwrap();
     let mut index = Index::build(&std::fs::read(&log).unwrap()).unwrap();
-    index.stamp = fb_cli::index::stamp(&std::fs::metadata(&log).unwrap());
+    index.stamp = fb_run::sidecar::stamp(&std::fs::metadata(&log).unwrap());
     index.blocks.last_mut().unwrap().decisions += 1;
-    std::fs::write(fb_cli::index::path_for(&log), index.to_bytes()).unwrap();
+    std::fs::write(fb_run::sidecar::path_for(&log), index.to_bytes()).unwrap();
     for format in ["dsjson", "log"] {
         let out_path = dir.join(format!("sample.{format}"));
         let out = fb(&[
@@ -617,7 +617,7 @@ fn a_large_sample_read_on_two_threads_is_the_one_read_whole() {
     // same sample.
     let writer = std::fs::OpenOptions::new()
         .append(true)
-        .open(fb_cli::index::path_for(&log))
+        .open(fb_run::sidecar::path_for(&log))
         .unwrap();
     let (lines_read, log_read) = (draw("dsjson"), draw("log"));
     drop(writer);
@@ -684,7 +684,8 @@ fn a_log_rewritten_in_the_middle_at_the_same_size_is_not_trusted() {
         bytes[at..at + new.len()].copy_from_slice(new.as_bytes());
     }
     std::fs::write(&log, &bytes).unwrap();
-    let index = Index::from_bytes(&std::fs::read(fb_cli::index::path_for(&log)).unwrap()).unwrap();
+    let index =
+        Index::from_bytes(&std::fs::read(fb_run::sidecar::path_for(&log)).unwrap()).unwrap();
     assert!(
         index.check_log(&bytes).is_ok(),
         "the ends alone cannot tell"
@@ -702,8 +703,8 @@ fn a_log_rewritten_in_the_middle_at_the_same_size_is_not_trusted() {
     let copy = dir.join("copy.fb");
     std::fs::copy(&log, &copy).unwrap();
     std::fs::copy(
-        fb_cli::index::path_for(&log),
-        fb_cli::index::path_for(&copy),
+        fb_run::sidecar::path_for(&log),
+        fb_run::sidecar::path_for(&copy),
     )
     .unwrap();
     let out = fb(&["inspect", "--event-id", &new, p(&copy)]);
@@ -724,7 +725,7 @@ fn a_folders_files_that_are_not_logs_are_left_out_with_a_note() {
     let want = fb(&["convert", "-q", p(&dir)]);
     assert_eq!(want.code, 0, "{}", want.stderr);
     assert_eq!(fb(&["index", "-q", p(&dir)]).code, 0);
-    assert!(fb_cli::index::path_for(&dir.join("cb_simple.log")).exists());
+    assert!(fb_run::sidecar::path_for(&dir.join("cb_simple.log")).exists());
     std::fs::write(dir.join("README"), "logs of the loop\n").unwrap();
     std::fs::write(dir.join("out.dsjson"), want.stdout.as_bytes()).unwrap();
     // (command, exit code wanted)

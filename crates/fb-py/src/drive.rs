@@ -1,13 +1,13 @@
-//! The loop over sources: each fed to one pipeline in order, as `fb`
-//! does, but quiet, streaming (no memory map, no signal handlers in the
+//! Sources fed through the one driver (`fb_run::drive`), as `fb` feeds
+//! files, but quiet, streaming (no memory map, no signal handlers in the
 //! host's process), stopping when cancelled (`interrupt.rs`), and with
 //! damage as a typed stop.
 
-use std::io::{Cursor, Read};
+use std::io::Read;
 
-use fb_cli::input::Head;
-use fb_cli::joinargs::RunReport;
-use fb_join::{JoinedEvent, Pipeline, Source};
+use fb_join::{JoinedEvent, Pipeline};
+use fb_run::drive::{Drive, Maps, OnDamage, Readable, Stop as DriveStop};
+use fb_run::report::{RunReport, Silent};
 
 use crate::interrupt::{Cancel, Cancellable};
 use crate::source::Src;
@@ -32,8 +32,8 @@ pub enum Stop {
     Damaged(Damage),
     /// An input could not be opened or read.
     Io(String),
-    /// The sink failed; for a reader, the consumer went away.
-    Sink(fb_join::Error),
+    /// The output failed; for a reader, the consumer went away.
+    Sink(fb_run::Error),
     /// The run was cancelled: a signal's handler raised (Ctrl-C), or the
     /// consumer went away.
     Interrupted,
@@ -50,11 +50,38 @@ impl std::fmt::Display for Stop {
     }
 }
 
-/// Feeds `sources` to `pipeline` in order. Stops at the first damaged
-/// input unless `recover` (then every input is read whole and resynced,
-/// and what was skipped is in the report), and before the next message
-/// or read once `cancel` is set. What the pipeline joined before a stop
-/// is still in it: the caller finishes it.
+/// A source as the shared driver reads it: never mapped (no signal
+/// handlers in the host's process), each read refused once cancelled.
+struct Cancellably<'a> {
+    src: &'a Src,
+    cancel: &'a Cancel,
+}
+
+impl Readable for Cancellably<'_> {
+    fn name(&self) -> String {
+        self.src.input().name()
+    }
+
+    fn path(&self) -> Option<&std::path::Path> {
+        None
+    }
+
+    fn size(&self) -> Option<u64> {
+        None
+    }
+
+    fn open(&self) -> Result<Box<dyn Read + Send>, fb_run::Error> {
+        let reader = self.src.open().map_err(fb_run::Error::Msg)?;
+        Ok(Box::new(Cancellable::new(reader, self.cancel.clone())))
+    }
+}
+
+/// Feeds `sources` to `pipeline` in order, through the one driver
+/// (`fb_run::drive`). Stops at the first damaged input unless `recover`
+/// (then every input is read whole and resynced, and what was skipped is
+/// in the report), and before the next message or read once `cancel` is
+/// set. What the pipeline joined before a stop is still in it: the caller
+/// finishes it.
 pub fn feed<S, K>(
     sources: &[Src],
     pipeline: &mut Pipeline<S, K>,
@@ -66,85 +93,32 @@ where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    // A failure caused by the cancel (a read refused) is the cancel.
-    let or_cancelled = |stop: Stop| match cancel.is_set() {
-        true => Stop::Interrupted,
-        false => stop,
+    let readables: Vec<Cancellably<'_>> = sources
+        .iter()
+        .map(|src| Cancellably { src, cancel })
+        .collect();
+    let is_set = || cancel.is_set();
+    let drive = Drive {
+        recover,
+        window: None,
+        maps: Maps::Never,
+        on_damage: OnDamage::Stop,
+        cancel: &is_set,
+        target: "the reader",
     };
-    let stop_asked = || cancel.is_set();
-    for src in sources {
-        if cancel.is_set() {
-            return Err(Stop::Interrupted);
-        }
-        let input = src.input();
-        let name = input.name();
-        report.begin(&input, pipeline.joiner());
-        let mut reader = Cancellable::new(src.open().map_err(Stop::Io)?, cancel.clone());
-        if recover {
-            let mut whole = Vec::new();
-            reader
-                .read_to_end(&mut whole)
-                .map_err(|e| or_cancelled(Stop::Io(format!("{name}: {e}"))))?;
-            let head = Head::of(whole.get(..4).unwrap_or(&whole));
-            if head == Head::Empty {
-                report.head(&input, &head, true);
-                continue;
-            }
-            // Recovery reads on whatever the head says.
-            report.logs += 1;
-            let mut fed = pipeline
-                .feed(Source::Recover(&whole), (0, 0), &stop_asked, &mut |_| {})
-                .map_err(|e| or_cancelled(Stop::Sink(e)))?;
-            if cancel.is_set() {
-                return Err(Stop::Interrupted);
-            }
-            let skipped = std::mem::take(&mut fed.skipped);
-            report.fed(&input, fed, true);
-            for r in &skipped {
-                report.damaged(&input, r, true);
-            }
-            continue;
-        }
-        let mut first = Vec::with_capacity(4);
-        (&mut reader)
-            .take(4)
-            .read_to_end(&mut first)
-            .map_err(|e| or_cancelled(Stop::Io(format!("{name}: {e}"))))?;
-        let head = Head::of(&first);
-        if let Head::NotALog(why) = &head {
-            let message = format!("{name}: {why}");
-            report.head(&input, &head, true);
-            return Err(Stop::Damaged(Damage {
-                path: name,
-                offset: 0,
-                message_index: Some(0),
-                message,
-            }));
-        }
-        if !report.head(&input, &head, true) {
-            continue;
-        }
-        let stream: Box<dyn Read + Send> = Box::new(Cursor::new(first).chain(reader));
-        let fed = pipeline
-            .feed(Source::Stream(stream), (0, 0), &stop_asked, &mut |_| {})
-            .map_err(|e| or_cancelled(Stop::Sink(e)))?;
-        if cancel.is_set() {
-            return Err(Stop::Interrupted);
-        }
-        let stop = fed.framing_error.as_ref().map(|e| match e.index() {
-            // Reading failed (a file object's read raised): not damage.
-            None => Stop::Io(format!("{name}: {e}")),
-            Some(index) => Stop::Damaged(Damage {
-                path: name.clone(),
-                offset: e.offset(),
-                message_index: Some(index),
-                message: format!("{name}: {e}"),
-            }),
-        });
-        report.fed(&input, fed, true);
-        if let Some(stop) = stop {
-            return Err(stop);
-        }
+    let fed = fb_run::drive::feed_all(&readables, pipeline, &drive, report, &mut Silent);
+    match fed {
+        Ok(()) => Ok(()),
+        // A failure caused by the cancel (a read refused) is the cancel.
+        Err(_) if cancel.is_set() => Err(Stop::Interrupted),
+        Err(DriveStop::Cancelled) => Err(Stop::Interrupted),
+        Err(DriveStop::Damaged(d)) => Err(Stop::Damaged(Damage {
+            message: d.to_string(),
+            path: d.input,
+            offset: d.offset.unwrap_or(0),
+            message_index: d.message_index,
+        })),
+        Err(DriveStop::Failed(e @ fb_run::Error::Write { .. })) => Err(Stop::Sink(e)),
+        Err(DriveStop::Failed(e)) => Err(Stop::Io(e.to_string())),
     }
-    Ok(())
 }

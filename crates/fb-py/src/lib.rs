@@ -19,8 +19,8 @@ mod source;
 mod stream;
 
 use arrow_schema::ffi::FFI_ArrowSchema;
-use fb_cli::output::{Compress, Output};
 use fb_join::{JoinedEvent, Pipeline};
+use fb_run::output::{Compress, Output};
 use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -133,7 +133,7 @@ fn reader_summary<'py>(
     Ok(d)
 }
 
-fn summary_into(d: &Bound<'_, PyDict>, r: &fb_cli::joinargs::RunReport) -> PyResult<()> {
+fn summary_into(d: &Bound<'_, PyDict>, r: &fb_run::report::RunReport) -> PyResult<()> {
     d.set_item("logs", r.logs)?;
     d.set_item("bytes", r.bytes)?;
     let kinds = PyDict::new(d.py());
@@ -141,7 +141,10 @@ fn summary_into(d: &Bound<'_, PyDict>, r: &fb_cli::joinargs::RunReport) -> PyRes
         kinds.set_item(k, v)?;
     }
     d.set_item("messages", kinds)?;
-    d.set_item("damaged_inputs", r.damaged.clone())?;
+    d.set_item(
+        "damaged_inputs",
+        r.damage.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    )?;
     Ok(())
 }
 
@@ -173,7 +176,7 @@ fn convert<'py>(
     };
     // Python replaces the file it is told to write, as `open(out, "w")`
     // does; the CLI asks for --force.
-    let how = fb_cli::output::How::text(compress, fb_cli::output::Existing::Replace);
+    let how = fb_run::output::How::text(compress, fb_run::output::Existing::Replace);
     let output =
         Output::create(Some(&out), &inputs, how).map_err(|e| PyOSError::new_err(e.to_string()))?;
     let compat = opts.join.compat;
@@ -186,7 +189,7 @@ fn convert<'py>(
             let sink = fb_join::dsjson::LinesSink::new(&mut output, compat);
             let threads = if opts.recover { 1 } else { opts.threads };
             let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
-            let mut report = fb_cli::joinargs::RunReport::silent();
+            let mut report = fb_run::report::RunReport::default();
             let stop =
                 drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
             let written = pipeline.kept();
@@ -238,13 +241,13 @@ fn stats(
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
         // One thread: the sums add up in log order, as `fb stats` does.
-        let sink = fb_cli::stats::TallySink::default();
+        let sink = fb_run::stats::TallySink::default();
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
-        let mut report = fb_cli::joinargs::RunReport::silent();
+        let mut report = fb_run::report::RunReport::default();
         let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
         let filtered = pipeline.filtered();
-        let (joiner, fb_cli::stats::TallySink(tally)) = pipeline.finish();
-        let json = fb_cli::stats::report_json(
+        let (joiner, fb_run::stats::TallySink(tally)) = pipeline.finish();
+        let json = fb_run::stats::report_json(
             sources.len(),
             &report,
             &joiner,

@@ -73,7 +73,7 @@ impl Messages {
             },
         )?;
         if msg.kind == MessageKind::Regular {
-            match fb_cli::inspect::event_ids(&msg) {
+            match fb_run::inspect::event_ids(&msg) {
                 Ok((count, found)) => {
                     d.set_item("events", count)?;
                     let (ids, problems): (Vec<_>, Vec<_>) =

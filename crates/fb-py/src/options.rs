@@ -5,18 +5,18 @@
 
 use std::str::FromStr;
 
-use fb_cli::joinargs::{FilterArgs, JoinArgs};
-use fb_join::{Compat, LearningMode, Problem, RewardFunction, StepTransform};
+use fb_join::{Compat, LearningMode, Overrides, Problem, RewardFunction, StepTransform};
+use fb_run::options::{Filter, SkipLearn};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 /// Everything a call can set.
 pub struct Opts {
-    /// How to join.
-    pub join: JoinArgs,
+    /// How to join (`only` and `inline_dedup` are the fields below).
+    pub join: fb_join::Options,
     /// Which joined events to keep.
-    pub filter: FilterArgs,
+    pub filter: Filter,
     /// Replace dedup references in contexts with the actions they stand
     /// for.
     pub inline_dedup: bool,
@@ -181,8 +181,7 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
         Some(s) => named::<StepTransform>("multistep_reward", &s, StepTransform::NAMES)?,
         None => StepTransform::default(),
     };
-    let join = JoinArgs {
-        compat,
+    let overrides = Overrides {
         reward_function: given
             .text("reward_function")?
             .map(|s| named::<RewardFunction>("reward_function", &s, RewardFunction::NAMES))
@@ -196,28 +195,25 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
             .text("problem_type")?
             .map(|s| named::<Problem>("problem_type", &s, Problem::NAMES))
             .transpose()?,
-        use_client_time: given.flag("use_client_time")?,
-        multistep: given.flag("multistep")?,
-        multistep_reward,
+        use_client_time: given.flag("use_client_time")?.then_some(true),
     };
+    let join = fb_join::Options::default()
+        .overrides(overrides)
+        .compat(compat)
+        .multistep(given.flag("multistep")?)
+        .multistep_reward(multistep_reward);
     let time = |key: &str| -> PyResult<Option<(String, i64)>> {
         given
             .text(key)?
-            .map(|s| match fb_cli::joinargs::parse_time(&s) {
+            .map(|s| match fb_run::options::parse_time(&s) {
                 Ok(t) => Ok((s, t)),
                 Err(e) => Err(bad(key, e)),
             })
             .transpose()
     };
-    let skip_learn = match given.text("skip_learn")?.as_deref() {
-        None | Some("include") => "include",
-        Some("exclude") => "exclude",
-        Some(other) => {
-            return Err(bad(
-                "skip_learn",
-                format!("`{other}` is not one of include, exclude"),
-            ))
-        }
+    let skip_learn = match given.text("skip_learn")? {
+        None => SkipLearn::Include,
+        Some(s) => named::<SkipLearn>("skip_learn", &s, SkipLearn::NAMES)?,
     };
     let only = given
         .texts("only")?
@@ -234,8 +230,8 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
             ));
         }
     }
-    let filter = FilterArgs {
-        skip_learn: skip_learn.into(),
+    let filter = Filter {
+        skip_learn,
         since: since.map(|(_, t)| t),
         until: until.map(|(_, t)| t),
         only,
@@ -246,7 +242,7 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
         .count("batch_rows", 1, MAX_BATCH_ROWS)?
         .unwrap_or(65_536);
     let threads = given
-        .count("threads", 1, fb_cli::convert::MAX_THREADS as u64)?
+        .count("threads", 1, fb_run::options::MAX_THREADS as u64)?
         .unwrap_or(1);
     let columns = match given.texts("columns")? {
         None => fb_arrow::Columns::all(),
@@ -271,7 +267,7 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
 impl Opts {
     /// The joiner's options.
     pub fn options(&self) -> fb_join::Options {
-        let mut opts = self.join.options();
+        let mut opts = self.join.clone();
         opts.only = self.filter.only.clone();
         opts.inline_dedup = self.inline_dedup;
         opts

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fb_cli::input::Input;
+use fb_run::input::Input;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -122,7 +122,7 @@ pub fn sources(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Src>> {
         if paths.is_empty() {
             return Ok(());
         }
-        let inputs = fb_cli::input::resolve(paths)
+        let inputs = fb_run::input::resolve(paths)
             .map_err(pyo3::exceptions::PyFileNotFoundError::new_err)?;
         paths.clear();
         for input in inputs {

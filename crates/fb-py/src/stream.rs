@@ -11,8 +11,8 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use fb_arrow::{ArrowSink, BatchWriter};
-use fb_cli::joinargs::RunReport;
 use fb_join::{JoinedEvent, Pipeline};
+use fb_run::report::RunReport;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
@@ -147,7 +147,7 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
-        let mut report = RunReport::silent();
+        let mut report = RunReport::default();
         let mut stop = None;
         for src in &sources {
             let fed = drive::feed(

@@ -311,30 +311,6 @@ impl Output {
     }
 }
 
-/// Finishes `out`: put in place, or when the run `failed`, kept aside as
-/// [`Output::finish_partial`] says (if it holds any `records`: lines,
-/// rows) and said on standard error (even with `-q`: it is part of the
-/// error).
-pub fn conclude(out: Output, failed: bool, records: u64) -> Result<(), Error> {
-    if !failed {
-        return out.finish();
-    }
-    if records == 0 {
-        // Headers alone (a Parquet file's): nothing worth keeping.
-        drop(out);
-        return Ok(());
-    }
-    let target = out.target().to_string();
-    if let Some(partial) = out.finish_partial()? {
-        eprintln!(
-            "fb: the run ended in error: {target} was left as it was; what was written before \
-             the error is in {}",
-            partial.display()
-        );
-    }
-    Ok(())
-}
-
 /// Why a file could not be made, in words that name what the user gave.
 fn why(e: &io::Error, path: &Path) -> String {
     match (e.kind(), path.parent()) {

@@ -147,16 +147,6 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     resolve_all(paths).map(|r| r.inputs)
 }
 
-/// [`resolve_all`], saying on standard error (unless `quiet`) which files
-/// of the folders were left out.
-pub fn resolve_noting(paths: &[PathBuf], quiet: bool) -> Result<Vec<Input>, String> {
-    let resolved = resolve_all(paths)?;
-    if let (Some(note), false) = (resolved.note(), quiet) {
-        eprintln!("fb: note: {note}");
-    }
-    Ok(resolved.inputs)
-}
-
 /// The first (up to 4) bytes of a file.
 fn first_bytes(path: &Path) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(4);

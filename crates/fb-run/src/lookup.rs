@@ -58,10 +58,14 @@ pub fn event_lines(
     Ok(Found { lines, read })
 }
 
-/// The index to use for `input`, if any (see [`crate::index::load`]).
-pub fn index_for(input: &Input, data: &[u8], quiet: bool) -> Result<Option<Index>, Error> {
+/// The index to use for `input`, if any (see [`crate::sidecar::load`]).
+pub fn index_for(
+    input: &Input,
+    data: &[u8],
+    observer: &mut dyn crate::report::Observer,
+) -> Result<Option<Index>, Error> {
     match input {
-        Input::File(path) => crate::index::load(path, data, quiet),
+        Input::File(path) => crate::sidecar::load(path, data, observer),
         _ => Ok(None),
     }
 }

@@ -1,22 +1,32 @@
-//! Why a command failed: the one error type every command returns.
+//! The one error type of this crate: why a run could not go on.
 
-use std::fmt;
 use std::io;
 
-/// A failure that ends a command with exit status 2.
-#[derive(Debug)]
+/// Why a run stopped. The command line exits 1 for [`Error::Damaged`] and
+/// 2 for the others; a closed pipe ([`Error::is_broken_pipe`]) ends it
+/// quietly.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
-    /// Usage, an input that cannot be opened, anything said in one line.
+    /// What was asked cannot be done as asked (options that exclude each
+    /// other, an output that exists): said in one line.
+    #[error("{0}")]
+    Usage(String),
+    /// Anything else that stops the run, said in one line: an input that
+    /// cannot be opened, a file that cannot be made.
+    #[error("{0}")]
     Msg(String),
-    /// An input is damaged or not a joined log, and the command could
-    /// not work around it: exit status 1, as for the damage other
-    /// commands report and read past.
+    /// An input is damaged or not a joined log, and the run could not
+    /// work around it.
+    #[error("{0}")]
     Damaged(String),
     /// Writing an output failed.
+    #[error("writing {target} failed: {source}")]
     Write {
         /// The output, as the user named it (`standard output` or a path).
         target: String,
         /// What the system said.
+        #[source]
         source: io::Error,
     },
 }
@@ -49,18 +59,9 @@ impl Error {
     }
 
     /// The reader of our output went away (`fb ... | head`): not an error
-    /// to report, the program just stops.
+    /// to report, the run just stops.
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Self::Write { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Msg(m) | Self::Damaged(m) => f.write_str(m),
-            Self::Write { target, source } => write!(f, "writing {target} failed: {source}"),
-        }
     }
 }
 

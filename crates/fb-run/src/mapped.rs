@@ -185,7 +185,7 @@ impl Mapped {
             s.compare_exchange(0, start, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })?;
-        ENDS[slot].store(start + map.len(), Ordering::Release);
+        ENDS.get(slot)?.store(start + map.len(), Ordering::Release);
         Some(Self { map, file, slot })
     }
 
@@ -215,8 +215,10 @@ impl Mapped {
 }
 
 fn unregister(slot: usize) {
-    ENDS[slot].store(0, Ordering::Release);
-    STARTS[slot].store(0, Ordering::Release);
+    if let (Some(end), Some(start)) = (ENDS.get(slot), STARTS.get(slot)) {
+        end.store(0, Ordering::Release);
+        start.store(0, Ordering::Release);
+    }
 }
 
 impl Drop for Mapped {

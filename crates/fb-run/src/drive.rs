@@ -1,0 +1,549 @@
+//! The one loop that feeds inputs to a pipeline, for every face: each
+//! input in order as one log, files mapped while that is safe (or read),
+//! pipes and other readers streamed, damaged inputs recovered on request,
+//! a time window narrowed to the blocks of a fresh index, and what went
+//! wrong told to an [`Observer`] and kept in a [`RunReport`].
+
+use std::io::Read;
+use std::path::Path;
+
+use fb_join::{JoinedEvent, Pipeline, Source};
+
+use crate::error::Error;
+use crate::input::{self, Head, Input};
+use crate::mapped::{self, Releaser};
+use crate::options::Filter;
+use crate::report::{Damage, Note, Observer, RunReport};
+
+/// Something to read a log from: a file or standard input ([`Input`]), or
+/// what a face opens itself (bytes, a Python file object).
+pub trait Readable {
+    /// How messages name it.
+    fn name(&self) -> String;
+    /// Its path, when it is a file: a file may be mapped, and may have an
+    /// index beside it.
+    fn path(&self) -> Option<&Path>;
+    /// Its size in bytes, when known.
+    fn size(&self) -> Option<u64>;
+    /// Its bytes from the first.
+    fn open(&self) -> Result<Box<dyn Read + Send>, Error>;
+}
+
+impl Readable for Input {
+    fn name(&self) -> String {
+        Input::name(self)
+    }
+
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Input::File(path) => Some(path),
+            Input::Stdin | Input::Other(_) => None,
+        }
+    }
+
+    fn size(&self) -> Option<u64> {
+        self.len()
+    }
+
+    fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
+        Ok(input::open(self)?.reader)
+    }
+}
+
+/// What to do when an input is damaged or not a log (without recovery).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDamage {
+    /// Record it and go on with the next input (the command line: every
+    /// readable line is written, and the run exits 1).
+    Continue,
+    /// Stop the run there (Python raises where the damage is).
+    Stop,
+}
+
+/// Whether files are read through memory maps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maps {
+    /// Mapped while no other process can change them (`mapped`), read
+    /// otherwise.
+    WhereSafe,
+    /// Always read (a host process whose signals are not ours to take).
+    Never,
+}
+
+/// How to feed the inputs.
+pub struct Drive<'a> {
+    /// Read each input whole and resynchronize after damage.
+    pub recover: bool,
+    /// Read only the blocks of a fresh index that hold events in this time
+    /// range (seconds, `[since, until)`; see [`Filter::window`]).
+    pub window: Option<(i64, i64)>,
+    /// Maps or reads.
+    pub maps: Maps,
+    /// Go on past damage or stop at it.
+    pub on_damage: OnDamage,
+    /// Asked before each message and each read: true stops the run.
+    pub cancel: &'a (dyn Fn() -> bool + Sync),
+    /// How errors of the pipeline's output name it.
+    pub target: &'a str,
+}
+
+impl Drive<'_> {
+    /// Never cancelled.
+    pub fn never() -> bool {
+        false
+    }
+}
+
+/// Why a run stopped before the end of its inputs.
+#[derive(Debug)]
+pub enum Stop {
+    /// An input is damaged or not a log (with [`OnDamage::Stop`]).
+    Damaged(Damage),
+    /// [`Drive::cancel`] said so.
+    Cancelled,
+    /// Anything else: an input that cannot be read, the output failing.
+    Failed(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl Stop {
+    /// The error a face reports.
+    pub fn into_error(self) -> Error {
+        match self {
+            Self::Damaged(d) => Error::Damaged(d.to_string()),
+            Self::Cancelled => Error::Msg("interrupted".into()),
+            Self::Failed(e) => e,
+        }
+    }
+}
+
+/// The filter of a run as the pipeline takes it. Events made from the
+/// replacement bytes of a file truncated under its map are not the log's
+/// (see `mapped`): never kept.
+pub fn keeper(filter: &Filter) -> impl Fn(&JoinedEvent<'_>) -> bool + Sync + '_ {
+    move |ev| !mapped::tripped() && filter.keep(ev)
+}
+
+/// Feeds every input to `pipeline` in order, as one log, as `drive` says.
+/// What the inputs were and what went wrong with them is in `report` (also
+/// when the run stops), and told to `observer` as it happens.
+pub fn feed_all<R, S, K>(
+    inputs: &[R],
+    pipeline: &mut Pipeline<S, K>,
+    drive: &Drive<'_>,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+) -> Result<(), Stop>
+where
+    R: Readable,
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let total = inputs.iter().map(Readable::size).sum::<Option<u64>>();
+    observer.start(total);
+    let result = inputs
+        .iter()
+        .try_for_each(|input| feed_one(input, pipeline, drive, report, observer));
+    observer.finish();
+    result
+}
+
+fn feed_one<S, K>(
+    input: &dyn Readable,
+    pipeline: &mut Pipeline<S, K>,
+    drive: &Drive<'_>,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+) -> Result<(), Stop>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    if (drive.cancel)() {
+        return Err(Stop::Cancelled);
+    }
+    let name = input.name();
+    report.begin(name.clone(), pipeline.joiner());
+    let size = input.size();
+    let mut told = Told::default();
+    let fail = |e: fb_join::Error| Stop::Failed(Error::joining(drive.target, e));
+    let map = match (drive.maps, input.path()) {
+        (Maps::WhereSafe, Some(path)) => mapped::Mapped::open(path),
+        _ => None,
+    };
+    if drive.recover {
+        recover_one(input, map, pipeline, drive, report, observer)?;
+        return shrank(input, size, report, observer, drive);
+    }
+    let mut resume = None;
+    if let Some(map) = map {
+        if !take_head(
+            &name,
+            &Head::of(map.get(..4).unwrap_or(&map)),
+            report,
+            observer,
+            drive,
+        )? {
+            return Ok(());
+        }
+        let indexed = match (drive.window, input.path()) {
+            (Some(window), Some(path)) if !pipeline.joiner().options().inline_dedup => {
+                crate::sidecar::load_summary(path, &map, observer)?.map(|index| (window, index))
+            }
+            _ => None,
+        };
+        if let Some((window, index)) = indexed {
+            feed_blocks(
+                &map, &index, window, pipeline, report, &name, drive, observer,
+            )?;
+            return shrank(input, size, report, observer, drive);
+        }
+        let mut releaser = Releaser::default();
+        let stop = || mapped::broken() || (drive.cancel)();
+        let mut fed = pipeline
+            .feed(Source::Slice(&map), (0, 0), &stop, &mut |at| {
+                // Pages already joined are not needed again.
+                releaser.done(&map, at.finished);
+                told.tell(at, observer)
+            })
+            .map_err(fail)?;
+        framing(report, &name, &mut fed, observer, drive)?;
+        match fed.stopped_at {
+            None => return shrank(input, size, report, observer, drive),
+            Some(_) if (drive.cancel)() => return Err(Stop::Cancelled),
+            Some(at) => {
+                // Another process wants to change the file: read on from
+                // here, through `read`.
+                let rest = map.into_rest(at.0).map_err(|e| {
+                    Error::Msg(format!("{name}: reading on after byte {}: {e}", at.0))
+                })?;
+                resume = Some((Box::new(rest) as Box<dyn Read + Send>, at));
+            }
+        }
+    }
+    let (stream, start) = match resume {
+        Some(resume) => resume,
+        None => {
+            let mut reader = input.open()?;
+            let mut first = Vec::with_capacity(4);
+            (&mut reader)
+                .take(4)
+                .read_to_end(&mut first)
+                .map_err(|e| Error::Msg(format!("{name}: {e}")))?;
+            if !take_head(&name, &Head::of(&first), report, observer, drive)? {
+                return Ok(());
+            }
+            let stream: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(first).chain(reader));
+            (stream, (0, 0))
+        }
+    };
+    let mut fed = pipeline
+        .feed(Source::Stream(stream), start, drive.cancel, &mut |at| {
+            told.tell(at, observer)
+        })
+        .map_err(fail)?;
+    if fed.stopped_at.is_some() {
+        return Err(Stop::Cancelled);
+    }
+    framing(report, &name, &mut fed, observer, drive)?;
+    shrank(input, size, report, observer, drive)
+}
+
+/// Progress of one input told so far: the pipeline counts from the
+/// input's start, an observer is told deltas.
+#[derive(Default)]
+struct Told {
+    bytes: u64,
+    events: u64,
+}
+
+impl Told {
+    fn tell(&mut self, at: fb_join::Progress, observer: &mut dyn Observer) {
+        observer.progress(
+            at.read.saturating_sub(self.bytes),
+            at.events.saturating_sub(self.events),
+        );
+        self.bytes = self.bytes.max(at.read);
+        self.events = self.events.max(at.events);
+    }
+}
+
+/// Records damage, and stops the run when the drive says so.
+fn damaged(
+    damage: Damage,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+    drive: &Drive<'_>,
+) -> Result<(), Stop> {
+    report.damaged(damage.clone(), observer);
+    match drive.on_damage {
+        OnDamage::Continue => Ok(()),
+        OnDamage::Stop => Err(Stop::Damaged(damage)),
+    }
+}
+
+/// Takes in what the head of the input `name` says: false when it is not
+/// to be read (not a log: damage; empty: a warning).
+fn take_head(
+    name: &str,
+    head: &Head,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+    drive: &Drive<'_>,
+) -> Result<bool, Stop> {
+    if let Head::NotALog(why) = head {
+        let damage = Damage {
+            input: name.to_string(),
+            offset: Some(0),
+            message_index: Some(0),
+            why: why.clone(),
+        };
+        damaged(damage, report, observer, drive)?;
+        return Ok(false);
+    }
+    if let Some(what) = head.warning() {
+        observer.note(Note::Warning { input: name, what });
+    }
+    if *head == Head::Empty {
+        return Ok(false);
+    }
+    report.logs += 1;
+    Ok(true)
+}
+
+/// Takes in one feed's messages, and the framing error that ended it: the
+/// input is damaged there, or could not be read (a reader that failed:
+/// no message to blame).
+fn framing(
+    report: &mut RunReport,
+    name: &str,
+    fed: &mut fb_join::Fed,
+    observer: &mut dyn Observer,
+    drive: &Drive<'_>,
+) -> Result<(), Stop> {
+    let Some(err) = report.fed(fed) else {
+        return Ok(());
+    };
+    match err.index() {
+        None => Err(Stop::Failed(Error::Msg(format!("{name}: {err}")))),
+        Some(index) => damaged(
+            Damage {
+                input: name.to_string(),
+                offset: Some(err.offset()),
+                message_index: Some(index),
+                why: err.to_string(),
+            },
+            report,
+            observer,
+            drive,
+        ),
+    }
+}
+
+/// Reports the input as damaged when it is shorter now than the `before`
+/// bytes it had when reading began, or a map of it was found cut (see
+/// [`mapped::tripped`]): another process truncated it while it was read.
+fn shrank(
+    input: &dyn Readable,
+    before: Option<u64>,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+    drive: &Drive<'_>,
+) -> Result<(), Stop> {
+    let now = input.size();
+    let cut = matches!((before, now), (Some(b), Some(n)) if n < b);
+    if !(cut || mapped::tripped()) {
+        return Ok(());
+    }
+    let sizes = match (before, now) {
+        (Some(b), Some(n)) => format!(" from {b} to {n} bytes"),
+        _ => String::new(),
+    };
+    let damage = Damage {
+        input: input.name(),
+        offset: now,
+        message_index: None,
+        why: format!(
+            "shrank{sizes} while it was read (another process truncated it): what was read \
+             before the cut is converted, nothing after"
+        ),
+    };
+    damaged(damage, report, observer, drive)
+}
+
+/// The blocks of `index` with events in `window` (seconds), each after
+/// the checkpoint in force there; then the input's last checkpoint, so
+/// that the configuration carries to the next input as a full read leaves
+/// it.
+#[allow(clippy::too_many_arguments)]
+fn feed_blocks<S, K>(
+    log: &[u8],
+    index: &fb_format::index::Index,
+    (since, until): (i64, i64),
+    pipeline: &mut Pipeline<S, K>,
+    report: &mut RunReport,
+    name: &str,
+    drive: &Drive<'_>,
+    observer: &mut dyn Observer,
+) -> Result<(), Stop>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let micros = |s: i64| s.saturating_mul(1_000_000);
+    let (since, until) = (micros(since), micros(until));
+    // The index of each block's first message, as a full read counts.
+    let mut first = 0u64;
+    // The last checkpoint applied (re-applying one is harmless: each sets
+    // the whole configuration).
+    let mut config: Option<u64> = None;
+    let mut feed = |p: &mut Pipeline<S, K>,
+                    observer: &mut dyn Observer,
+                    start: u64,
+                    end: u64,
+                    at: u64|
+     -> Result<(), Stop> {
+        let slice = fb_format::index::span(log, start, end)
+            .ok_or_else(|| Error::Msg(format!("{name}: the index points past the log")))?;
+        let stop = || mapped::broken() || (drive.cancel)();
+        let mut fed = p
+            .feed(Source::Slice(slice), (start, at), &stop, &mut |_| {})
+            .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
+        if fed.stopped_at.is_some() {
+            return Err(match (drive.cancel)() {
+                true => Stop::Cancelled,
+                false => Stop::Failed(Error::Msg(format!(
+                    "{name}: another process opened it for writing while it was read through \
+                     its index: stopped; run again once it is done, or pass --no-index"
+                ))),
+            });
+        }
+        framing(report, name, &mut fed, observer, drive)
+    };
+    // Runs of consecutive blocks in the range, each fed in one go (as
+    // (start, end, index of its first message)).
+    let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+    for block in &index.blocks {
+        let this = first;
+        first += u64::from(block.messages);
+        if !block.overlaps(since, until) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(run) if run.1 == block.start => run.1 = block.end,
+            _ => runs.push((block.start, block.end, this)),
+        }
+    }
+    // Each run after the checkpoints in force at its start; at the end
+    // (`None`), those a full read ends with, for the inputs after this.
+    for run in runs.into_iter().map(Some).chain([None]) {
+        let force = index.checkpoints_in_force(run.map_or(u64::MAX, |r| r.0));
+        let last = force.last().map(|c| c.offset);
+        if last != config {
+            for c in force {
+                feed(pipeline, observer, c.offset, c.end(), 0)?;
+            }
+            config = last;
+        }
+        if let Some((start, end, this)) = run {
+            feed(pipeline, observer, start, end, this)?;
+            config = index.checkpoints_in_force(end).last().map(|c| c.offset);
+        }
+    }
+    Ok(())
+}
+
+/// Recovery: one input read whole (mapped when it was) and
+/// resynchronized after damage; skipped ranges reported.
+fn recover_one<S, K>(
+    input: &dyn Readable,
+    map: Option<mapped::Mapped>,
+    pipeline: &mut Pipeline<S, K>,
+    drive: &Drive<'_>,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+) -> Result<(), Stop>
+where
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let name = input.name();
+    let is_mapped = map.is_some();
+    let read;
+    let bytes: &[u8] = match &map {
+        Some(map) => map,
+        None => {
+            let mut whole = Vec::new();
+            input
+                .open()?
+                .read_to_end(&mut whole)
+                .map_err(|e| match (drive.cancel)() {
+                    true => Stop::Cancelled,
+                    false => Stop::Failed(Error::Msg(format!("{name}: {e}"))),
+                })?;
+            read = whole;
+            &read
+        }
+    };
+    let head = Head::of(bytes.get(..4).unwrap_or(bytes));
+    if head == Head::Empty {
+        take_head(&name, &head, report, observer, drive)?;
+        return Ok(());
+    }
+    // Recovery reads on whatever the head says: damage is its trade.
+    report.logs += 1;
+    let joined_before = pipeline.joiner().metrics().joined;
+    // Recovery reads the map in place to the end: another process that
+    // wants to change the file makes it stop (see `mapped`).
+    let stop = || (is_mapped && (mapped::broken() || mapped::tripped())) || (drive.cancel)();
+    let mut told = Told::default();
+    let mut fed = pipeline
+        .feed(Source::Recover(bytes), (0, 0), &stop, &mut |at| {
+            told.tell(at, observer)
+        })
+        .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
+    if (drive.cancel)() {
+        return Err(Stop::Cancelled);
+    }
+    if fed.stopped_at.is_some() || (is_mapped && mapped::tripped()) {
+        return Err(Stop::Failed(Error::Msg(format!(
+            "{name}: another process opened it for writing or truncated it while it was being \
+             recovered: stopped; run again once it is done"
+        ))));
+    }
+    let skipped = std::mem::take(&mut fed.skipped);
+    let salvaged = std::mem::take(&mut fed.salvaged);
+    report.fed(&mut fed);
+    // What recovery skips is reported, never a reason to stop: reading on
+    // past it is what was asked.
+    for r in &skipped {
+        let damage = Damage {
+            input: name.clone(),
+            offset: Some(r.start),
+            message_index: None,
+            why: r.to_string(),
+        };
+        report.damaged(damage, observer);
+    }
+    for s in salvaged {
+        observer.note(Note::Salvaged {
+            input: &name,
+            report: &s,
+        });
+        report.salvaged.push((name.clone(), s));
+    }
+    if !skipped.is_empty() {
+        observer.note(Note::Recovered {
+            input: &name,
+            events: pipeline.joiner().metrics().joined - joined_before,
+            skipped: skipped.iter().map(fb_format::recover::Skipped::len).sum(),
+            ranges: skipped.len(),
+        });
+    }
+    Ok(())
+}

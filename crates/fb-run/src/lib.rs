@@ -1,0 +1,64 @@
+//! Runs over joined logs end to end: what the `fb` command and the
+//! `vwlogs` Python package both stand on. The pipeline crates below it
+//! (fb-format, fb-join, fb-arrow, fb-writer) work on bytes and events;
+//! this crate works on files and runs:
+//!
+//! - inputs: paths, folders, standard input, what a file's first bytes
+//!   say ([`input`]); memory maps and when they are safe ([`mapped`]);
+//! - outputs: files put in place only when complete, compressed by their
+//!   extension, never replacing what they should not ([`output`],
+//!   [`compress`], [`interrupt`]);
+//! - plain options ([`options`]: no command-line parser in them);
+//! - the one driver that feeds inputs to a pipeline ([`drive`]), what it
+//!   reports ([`report`]), indexes beside logs ([`sidecar`]), lookups
+//!   through them ([`lookup`]);
+//! - statistics and estimates ([`stats`], [`estimate`]).
+//!
+//! It never prints: what a run has to say goes to an
+//! [`report::Observer`], and errors are [`Error`]s.
+//!
+//! ```
+//! let inputs = fb_run::input::resolve(&[concat!(
+//!     env!("CARGO_MANIFEST_DIR"),
+//!     "/../../tests/data/valid_joined_logs/cb_simple.log"
+//! )
+//! .into()])
+//! .unwrap();
+//! assert_eq!(inputs.len(), 1);
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
+pub mod compress;
+pub mod drive;
+pub mod error;
+pub mod estimate;
+pub mod input;
+pub mod inspect;
+pub mod interrupt;
+pub mod lookup;
+pub mod mapped;
+pub mod options;
+pub mod output;
+pub mod report;
+pub mod sidecar;
+pub mod stats;
+
+pub use error::Error;
+
+/// `1 input`, `2 inputs`.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
