@@ -19,6 +19,9 @@ use crate::progress::Progress;
 pub struct Voice {
     quiet: bool,
     progress: Option<Progress>,
+    /// Progress comes seldom (per piece, per few MiB): every report looks
+    /// at the clock.
+    coarse: bool,
 }
 
 impl Voice {
@@ -27,6 +30,15 @@ impl Voice {
         Self {
             quiet,
             progress: None,
+            coarse: false,
+        }
+    }
+
+    /// The voice for work that reports progress seldom.
+    pub fn coarse(self) -> Self {
+        Self {
+            coarse: true,
+            ..self
         }
     }
 }
@@ -38,6 +50,7 @@ impl Observer for Voice {
             Note::Warning { input, what } if !self.quiet => {
                 eprintln!("fb: warning: {input}: {what}")
             }
+            Note::Info { input, what } if !self.quiet => eprintln!("fb: {input}: {what}"),
             Note::Salvaged { input, report } if !self.quiet => eprintln!("fb: {input}: {report}"),
             Note::Recovered {
                 input,
@@ -58,7 +71,10 @@ impl Observer for Voice {
     }
 
     fn start(&mut self, total: Option<u64>) {
-        self.progress = Some(Progress::new(total, self.quiet));
+        self.progress = Some(match self.coarse {
+            true => Progress::coarse(total, self.quiet),
+            false => Progress::new(total, self.quiet),
+        });
     }
 
     fn progress(&mut self, bytes: u64, events: u64) {

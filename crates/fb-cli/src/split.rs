@@ -1,19 +1,10 @@
-//! `fb split`: a log cut into self-contained valid logs, each converting
-//! on its own to its share of the whole log's lines.
-//!
-//! The cutting points and what each piece carries (header, checkpoint in
-//! force, the dedup entries it needs) are planned by
-//! [`fb_join::split::plan`]; here the pieces are written, each as the log's
-//! own bytes after that prefix, into a directory that is put in place only
-//! once every piece is complete.
+//! `fb split`: a log cut into self-contained valid logs (the work is
+//! `fb_run::split`).
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
-use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
+use fb_run::split::{Cut, Period};
 
 use crate::Global;
 use fb_run::output::{DirOutput, Existing};
@@ -55,30 +46,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     DirOutput::check(&args.output, std::slice::from_ref(&input), existing)?;
     let log = fb_run::input::whole(&input)?;
     fb_run::input::is_log(&input, &log)?;
-    let rule = Rule {
+    let cut = Cut {
         max_size: args.max_size,
         period: match args.by.as_deref() {
-            Some("hour") => Some(HOUR),
-            Some("day") => Some(DAY),
+            Some("hour") => Some(Period::Hour),
+            Some("day") => Some(Period::Day),
             _ => None,
         },
     };
-    let plan = plan(&log, rule);
     let dir = DirOutput::create(&args.output, std::slice::from_ref(&input), existing)?;
-    let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
-    let mut written = 0u64;
-    let mut carried = 0usize;
-    let mut progress = crate::progress::Progress::coarse(Some(log.len() as u64), global.quiet);
-    for (n, piece) in plan.pieces.iter().enumerate() {
-        progress.add(piece.end.saturating_sub(piece.start), 0);
-        let name = piece_name(n, width, piece, args.by.as_deref());
-        let path = dir.path().join(&name);
-        written += write_piece(&log, &plan, piece, &path)
-            .map_err(|e| Error::Msg(format!("{}: {e}", args.output.join(&name).display())))?;
-        carried += piece.dedup.as_ref().map_or(0, |d| d.entries.len());
-    }
-    progress.finish();
-    if let Some(damage) = &plan.damage {
+    let mut voice = crate::say::Voice::new(global.quiet).coarse();
+    let pieces = fb_run::split::write(&log, cut, &dir, &mut voice)?;
+    if let Some(damage) = &pieces.damage {
         let partial = dir.finish_partial()?;
         eprintln!(
             "fb: {}: {damage}; {} was left as it was, and {} holds the pieces before the \
@@ -92,77 +71,13 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     dir.finish()?;
     if !global.quiet {
         eprintln!(
-            "fb: {} of {} bytes written to {} ({written} bytes, {carried} dedup entries carried)",
-            fb_run::plural(plan.pieces.len() as u64, "piece"),
+            "fb: {} of {} bytes written to {} ({} bytes, {} dedup entries carried)",
+            fb_run::plural(pieces.pieces as u64, "piece"),
             log.len(),
             args.output.display(),
+            pieces.written,
+            pieces.carried,
         );
     }
-    Ok(if plan.damage.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// `part-00007.fb`, or with a period `part-00007-2026-11-23T14.fb`: names
-/// that sort in log order.
-pub fn piece_name(n: usize, width: usize, piece: &Piece, by: Option<&str>) -> String {
-    let when = match (piece.period, by) {
-        (Some(start), Some(by)) => {
-            let secs = start.div_euclid(1_000_000);
-            let (y, m, d) = fb_schema::calendar::civil_from_days(secs.div_euclid(86_400));
-            match by {
-                "hour" => format!(
-                    "-{y:04}-{m:02}-{d:02}T{:02}",
-                    secs.rem_euclid(86_400) / 3600
-                ),
-                _ => format!("-{y:04}-{m:02}-{d:02}"),
-            }
-        }
-        _ => String::new(),
-    };
-    format!("part-{n:0width$}{when}.fb")
-}
-
-/// Writes one piece; the bytes written.
-fn write_piece(log: &[u8], plan: &Plan, piece: &Piece, path: &Path) -> Result<u64, String> {
-    let span = |(start, end): (u64, u64)| {
-        fb_format::index::span(log, start, end)
-            .ok_or_else(|| format!("the plan points past the log ({start}..{end})"))
-    };
-    let file = File::create(path).map_err(|e| format!("cannot create: {e}"))?;
-    let mut out = BufWriter::with_capacity(fb_run::output::BUFFER, file);
-    let failed = |e: fb_writer::Error| e.to_string();
-    let mut writer = LogWriter::new(&mut out);
-    writer.raw_bytes(span(plan.magic)?).map_err(failed)?;
-    for part in piece.header.iter().chain(&piece.checkpoints) {
-        writer.raw_bytes(span(*part)?).map_err(failed)?;
-    }
-    if let Some(dedup) = &piece.dedup {
-        let ids: Vec<u64> = dedup.entries.iter().map(|(id, _)| *id).collect();
-        let values: Vec<&str> = dedup.entries.iter().map(|(_, v)| v.as_str()).collect();
-        writer
-            .push_event(&JoinedEventSpec {
-                meta: MetaSpec::new(&dedup.event_id),
-                enqueued: dedup.timestamp,
-                payload: PayloadSpec::Dedup(DedupSpec {
-                    ids: &ids,
-                    values: &values,
-                }),
-            })
-            .map_err(failed)?;
-        writer.end_regular().map_err(failed)?;
-    }
-    writer
-        .raw_bytes(span((piece.start, piece.end))?)
-        .map_err(failed)?;
-    if !piece.has_eof {
-        writer.eof().map_err(failed)?;
-    }
-    let written = writer.offset();
-    writer.flush().map_err(failed)?;
-    drop(writer);
-    out.into_inner().map_err(|e| e.error().to_string())?;
-    Ok(written)
+    Ok(ExitCode::SUCCESS)
 }

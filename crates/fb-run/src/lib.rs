@@ -48,8 +48,11 @@ pub mod lookup;
 pub mod mapped;
 pub mod options;
 pub mod output;
+pub mod repair;
 pub mod report;
+pub mod sample;
 pub mod sidecar;
+pub mod split;
 pub mod stats;
 
 pub use error::Error;

@@ -620,6 +620,11 @@ impl DirOutput {
         &self.temp
     }
 
+    /// Where the folder goes when complete.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
     /// Keeps what a failed run wrote at `TARGET.partial` (replacing an
     /// older one), leaving the target as it was; the path comes back.
     pub fn finish_partial(mut self) -> Result<PathBuf, Error> {

@@ -58,6 +58,13 @@ pub enum Note<'a> {
         /// Ranges skipped.
         ranges: usize,
     },
+    /// Something worth knowing about an input, not a problem.
+    Info {
+        /// The input.
+        input: &'a str,
+        /// What to know.
+        what: &'a str,
+    },
     /// An index beside a log cannot be used (`why`) and is rebuilt.
     IndexStale {
         /// The index file.

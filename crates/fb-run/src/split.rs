@@ -1,0 +1,151 @@
+//! A log cut into self-contained valid logs (`fb split`), each converting
+//! on its own to its share of the whole log's lines.
+//!
+//! The cutting points and what each piece carries (header, checkpoint in
+//! force, the dedup entries it needs) are planned by
+//! [`fb_join::split::plan`]; here the pieces are written, each as the log's
+//! own bytes after that prefix, into a folder that is put in place only
+//! once every piece is complete.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
+use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
+
+use crate::error::Error;
+use crate::output::DirOutput;
+use crate::report::Observer;
+
+/// What to cut a log by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// The largest piece, in bytes (a single larger message makes a piece
+    /// of its own).
+    pub max_size: Option<u64>,
+    /// A piece per period of the messages' first events.
+    pub period: Option<Period>,
+}
+
+/// A period of time, in UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    /// An hour.
+    Hour,
+    /// A day.
+    Day,
+}
+
+/// What a split wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pieces {
+    /// Pieces written.
+    pub pieces: usize,
+    /// Bytes written.
+    pub written: u64,
+    /// Dedup entries carried into pieces that need them.
+    pub carried: usize,
+    /// The damage the log's pieces stop before, if any (the pieces then
+    /// hold the messages before it).
+    pub damage: Option<String>,
+}
+
+/// Writes the pieces of `log` cut as `cut` says into `dir` (not yet put
+/// in place: the caller finishes it), telling `observer` the bytes done.
+pub fn write(
+    log: &[u8],
+    cut: Cut,
+    dir: &DirOutput,
+    observer: &mut dyn Observer,
+) -> Result<Pieces, Error> {
+    let rule = Rule {
+        max_size: cut.max_size,
+        period: cut.period.map(|p| match p {
+            Period::Hour => HOUR,
+            Period::Day => DAY,
+        }),
+    };
+    let plan = plan(log, rule);
+    let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
+    let mut written = 0u64;
+    let mut carried = 0usize;
+    observer.start(Some(log.len() as u64));
+    for (n, piece) in plan.pieces.iter().enumerate() {
+        observer.progress(piece.end.saturating_sub(piece.start), 0);
+        let name = piece_name(n, width, piece, cut.period);
+        let path = dir.path().join(&name);
+        written += write_piece(log, &plan, piece, &path)
+            .map_err(|e| Error::Msg(format!("{}: {e}", dir.target().join(&name).display())))?;
+        carried += piece.dedup.as_ref().map_or(0, |d| d.entries.len());
+    }
+    observer.finish();
+    Ok(Pieces {
+        pieces: plan.pieces.len(),
+        written,
+        carried,
+        damage: plan.damage.map(|d| d.to_string()),
+    })
+}
+
+/// `part-00007.fb`, or with a period `part-00007-2026-11-23T14.fb`: names
+/// that sort in log order.
+pub fn piece_name(n: usize, width: usize, piece: &Piece, by: Option<Period>) -> String {
+    let when = match (piece.period, by) {
+        (Some(start), Some(by)) => {
+            let secs = start.div_euclid(1_000_000);
+            let (y, m, d) = fb_schema::calendar::civil_from_days(secs.div_euclid(86_400));
+            match by {
+                Period::Hour => format!(
+                    "-{y:04}-{m:02}-{d:02}T{:02}",
+                    secs.rem_euclid(86_400) / 3600
+                ),
+                Period::Day => format!("-{y:04}-{m:02}-{d:02}"),
+            }
+        }
+        _ => String::new(),
+    };
+    format!("part-{n:0width$}{when}.fb")
+}
+
+/// Writes one piece; the bytes written.
+fn write_piece(log: &[u8], plan: &Plan, piece: &Piece, path: &Path) -> Result<u64, String> {
+    let span = |(start, end): (u64, u64)| {
+        fb_format::index::span(log, start, end)
+            .ok_or_else(|| format!("the plan points past the log ({start}..{end})"))
+    };
+    let file = File::create(path).map_err(|e| format!("cannot create: {e}"))?;
+    let mut out = BufWriter::with_capacity(crate::output::BUFFER, file);
+    let failed = |e: fb_writer::Error| e.to_string();
+    let mut writer = LogWriter::new(&mut out);
+    writer.raw_bytes(span(plan.magic)?).map_err(failed)?;
+    for part in piece.header.iter().chain(&piece.checkpoints) {
+        writer.raw_bytes(span(*part)?).map_err(failed)?;
+    }
+    if let Some(dedup) = &piece.dedup {
+        let ids: Vec<u64> = dedup.entries.iter().map(|(id, _)| *id).collect();
+        let values: Vec<&str> = dedup.entries.iter().map(|(_, v)| v.as_str()).collect();
+        writer
+            .push_event(&JoinedEventSpec {
+                meta: MetaSpec::new(&dedup.event_id),
+                enqueued: dedup.timestamp,
+                payload: PayloadSpec::Dedup(DedupSpec {
+                    ids: &ids,
+                    values: &values,
+                }),
+            })
+            .map_err(failed)?;
+        writer.end_regular().map_err(failed)?;
+    }
+    writer
+        .raw_bytes(span((piece.start, piece.end))?)
+        .map_err(failed)?;
+    if !piece.has_eof {
+        writer.eof().map_err(failed)?;
+    }
+    let written = writer.offset();
+    writer.flush().map_err(failed)?;
+    drop(writer);
+    out.into_inner().map_err(|e| e.error().to_string())?;
+    Ok(written)
+}
