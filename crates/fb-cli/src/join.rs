@@ -1,35 +1,19 @@
-//! `fb join`: the client's raw interaction and observation streams (and
-//! multistep episodes) joined into a joined log, with the loop's
-//! configuration in its CHECKPOINT.
-//!
-//! The join itself is [`fb_join::rawjoin`]; here the inputs are opened
-//! and each checked to be the raw stream it is given as, the groups
-//! written as REGULAR messages of bounded size (a group never split; a
-//! DedupInfo starts a message), each event stamped with the time
-//! `--timestamp` chooses (its client time by default, or the time of the
-//! join when it has none), and what joined nothing reported, or written
-//! to `--unjoined`. Every check that can fail comes before the output is
-//! created, and a join that fails leaves no output behind.
+//! `fb join`: the client's raw streams joined into a joined log (the work
+//! is `fb_run::join`).
 
-use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::str::FromStr;
 use std::time::Instant;
 
-use fb_format::raw::{Content, RawStreamReader};
 use fb_format::{Problem, RewardFunction};
-use fb_join::rawjoin::{join, Config, Input as RawInput, Item, Read, Report, Side, WentBack};
+use fb_join::rawjoin::{Report, Side, WentBack};
 use fb_join::LearningMode;
-use fb_schema::{LearningModeType, PayloadType, TimeStamp};
-use fb_writer::raw::RawStreamWriter;
-use fb_writer::{CheckpointConfig, LogWriter};
+use fb_run::join::{parse_duration, show_duration, show_time, Request, Stamp};
+use fb_run::output::Existing;
+use fb_run::Error;
 
 use crate::joinargs::named;
 use crate::Global;
-use fb_run::input::{Input, Whole};
-use fb_run::output::{Existing, How, Output};
-use fb_run::Error;
 
 /// Arguments of `fb join`.
 #[derive(Debug, clap::Args)]
@@ -114,174 +98,6 @@ pub struct Args {
     pub timestamp: Stamp,
 }
 
-/// Which time becomes a joined event's timestamp.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stamp {
-    /// The event's client time; the time of the join when it has none.
-    Client,
-    /// The time of the join, for every event.
-    Join,
-}
-
-impl Stamp {
-    /// The names `--timestamp` takes.
-    pub const NAMES: &'static [&'static str] = &["client", "join"];
-}
-
-impl FromStr for Stamp {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "client" => Ok(Self::Client),
-            "join" => Ok(Self::Join),
-            other => Err(format!("unknown time `{other}`: use client or join")),
-        }
-    }
-}
-
-/// Parses `500ms`, `30s`, `10m`, `2h`, `1d` (or a number of seconds) into
-/// microseconds.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let micros = match unit {
-        "" | "s" => 1e6,
-        "ms" => 1e3,
-        "m" | "min" => 60e6,
-        "h" => 3600e6,
-        "d" => 86400e6,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{s}`: use ms, s, m, h or d (e.g. 10m)"
-            ))
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration: expected e.g. 30s, 10m, 2h"))?;
-    let total = value * micros;
-    if !(0.0..=1e17).contains(&total) {
-        return Err(format!(
-            "`{s}`: give a duration from 0 to a few thousand years"
-        ));
-    }
-    Ok(total as i64)
-}
-
-/// A duration as the header and messages state it.
-fn show_duration(micros: i64) -> String {
-    format!("{}s", micros as f64 / 1e6)
-}
-
-/// Microseconds since 1970 as `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
-fn show_time(micros: i64) -> String {
-    let (secs, us) = (micros.div_euclid(1_000_000), micros.rem_euclid(1_000_000));
-    let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = fb_schema::calendar::civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    )
-}
-
-/// What an event of this payload type is, for messages.
-fn what_event(kind: PayloadType) -> String {
-    match kind {
-        PayloadType::Outcome => "an outcome".into(),
-        PayloadType::Episode => "an episode event".into(),
-        PayloadType::DedupInfo => "a DedupInfo".into(),
-        other => format!("a {} decision", other.variant_name().unwrap_or("?")),
-    }
-}
-
-/// Checks that each input is the raw stream it is given as (not a joined
-/// log, not another stream); warns of empty ones, and returns whether
-/// each is empty.
-fn check_inputs(
-    paths: &[(Side, PathBuf)],
-    inputs: &[(Side, Whole)],
-    quiet: bool,
-) -> Result<Vec<bool>, Error> {
-    let mut empty = Vec::new();
-    for ((side, path), (_, bytes)) in paths.iter().zip(inputs) {
-        let (name, given) = (path.display(), side.name());
-        let content = Content::of(bytes);
-        match content {
-            Content::Empty if !quiet => {
-                eprintln!("fb: warning: {name}: empty file: no {given} read from it")
-            }
-            Content::JoinedLog(kind) => {
-                return Err(Error::Msg(format!(
-                    "{name} is a joined binary log (it starts with a {} message), not a raw \
-                     stream of {given}: fb join joins the client's raw streams; read a joined \
-                     log with fb convert, fb stats or fb export",
-                    kind.name()
-                )))
-            }
-            Content::Unknown(why) => {
-                return Err(Error::Msg(format!(
-                    "{name} is not a raw stream of {given}: {why}"
-                )))
-            }
-            Content::Raw(Some(kind)) if Side::of(kind) != *side => {
-                let holds = Side::of(kind).name();
-                return Err(Error::Msg(format!(
-                    "{name} holds {holds} (its first event is {}), but it is given as \
-                     --{given}: give it as --{holds}",
-                    what_event(kind)
-                )));
-            }
-            Content::Empty | Content::Raw(_) => {}
-        }
-        empty.push(content == Content::Empty);
-    }
-    Ok(empty)
-}
-
-/// The problem type of the first decision of the interaction streams.
-fn first_problem(inputs: &[(Side, Whole)]) -> Option<Problem> {
-    for (side, bytes) in inputs {
-        if *side != Side::Interactions {
-            continue;
-        }
-        let mut reader = RawStreamReader::new(bytes);
-        while let Ok(Some(msg)) = reader.next_message() {
-            let Ok(events) = msg.raw_events() else { break };
-            for e in events {
-                let problem = match e.kind {
-                    PayloadType::CB => Problem::Cb,
-                    PayloadType::CCB => Problem::Ccb,
-                    PayloadType::Slates => Problem::Slates,
-                    PayloadType::CA => Problem::Ca,
-                    PayloadType::MultiStep => Problem::Multistep,
-                    _ => continue,
-                };
-                return Some(problem);
-            }
-        }
-    }
-    None
-}
-
-/// Now, as a `TimeStamp` (the stamp of events without client time).
-fn now() -> TimeStamp {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    fb_writer::synth::timestamp_from_ticks(
-        since.as_secs() * fb_writer::synth::TICKS_PER_SECOND
-            + u64::from(since.subsec_nanos() / 100),
-    )
-}
-
-/// Bytes of a page of memory, to round the ranges given back.
-const PAGE: u64 = 4096;
-
 /// Says where a stream goes back in time by more than the skew, and what
 /// to do.
 fn warn_went_back(w: &WentBack, file: &str, skew: i64) {
@@ -351,190 +167,33 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             paths.push((side, path.clone()));
         }
     }
-    let mut inputs = Vec::new();
-    for (side, path) in &paths {
-        inputs.push((*side, fb_run::input::whole(&Input::File(path.clone()))?));
-    }
     let name = |k: usize| {
         paths
             .get(k)
             .map_or("?".into(), |(_, p)| p.display().to_string())
     };
-    let empty = check_inputs(&paths, &inputs, global.quiet)?;
-    let problem = match args.problem_type.or_else(|| first_problem(&inputs)) {
-        Some(p) => p,
-        None => {
-            let given: Vec<(String, bool)> = paths
-                .iter()
-                .zip(&empty)
-                .filter(|((side, _), _)| *side == Side::Interactions)
-                .map(|((_, path), empty)| (path.display().to_string(), *empty))
-                .collect();
-            let names: Vec<&str> = given.iter().map(|(n, _)| n.as_str()).collect();
-            let why = if given.iter().all(|(_, empty)| *empty) {
-                "is empty"
-            } else {
-                "holds no decision"
-            };
-            return Err(Error::Msg(format!(
-                "the interaction stream ({}) {why}, so nothing tells the problem type: give \
-                 the client's decisions as --interactions, or --problem-type to join none",
-                names.join(", ")
-            )));
-        }
-    };
-    let checkpoint = CheckpointConfig {
-        reward_function: args.reward_function.to_wire(),
+    let request = Request {
+        problem_type: args.problem_type,
+        reward_function: args.reward_function,
         default_reward: args.default_reward,
-        learning_mode: match args.learning_mode {
-            LearningMode::Online => LearningModeType::Online,
-            LearningMode::Apprentice => LearningModeType::Apprentice,
-            LearningMode::LoggingOnly => LearningModeType::LoggingOnly,
-            LearningMode::Other(v) => LearningModeType(v),
-        },
-        problem_type: problem.to_wire(),
+        learning_mode: args.learning_mode,
         use_client_time: args.use_client_time,
-    };
-    let all: Vec<Input> = paths.iter().map(|(_, p)| Input::File(p.clone())).collect();
-    let how = How::binary(Existing::forced(args.force));
-    let mut out = Output::create(Some(&args.output), &all, how)?;
-    let mut unjoined = match &args.unjoined {
-        Some(path) => Some(RawStreamWriter::new(Output::create(Some(path), &all, how)?)),
-        None => None,
-    };
-    let join_time = now();
-    let failed = |e: fb_writer::Error| Error::Msg(format!("{}: {e}", args.output.display()));
-    let mut writer = LogWriter::new(&mut out).with_max_message_size(
-        usize::try_from(args.max_message_size)
-            .unwrap_or(usize::MAX)
-            .max(fb_writer::MAX_MESSAGE_SIZE),
-    );
-    writer.file_magic(1).map_err(failed)?;
-    let eud = args.eud.map_or("none".to_string(), show_duration);
-    let skew = show_duration(args.skew);
-    writer
-        .header(
-            &[
-                ("joiner", "fb join"),
-                ("joiner.version", env!("CARGO_PKG_VERSION")),
-                ("eud", &eud),
-                ("skew", &skew),
-            ],
-            join_time,
-        )
-        .map_err(failed)?;
-    writer.checkpoint(&checkpoint).map_err(failed)?;
-
-    let raw_inputs: Vec<RawInput<'_>> = inputs
-        .iter()
-        .map(|(side, bytes)| RawInput { side: *side, bytes })
-        .collect();
-    let cfg = Config {
         eud: args.eud,
         skew: args.skew,
         recover: args.recover,
+        timestamp: args.timestamp,
+        max_message_size: args.max_message_size,
+        existing: Existing::forced(args.force),
     };
-    let max = args.max_message_size;
-    let mut in_message = 0u64;
-    let mut held: Vec<&[u8]> = Vec::new();
-    let mut unstamped = 0u64;
-    let mut stamp = |r: &Read<'_>| match (args.timestamp, r.event.client_time) {
-        (Stamp::Client, Some(time)) => time,
-        (Stamp::Client, None) => {
-            unstamped += 1;
-            join_time
-        }
-        (Stamp::Join, _) => join_time,
-    };
-    let io = |e: fb_writer::Error| std::io::Error::other(e.to_string());
-    // Told the bytes of the events joined or set aside: a fair share of
-    // the inputs' bytes, whose framing is all they lack.
-    let total: u64 = inputs.iter().map(|(_, bytes)| bytes.len() as u64).sum();
-    let mut progress = crate::progress::Progress::new(Some(total), global.quiet);
-    let mut sink = |item| -> std::io::Result<()> {
-        let item: Item<'_> = item;
-        let (bytes, events) = match &item {
-            Item::Dedup(read) | Item::Unjoined(read, _) => (read.event.bytes.len(), 1),
-            Item::Group(reads) => (reads.iter().map(|r| r.event.bytes.len()).sum(), reads.len()),
-        };
-        progress.add(bytes as u64, events as u64);
-        match item {
-            Item::Dedup(read) => {
-                if in_message > 0 {
-                    writer.end_regular().map_err(io)?;
-                }
-                writer
-                    .push_raw_event(Some(read.event.bytes), Some(stamp(&read)))
-                    .map_err(io)?;
-                in_message = read.event.bytes.len() as u64 + 32;
-            }
-            Item::Group(events) => {
-                let size: u64 = events.iter().map(|r| r.event.bytes.len() as u64 + 32).sum();
-                if in_message > 0 && in_message + size > max {
-                    writer.end_regular().map_err(io)?;
-                    in_message = 0;
-                }
-                for read in &events {
-                    writer
-                        .push_raw_event(Some(read.event.bytes), Some(stamp(read)))
-                        .map_err(io)?;
-                }
-                in_message += size;
-            }
-            Item::Unjoined(read, _) => {
-                if let Some(w) = unjoined.as_mut() {
-                    held.push(read.event.bytes);
-                    if held.len() >= 256 {
-                        w.batch(&held, "IDENTITY").map_err(io)?;
-                        held.clear();
-                    }
-                }
-            }
-        }
-        Ok(())
-    };
-    let mut release = |input: usize, range: Range<u64>| {
-        if let Some((_, Whole::Mapped(map))) = inputs.get(input) {
-            // The bytes before the range are free too (or were given back
-            // by the pass that calls): from the range's first page on.
-            map.release(range.start / PAGE * PAGE, range.end);
-        }
-    };
-    let joined = join(&raw_inputs, cfg, &mut sink, &mut release);
-    progress.finish();
-    let report = match joined {
-        Ok(report) => report,
-        Err(fb_join::Error::NoClientTime {
-            input,
-            offset,
-            message,
-            event_id,
-        }) => {
-            return Err(Error::Msg(format!(
-                "{}: batch {message} at byte {offset}: event `{event_id}` has no client time, \
-                 so --eud cannot place it in a window: join without --eud (events are then \
-                 stamped with the time of the join)",
-                name(input)
-            )))
-        }
-        Err(e) => return Err(Error::Msg(format!("{}: {e}", args.output.display()))),
-    };
-    if in_message > 0 {
-        writer.end_regular().map_err(failed)?;
-    }
-    writer.eof().map_err(failed)?;
-    writer.flush().map_err(failed)?;
-    drop(writer);
-    if let Some(mut w) = unjoined {
-        if !held.is_empty() {
-            w.batch(&held, "IDENTITY")
-                .map_err(|e| Error::Msg(format!("--unjoined: {e}")))?;
-        }
-        w.flush()
-            .map_err(|e| Error::Msg(format!("--unjoined: {e}")))?;
-        w.into_inner().finish()?;
-    }
-    out.finish()?;
+    let mut voice = crate::say::Voice::new(global.quiet);
+    let joined = fb_run::join::join(
+        &request,
+        &paths,
+        &args.output,
+        args.unjoined.as_deref(),
+        &mut voice,
+    )?;
+    let report = &joined.report;
     for d in &report.damage {
         let then = match d.resumed_at {
             Some(at) => format!("skipped; read on from byte {at}"),
@@ -543,16 +202,23 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         };
         eprintln!("fb: {}: {}; {then}", name(d.input), d.error);
     }
+    if let Some(partial) = &joined.partial {
+        eprintln!(
+            "fb: the run ended in error: {} was left as it was; what was joined before the \
+             damage is in {}",
+            args.output.display(),
+            partial.display()
+        );
+    }
     if !global.quiet {
         for w in &report.went_back {
             warn_went_back(w, &name(w.input), args.skew);
         }
-        let bytes: usize = inputs.iter().map(|(_, b)| b.len()).sum();
         summary(
-            &report,
-            unstamped,
+            report,
+            joined.unstamped,
             &args.output.display().to_string(),
-            bytes,
+            joined.bytes as usize,
             started.elapsed().as_secs_f64(),
         );
     }
@@ -561,28 +227,4 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     } else {
         ExitCode::from(1)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_to_microseconds() {
-        // (text, microseconds)
-        for (text, micros) in [
-            ("0", 0),
-            ("30s", 30_000_000),
-            ("1.5s", 1_500_000),
-            ("500ms", 500_000),
-            ("10m", 600_000_000),
-            ("2h", 7_200_000_000),
-            ("1d", 86_400_000_000),
-        ] {
-            assert_eq!(parse_duration(text), Ok(micros), "{text}");
-        }
-        for bad in ["", "m", "10x", "-5s", "1e30s"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -1,16 +1,14 @@
-//! `fb validate`: every problem of a log, with where it is.
+//! `fb validate`: every problem of a log, with where it is (the work is
+//! `fb_run::validate`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
-use fb_join::{DiagnosticKind, Joiner};
+use fb_run::output::Output;
+use fb_run::Error;
 
 use crate::joinargs::JoinArgs;
 use crate::Global;
-use fb_run::input::{self, Head, Input};
-use fb_run::output::Output;
-use fb_run::Error;
 
 /// Arguments of `fb validate`.
 #[derive(Debug, clap::Args)]
@@ -35,354 +33,19 @@ pub struct Args {
     pub join: JoinArgs,
 }
 
-/// How bad a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Severity {
-    /// The file is damaged or not a log: something in it cannot be read.
-    Error,
-    /// The file reads, but its data is odd: something will not be joined
-    /// or converted as it stands.
-    Warning,
-}
-
-/// Problems found so far, printed as they come up to the limit.
-struct Problems {
-    errors: u64,
-    warnings: u64,
-    max: usize,
-    out: Output,
-    /// The last line, not yet written, and how many times it came in a
-    /// row: repeats are said once.
-    pending: Option<(String, usize)>,
-}
-
-impl Problems {
-    fn count(&self) -> u64 {
-        self.errors + self.warnings
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        severity: Severity,
-        input: &str,
-        offset: u64,
-        message: Option<u64>,
-        event: Option<&str>,
-        what: &str,
-    ) -> Result<(), Error> {
-        match severity {
-            Severity::Error => self.errors += 1,
-            Severity::Warning => self.warnings += 1,
-        }
-        if self.count() as usize > self.max {
-            return Ok(());
-        }
-        let mut at = format!("{input}: byte {offset}");
-        if let Some(m) = message {
-            at.push_str(&format!(", message {m}"));
-        }
-        if let Some(e) = event {
-            at.push_str(&format!(", event `{e}`"));
-        }
-        let word = match severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let line = format!("{at}: {word}: {what}");
-        match &mut self.pending {
-            Some((last, n)) if *last == line => {
-                *n += 1;
-                Ok(())
-            }
-            _ => {
-                self.flush()?;
-                self.pending = Some((line, 1));
-                Ok(())
-            }
-        }
-    }
-
-    /// Writes the pending line.
-    fn flush(&mut self) -> Result<(), Error> {
-        match self.pending.take() {
-            Some((line, 1)) => self.out.put(format!("{line}\n").as_bytes()),
-            Some((line, n)) => self.out.put(format!("{line} ({n} times)\n").as_bytes()),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The joiner's findings that are about joinability (the structural ones
-/// are found by the checks here already).
-fn joinability(kind: DiagnosticKind) -> bool {
-    !matches!(
-        kind,
-        DiagnosticKind::InvalidJoinedPayload
-            | DiagnosticKind::BadEvent
-            | DiagnosticKind::EventsDropped
-            | DiagnosticKind::InvalidPayload
-            | DiagnosticKind::InvalidContext
-            | DiagnosticKind::Framing
-            | DiagnosticKind::UnknownMessageType
-    )
-}
-
-fn context_of<'a>(payload: &Payload<'a>) -> Option<&'a [u8]> {
-    match payload {
-        Payload::Cb(e) => e.context().map(|c| c.bytes()),
-        Payload::Ccb(e) | Payload::Slates(e) => e.context().map(|c| c.bytes()),
-        Payload::Ca(e) => e.context().map(|c| c.bytes()),
-        Payload::MultiStep(e) => e.context().map(|c| c.bytes()),
-        _ => None,
-    }
-}
-
-fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<(u64, u64), Error> {
-    use Severity::{Error as Bad, Warning};
-    let name = input.name();
-    let opened = input::open(input)?;
-    match &opened.head {
-        Head::NotALog(why) => {
-            problems.add(Bad, &name, 0, None, None, why)?;
-            return Ok((0, 0));
-        }
-        Head::Empty => {
-            let w = Head::Empty.warning().unwrap_or_default();
-            problems.add(Bad, &name, 0, None, None, w)?;
-            return Ok((0, 0));
-        }
-        Head::NoMagic => {
-            let w = Head::NoMagic.warning().unwrap_or_default();
-            problems.add(Warning, &name, 0, None, None, w)?;
-        }
-        Head::Magic => {}
-    }
-    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
-    let mut reader = StreamReader::with_framer(opened.reader, Framer::with_max_payload(limit));
-    let mut decoder = PayloadDecoder::default();
-    // The rule `fb convert` applies to contexts, so that what one accepts
-    // the other does.
-    let mut json = fb_join::json::Validator::new();
-    let (mut messages, mut events) = (0u64, 0u64);
-    loop {
-        let msg = match reader.next_message() {
-            Ok(Some(msg)) => msg,
-            Ok(None) => break,
-            Err(err) => {
-                let mut what = err.to_string();
-                if let Some(good) = cut_salvage(input, err.offset(), limit) {
-                    what = format!("{what}; {good}");
-                }
-                problems.add(Bad, &name, err.offset(), None, None, &what)?;
-                break;
-            }
-        };
-        messages += 1;
-        let at = |p: &mut Problems, sev: Severity, event: Option<&str>, what: &str| {
-            p.add(sev, &name, msg.offset, Some(msg.index), event, what)
-        };
-        match msg.kind {
-            MessageKind::Unknown(_) => {
-                let w = msg
-                    .unknown_warning()
-                    .map(|w| w.to_string())
-                    .unwrap_or_default();
-                at(problems, Warning, None, &w)?;
-            }
-            MessageKind::Header => {
-                if let Err(e) = msg.file_header() {
-                    at(problems, Bad, None, &e.to_string())?;
-                }
-            }
-            MessageKind::Checkpoint => {
-                if let Err(e) = msg.checkpoint() {
-                    at(problems, Bad, None, &e.to_string())?;
-                }
-            }
-            MessageKind::Regular => match msg.events() {
-                Err(e) => {
-                    let good = salvage_note(&msg, false);
-                    at(problems, Bad, None, &format!("{e}: {good}"))?
-                }
-                Ok(list) => {
-                    let mut noted = false;
-                    for (position, ev) in list.enumerate() {
-                        events += 1;
-                        let view = match ev {
-                            Ok(v) => v,
-                            Err(e) => {
-                                // Once per message: what of it is still good.
-                                let good = match noted {
-                                    false => format!("; {}", salvage_note(&msg, false)),
-                                    true => String::new(),
-                                };
-                                noted = true;
-                                at(problems, Bad, None, &format!("event {position}: {e}{good}"))?;
-                                continue;
-                            }
-                        };
-                        match decoder.payload(&view) {
-                            Err(e) => at(problems, Bad, Some(view.id), &e.to_string())?,
-                            Ok(payload) => {
-                                if let Some(ctx) = context_of(&payload) {
-                                    if let Err(e) = json.validate(ctx) {
-                                        at(
-                                            problems,
-                                            Bad,
-                                            Some(view.id),
-                                            &format!(
-                                                "context is not valid JSON ({e}): fb convert \
-                                                 skips this event"
-                                            ),
-                                        )?;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            },
-            MessageKind::FileMagic | MessageKind::Eof => {}
-        }
-        // Joined for its diagnostics only.
-        joiner.push_each(&msg, |_| {});
-    }
-    Ok((messages, events))
-}
-
-/// What salvage makes of a damaged REGULAR message: how many of its
-/// events are still good and would be kept (`fb convert --recover`, `fb
-/// repair`).
-fn salvage_note(msg: &fb_format::Message<'_>, cut: bool) -> String {
-    match fb_format::salvage::salvage(
-        msg.payload,
-        msg.offset,
-        msg.index,
-        msg.size_field,
-        msg.len,
-        cut,
-    ) {
-        Some(s) => format!(
-            "{} of its {} events are still good and kept by --recover and fb repair ({} more \
-             good but withheld, {} lost)",
-            s.report.kept,
-            s.report.listed,
-            s.report.withheld,
-            s.report.lost_count()
-        ),
-        None => "its event list cannot be read: the whole message is lost".into(),
-    }
-}
-
-/// For a file whose last message is cut: what salvage makes of it, read
-/// from the file (the stream reader keeps no partial message).
-fn cut_salvage(input: &Input, offset: u64, limit: u32) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let Input::File(path) = input else {
-        return None;
-    };
-    let mut file = std::fs::File::open(path).ok()?;
-    file.seek(SeekFrom::Start(offset)).ok()?;
-    let mut bytes = Vec::new();
-    file.take(u64::from(limit) + 8)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let head: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    let kind = u32::from_le_bytes(head[..4].try_into().ok()?);
-    if fb_format::MessageKind::from_type(kind) != fb_format::MessageKind::Regular {
-        return None;
-    }
-    let size = u32::from_le_bytes(head[4..].try_into().ok()?);
-    let msg = fb_format::Message {
-        kind: fb_format::MessageKind::Regular,
-        offset,
-        index: 0,
-        size_field: size,
-        payload: bytes.get(8..)?,
-        len: bytes.len(),
-    };
-    Some(salvage_note(&msg, true))
-}
-
 /// Checks every input; exit 0 clean (or warnings only, unless --strict),
 /// 1 errors found, 2 usage or I/O error.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let mut problems = Problems {
-        errors: 0,
-        warnings: 0,
-        max: args.max_errors,
-        out: Output::stdout(),
-        pending: None,
-    };
-    let (mut messages, mut events) = (0, 0);
-    for input in &inputs {
-        // Each log must stand on its own: a fresh joiner per input.
-        let mut joiner = Joiner::new(args.join.options());
-        let errors_before = problems.errors;
-        let (m, e) = check(input, &mut joiner, &mut problems)?;
-        messages += m;
-        events += e;
-        let diags = joiner.diagnostics();
-        let name = input.name();
-        // Sound but with nothing in it (FILEMAGIC alone, or a header and
-        // checkpoints): odd for a log, and worth a word.
-        if m > 0 && e == 0 && problems.errors == errors_before {
-            problems.add(
-                Severity::Warning,
-                &name,
-                input.len().unwrap_or(0),
-                None,
-                None,
-                &format!(
-                    "the log holds no event ({}, no REGULAR message with events): nothing \
-                     to convert",
-                    fb_run::plural(m, "message")
-                ),
-            )?;
-        }
-        // What the joiner finds (outcomes without decisions, events of
-        // another problem type, multistep without --multistep) is odd
-        // data, not damage.
-        for d in diags.kept().iter().filter(|d| joinability(d.kind)) {
-            problems.add(
-                Severity::Warning,
-                &name,
-                d.offset,
-                Some(d.message),
-                d.event_id.as_deref(),
-                &d.detail,
-            )?;
-        }
-        // Diagnostics beyond the joiner's keep limit are counted, not listed.
-        let kept = diags.kept().iter().filter(|d| joinability(d.kind)).count() as u64;
-        let counted: u64 = diags
-            .counts()
-            .iter()
-            .filter(|(k, _)| joinability(**k))
-            .map(|(_, v)| v)
-            .sum();
-        problems.warnings += counted - kept;
-    }
-    problems.flush()?;
-    let listed = (problems.count() as usize).min(args.max_errors);
-    if problems.count() as usize > listed {
-        let more = format!(
-            "... and {} more problems (raise --max-errors to list them)\n",
-            problems.count() as usize - listed
-        );
-        problems.out.put(more.as_bytes())?;
-    }
-    let Problems {
-        errors,
-        warnings,
-        out,
-        ..
-    } = problems;
-    out.finish()?;
+    let verdict = fb_run::validate::validate(
+        &inputs,
+        &args.join.options(),
+        args.max_errors,
+        Output::stdout(),
+    )?;
+    let (errors, warnings) = (verdict.errors, verdict.warnings);
     if !global.quiet {
-        let verdict = match (errors, warnings) {
+        let said = match (errors, warnings) {
             (0, 0) => "valid".to_string(),
             (0, w) => format!("valid, with {}", fb_run::plural(w, "warning")),
             (e, w) => format!(
@@ -392,10 +55,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             ),
         };
         eprintln!(
-            "fb: {}, {}, {}: {verdict}",
+            "fb: {}, {}, {}: {said}",
             fb_run::plural(inputs.len() as u64, "input"),
-            fb_run::plural(messages, "message"),
-            fb_run::plural(events, "event"),
+            fb_run::plural(verdict.messages, "message"),
+            fb_run::plural(verdict.events, "event"),
         );
     }
     Ok(if errors > 0 || (args.strict && warnings > 0) {

@@ -44,6 +44,7 @@ pub mod estimate;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;
+pub mod join;
 pub mod lookup;
 pub mod mapped;
 pub mod options;
@@ -54,6 +55,7 @@ pub mod sample;
 pub mod sidecar;
 pub mod split;
 pub mod stats;
+pub mod validate;
 
 pub use error::Error;
 
