@@ -1,18 +1,15 @@
 //! `fb gen`: writes a synthetic joined log, deterministic from a seed.
 
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_join::{Problem, RewardFunction};
-use fb_writer::synth::{self, GenConfig, Limit, RewardDist};
+use fb_run::gen::RawStreams;
+use fb_writer::synth::{GenConfig, Limit, RewardDist};
 
 use crate::joinargs::named;
 use fb_run::output::{Existing, How, Output};
 use fb_run::Error;
-
-/// Output buffer: large writes keep a multi-GiB run I/O-bound.
-const OUTPUT_BUFFER: usize = 4 << 20;
 
 /// Decisions written when neither `--events` nor `--size` is given.
 const DEFAULT_EVENTS: u64 = 1000;
@@ -193,36 +190,13 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
     let existing = Existing::forced(args.force);
     // Every output is refused before anything is written.
     let streams = match (args.raw_streams, args.output.as_deref()) {
-        (true, Some(path)) => Some(raw_stream_outputs(path, existing)?),
+        (true, Some(path)) => Some(RawStreams::beside(path, existing)?),
         _ => None,
     };
-    let mut out = Output::create(args.output.as_deref(), &[], How::binary(existing))?;
-    let total = match config.limit {
-        Limit::Bytes(n) => Some(n),
-        Limit::Events(_) => None,
-    };
-    let mut progress = crate::progress::Progress::coarse(total, global.quiet);
-    let result = {
-        let counted = crate::progress::Counted {
-            inner: &mut out,
-            progress: &mut progress,
-        };
-        let mut buffered = BufWriter::with_capacity(OUTPUT_BUFFER, counted);
-        let summary = synth::generate(&config, &mut buffered);
-        (summary, buffered.flush())
-    };
-    let summary = {
-        match result {
-            (Ok(summary), Ok(())) => summary,
-            (Err(fb_writer::Error::Io { source, .. }), _) | (Ok(_), Err(source)) => {
-                return Err(out.error(source))
-            }
-            (Err(other), _) => return Err(Error::Msg(other.to_string())),
-        }
-    };
-    progress.finish();
+    let out = Output::create(args.output.as_deref(), &[], How::binary(existing))?;
     let target = out.target().to_string();
-    out.finish()?;
+    let mut voice = crate::say::Voice::new(global.quiet).coarse();
+    let summary = fb_run::gen::generate(&config, out, &mut voice)?;
     if !global.quiet {
         eprintln!(
             "fb gen: wrote {} bytes to {target}: {} messages ({} REGULAR, {} CHECKPOINT), \
@@ -235,81 +209,19 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
             summary.events
         );
     }
-    if let (Some(streams), Some(path)) = (streams, args.output.as_deref()) {
-        raw_streams(path, streams, global)?;
+    if let (Some(streams), Some(log)) = (streams, args.output.as_deref()) {
+        let counts = streams.write(log)?;
+        if !global.quiet {
+            eprintln!(
+                "fb gen: {} interactions, {} observations, {} episode events written to {}.*.fb",
+                counts.interactions,
+                counts.observations,
+                counts.episodes,
+                log.with_extension("").display()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The three raw streams' paths and outputs.
-type RawStreamOutputs = ([std::path::PathBuf; 3], Vec<Output>);
-
-/// The outputs of [`raw_streams`] beside `log`, opened (and refused when
-/// they exist without --force) before the log is written.
-fn raw_stream_outputs(
-    log: &std::path::Path,
-    existing: Existing,
-) -> Result<RawStreamOutputs, Error> {
-    let stem = log.with_extension("");
-    let paths = ["interactions", "observations", "episodes"]
-        .map(|side| std::path::PathBuf::from(format!("{}.{side}.fb", stem.display())));
-    let inputs = [fb_run::input::Input::File(log.to_path_buf())];
-    let mut outs = Vec::new();
-    for path in &paths {
-        outs.push(Output::create(Some(path), &inputs, How::binary(existing))?);
-    }
-    Ok((paths, outs))
-}
-
-/// `LOG` taken apart into `LOG-STEM.interactions.fb`, `.observations.fb`
-/// and `.episodes.fb` beside it (the raw streams a client would have
-/// written: each in client time order), for `fb join` to join again.
-fn raw_streams(
-    log: &std::path::Path,
-    (paths, mut outs): RawStreamOutputs,
-    global: &crate::Global,
-) -> Result<(), Error> {
-    let input = fb_run::input::Input::File(log.to_path_buf());
-    let data = fb_run::input::whole(&input)?;
-    let counts = {
-        let [i, o, e] = &mut outs[..] else {
-            return Err("three outputs".into());
-        };
-        let writers = [i, o, e].map(|out| BufWriter::with_capacity(OUTPUT_BUFFER, out));
-        fb_writer::raw::take_apart_by_time(
-            &data,
-            writers,
-            256,
-            fb_writer::synth::STREAM_DISORDER_MICROS,
-        )
-        .map_err(|e| Error::Msg(format!("{}: {e}", log.display())))?
-    };
-    if counts.behind > 0 {
-        // The generator's own bound: a log from this build never gets here.
-        return Err(Error::Msg(format!(
-            "{}: {} out of client time order in the raw streams: the generator broke its \
-             own bound on how late an outcome comes; please report it",
-            log.display(),
-            fb_run::plural(counts.behind, "event")
-        )));
-    }
-    for (out, path) in outs.into_iter().zip(&paths) {
-        if counts.episodes == 0 && path.to_string_lossy().ends_with(".episodes.fb") {
-            drop(out);
-            continue;
-        }
-        out.finish()?;
-    }
-    if !global.quiet {
-        eprintln!(
-            "fb gen: {} interactions, {} observations, {} episode events written to {}.*.fb",
-            counts.interactions,
-            counts.observations,
-            counts.episodes,
-            log.with_extension("").display()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

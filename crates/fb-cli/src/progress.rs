@@ -126,23 +126,3 @@ impl Progress {
         }
     }
 }
-
-/// A writer that tells a [`Progress`] the bytes written through it.
-pub struct Counted<'a, W> {
-    /// Where the bytes go.
-    pub inner: W,
-    /// Told of them.
-    pub progress: &'a mut Progress,
-}
-
-impl<W: std::io::Write> std::io::Write for Counted<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.progress.add(n as u64, 0);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}

@@ -586,7 +586,10 @@ fn damaged_streams_are_reported_with_where() {
     // error keeps its log aside, still valid, and makes no output.
     assert!(out.stderr.contains("2 orphan"), "{}", out.stderr);
     assert!(!dir.join("out.fb").exists());
-    assert_eq!(fb(&["validate", "-q", p(&dir.join("out.fb.partial"))]).code, 0);
+    assert_eq!(
+        fb(&["validate", "-q", p(&dir.join("out.fb.partial"))]).code,
+        0
+    );
 }
 
 /// A damaged preamble in the middle of a stream: the input ends there

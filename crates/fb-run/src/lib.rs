@@ -41,6 +41,7 @@ pub mod compress;
 pub mod drive;
 pub mod error;
 pub mod estimate;
+pub mod gen;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;
