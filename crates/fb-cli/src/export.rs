@@ -37,8 +37,8 @@ pub struct Args {
     /// Write a Hive-style tree of Parquet files under OUT, a directory:
     /// `OUT/date=2026-11-23/part-00000.parquet` (`hour`:
     /// `date=…/hour=13/…`), by each event's timestamp (UTC).
-    #[arg(long, value_name = "BY", default_value = "none", value_parser = ["none", "date", "hour"])]
-    pub partition_by: String,
+    #[arg(long, value_name = "BY", value_enum, default_value_t = PartitionBy::None)]
+    pub partition_by: PartitionBy,
 
     /// Only these columns, in this order (comma-separated, such as
     /// `event_id,timestamp,reward`): the others are not even built, so a
@@ -79,6 +79,17 @@ pub struct Args {
     pub threads: Option<usize>,
 }
 
+/// How `fb export` cuts its output into a tree of files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PartitionBy {
+    /// One file.
+    None,
+    /// A folder per day (UTC).
+    Date,
+    /// A folder per day, and one per hour in it (UTC).
+    Hour,
+}
+
 /// What `fb export` writes to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -115,12 +126,12 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     args.filter.filter()?;
     let columns = columns(args)?;
     let to_stdout = args.output.as_os_str() == "-";
-    if to_stdout && args.partition_by == "none" {
+    if to_stdout && args.partition_by == PartitionBy::None {
         check_stdout(args)?;
     }
     let started = Instant::now();
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    if args.partition_by != "none" {
+    if args.partition_by != PartitionBy::None {
         return partitioned(args, global, &inputs, columns, started);
     }
     let how = How::binary(Existing::forced(args.force));
@@ -168,9 +179,9 @@ fn partitioned(
                 .into(),
         ));
     }
-    let by = match args.partition_by.as_str() {
-        "hour" => fb_arrow::Partitioning::Hour,
-        _ => fb_arrow::Partitioning::Date,
+    let by = match args.partition_by {
+        PartitionBy::Hour => fb_arrow::Partitioning::Hour,
+        PartitionBy::Date | PartitionBy::None => fb_arrow::Partitioning::Date,
     };
     let target = args.output.display().to_string();
     let dir =
@@ -207,7 +218,7 @@ fn columns(args: &Args) -> Result<fb_arrow::Columns, Error> {
     }
     let columns = fb_arrow::Columns::named(&args.columns)
         .map_err(|e| Error::Msg(format!("--{e} (docs/arrow-schema.md)")))?;
-    if args.partition_by != "none" && columns.schema().index_of("timestamp").is_err() {
+    if args.partition_by != PartitionBy::None && columns.schema().index_of("timestamp").is_err() {
         return Err(Error::Msg(
             "--partition-by splits rows by their timestamp: add `timestamp` to --columns".into(),
         ));

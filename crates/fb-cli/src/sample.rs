@@ -37,8 +37,8 @@ pub struct Args {
 
     /// DSJSON lines (`dsjson`, as `fb convert` writes them) or a valid
     /// joined log (`log`) holding the drawn decisions and their outcomes.
-    #[arg(long, default_value = "dsjson", value_parser = ["dsjson", "log"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "dsjson", value_parser = crate::joinargs::named::<Format>(Format::NAMES))]
+    pub format: Format,
 
     /// Write here instead of standard output (`.gz`, `.zst` compress
     /// DSJSON).
@@ -66,10 +66,7 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 /// decision.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let input = fb_run::input::one(&args.input);
-    let format = match args.format.as_str() {
-        "log" => Format::Log,
-        _ => Format::Dsjson,
-    };
+    let format = args.format;
     let how = match format {
         Format::Log => How::binary(Existing::forced(args.force)),
         Format::Dsjson => How::text(

@@ -29,8 +29,8 @@ pub struct Args {
 
     /// A piece per hour or day (UTC) of the messages' first events; with
     /// `--max-size` too, a period may take several pieces.
-    #[arg(long, value_name = "PERIOD", value_parser = ["hour", "day"], group = "rule")]
-    pub by: Option<String>,
+    #[arg(long, value_name = "PERIOD", value_parser = crate::joinargs::named::<Period>(Period::NAMES), group = "rule")]
+    pub by: Option<Period>,
 
     /// Replace DIR if it exists (once every piece is written).
     #[arg(long)]
@@ -48,11 +48,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     fb_run::input::is_log(&input, &log)?;
     let cut = Cut {
         max_size: args.max_size,
-        period: match args.by.as_deref() {
-            Some("hour") => Some(Period::Hour),
-            Some("day") => Some(Period::Day),
-            _ => None,
-        },
+        period: args.by,
     };
     let dir = DirOutput::create(&args.output, std::slice::from_ref(&input), existing)?;
     let mut voice = crate::say::Voice::new(global.quiet).coarse();

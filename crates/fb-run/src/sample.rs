@@ -484,6 +484,23 @@ pub enum Format {
     Log,
 }
 
+impl Format {
+    /// The names `FromStr` takes.
+    pub const NAMES: &'static [&'static str] = &["dsjson", "log"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "dsjson" => Ok(Self::Dsjson),
+            "log" => Ok(Self::Log),
+            _ => Err(format!("`{s}` is not a sample format: give dsjson or log")),
+        }
+    }
+}
+
 /// How a sample went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Drawn {

@@ -37,6 +37,23 @@ pub enum Period {
     Day,
 }
 
+impl Period {
+    /// The names `FromStr` takes.
+    pub const NAMES: &'static [&'static str] = &["hour", "day"];
+}
+
+impl std::str::FromStr for Period {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "hour" => Ok(Self::Hour),
+            "day" => Ok(Self::Day),
+            _ => Err(format!("`{s}` is not a period: give hour or day")),
+        }
+    }
+}
+
 /// What a split wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pieces {
