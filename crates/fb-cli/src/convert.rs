@@ -34,6 +34,10 @@ pub struct Args {
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -111,6 +115,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         global.quiet,
         &target,
         filter.window(),
+        args.read.maps(),
     )?;
     let (written, filtered) = (pipeline.kept(), pipeline.filtered());
     let (joiner, _) = pipeline.finish();

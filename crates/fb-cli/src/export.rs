@@ -65,6 +65,10 @@ pub struct Args {
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -251,6 +255,7 @@ fn export<B: BatchWriter>(
         global.quiet,
         target,
         filter.window(),
+        args.read.maps(),
     )?;
     let (joiner, sink) = pipeline.finish();
     let rows = sink.rows();

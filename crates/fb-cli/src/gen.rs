@@ -109,6 +109,10 @@ pub struct Args {
     /// Replace the outputs if they exist (once each is complete).
     #[arg(long)]
     pub force: bool,
+
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
 }
 
 impl Args {
@@ -210,7 +214,7 @@ pub fn run(args: &Args, global: &crate::Global) -> Result<ExitCode, Error> {
         );
     }
     if let (Some(streams), Some(log)) = (streams, args.output.as_deref()) {
-        let counts = streams.write(log)?;
+        let counts = streams.write(log, args.read.maps())?;
         if !global.quiet {
             eprintln!(
                 "fb gen: {} interactions, {} observations, {} episode events written to {}.*.fb",

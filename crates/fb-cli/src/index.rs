@@ -27,6 +27,10 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
     pub threads: Option<usize>,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Replace an -o OUT that exists and is not an index (an index is
     /// always replaced: it is rebuilt from its log).
     #[arg(long)]
@@ -49,8 +53,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             ));
         };
         let started = Instant::now();
-        // Mapped: a 10 GiB log is not read into memory.
-        let data = fb_run::input::whole(input)?;
+        // Mapped with --mmap: a 10 GiB log is not read into memory.
+        let data = fb_run::input::whole(input, args.read.maps())?;
         match fb_run::input::Head::of(data.get(..4).unwrap_or(&data)) {
             fb_run::input::Head::NotALog(why) => {
                 eprintln!("fb: error: {}: {why}", log.display());

@@ -23,6 +23,10 @@ pub struct Args {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Dump every decoded event as a JSON line (metadata, typed payload)
     /// instead of the message listing; HEADER and CHECKPOINT too.
     #[arg(long)]
@@ -286,7 +290,7 @@ fn by_event_id(
 ) -> Result<ExitCode, Error> {
     let mut lines = 0;
     for input in inputs {
-        let data = fb_run::input::whole(input)?;
+        let data = fb_run::input::whole(input, args.read.maps())?;
         let index = match args.no_index {
             true => None,
             false => {

@@ -53,6 +53,10 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Read on past damage: after a batch that does not verify, or from
     /// the next whole batch after damaged framing; what is skipped is
     /// reported.
@@ -184,6 +188,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         timestamp: args.timestamp,
         max_message_size: args.max_message_size,
         existing: Existing::forced(args.force),
+        maps: args.read.maps(),
     };
     let mut voice = crate::say::Voice::new(global.quiet);
     let joined = fb_run::join::join(

@@ -120,3 +120,26 @@ impl JoinArgs {
             .multistep_reward(self.multistep_reward)
     }
 }
+
+/// How to read logs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReadArgs {
+    /// Map the logs into memory instead of reading them: faster, and the
+    /// commands that look at a whole log (index, split, sample, join,
+    /// --recover) then use no memory for it. Only for logs that no other
+    /// process writes or truncates while fb reads them (closed, rotated
+    /// logs): a map shows such changes, and a lease holds a writer back for
+    /// a limited time only (README, "Memory maps").
+    #[arg(long)]
+    pub mmap: bool,
+}
+
+impl ReadArgs {
+    /// The map policy the flag says.
+    pub fn maps(&self) -> fb_run::input::Maps {
+        match self.mmap {
+            true => fb_run::input::Maps::WhereSafe,
+            false => fb_run::input::Maps::Never,
+        }
+    }
+}

@@ -52,6 +52,10 @@ pub struct Args {
     /// How to join (DSJSON).
     #[command(flatten)]
     pub join: JoinArgs,
+
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
 }
 
 /// Parses a `--fraction`: a share from 0 to 1.
@@ -80,7 +84,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     // Refused (an output that exists, binary to a terminal) before the
     // log is read.
     let out = Output::create(args.output.as_deref(), std::slice::from_ref(&input), how)?;
-    let opened = fb_run::sample::open(&input, &mut crate::say::Voice::new(global.quiet))?;
+    let opened = fb_run::sample::open(
+        &input,
+        args.read.maps(),
+        &mut crate::say::Voice::new(global.quiet),
+    )?;
     let total = opened.decisions();
     if total == 0 {
         eprintln!(

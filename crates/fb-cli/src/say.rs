@@ -101,7 +101,7 @@ pub fn resolve(paths: &[PathBuf], quiet: bool) -> Result<Vec<Input>, Error> {
 }
 
 /// Feeds every input to `pipeline` as the command line does: files
-/// mapped where safe, every damaged input reported and read past (the
+/// read (or mapped, as `maps` says), every damaged input reported and read past (the
 /// run then exits 1), progress and notes on standard error. `target`
 /// names the output in errors.
 pub fn feed_all<S, K>(
@@ -111,6 +111,7 @@ pub fn feed_all<S, K>(
     quiet: bool,
     target: &str,
     window: Option<(i64, i64)>,
+    maps: Maps,
 ) -> Result<RunReport, Error>
 where
     S: fb_join::Sink,
@@ -119,7 +120,7 @@ where
     let drive = Drive {
         recover,
         window,
-        maps: Maps::WhereSafe,
+        maps,
         on_damage: OnDamage::Continue,
         cancel: &Drive::never,
         target,

@@ -35,6 +35,10 @@ pub struct Args {
     /// Replace DIR if it exists (once every piece is written).
     #[arg(long)]
     pub force: bool,
+
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
 }
 
 /// Splits; exit 0, or 1 when the log is damaged (the pieces then hold the
@@ -44,7 +48,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let existing = Existing::forced(args.force);
     // Refused before the log is read.
     DirOutput::check(&args.output, std::slice::from_ref(&input), existing)?;
-    let log = fb_run::input::whole(&input)?;
+    let log = fb_run::input::whole(&input, args.read.maps())?;
     fb_run::input::is_log(&input, &log)?;
     let cut = Cut {
         max_size: args.max_size,

@@ -28,6 +28,10 @@ pub struct Args {
     #[command(flatten)]
     pub join: JoinArgs,
 
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
     /// Which events to keep.
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -281,6 +285,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         global.quiet,
         "the statistics",
         filter.window(),
+        args.read.maps(),
     )?;
     let filtered = pipeline.filtered();
     let (joiner, TallySink(tally)) = pipeline.finish();

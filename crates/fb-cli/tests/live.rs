@@ -43,10 +43,12 @@ fn regular_messages(log: &[u8]) -> Vec<Vec<u8>> {
 fn convert_while(
     log: &Path,
     threads: &str,
+    flags: &[&str],
     meddle: impl FnOnce() + Send,
 ) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fb"))
         .args(["convert", "--threads", threads])
+        .args(flags)
         .arg(log)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -100,17 +102,18 @@ fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
     let extra = dir.join("extra.fb");
     gen(&extra, "2MiB", "9");
     let more = regular_messages(&std::fs::read(&extra).unwrap());
-    for threads in ["1", "2"] {
+    for (threads, mmap) in [("1", false), ("2", false), ("1", true), ("2", true)] {
+        let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
         // The writer keeps the file open, as a logger does (no lease can be
-        // had: `fb` reads), or opens it for each message (`fb` maps it
-        // under a lease, is told, and reads on from where it was).
+        // had: `fb` reads), or opens it for each message (with --mmap `fb`
+        // maps it under a lease, is told, and reads on from where it was).
         for reopen in [false, true] {
-            let name = format!("threads {threads}, reopen {reopen}");
-            let log = dir.join(format!("live-{threads}-{reopen}.fb"));
+            let name = format!("threads {threads}, reopen {reopen}, mmap {mmap}");
+            let log = dir.join(format!("live-{threads}-{reopen}-{mmap}.fb"));
             gen(&log, "6MiB", "3");
             let held = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
             let held = (!reopen).then_some(held);
-            let (code, out, err) = convert_while(&log, threads, || {
+            let (code, out, err) = convert_while(&log, threads, flags, || {
                 let mut held = held;
                 for m in &more {
                     match &mut held {
@@ -135,29 +138,30 @@ fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
 #[test]
 fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
     let dir = scratch("truncate");
-    for threads in ["1", "2"] {
-        // Held open for writing from the start, the log is read through
-        // `read` (no lease): the cut lands while `fb` reads, which says so.
-        // Otherwise `fb` maps it under a lease and the cut waits for `fb`
-        // to let go: on one thread at the next message, and on two at the
-        // end of the section (256 MiB), so past this small log's end,
-        // which then converts whole.
+    for (threads, mmap) in [("1", false), ("2", false), ("1", true), ("2", true)] {
+        let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
+        // Read (the default, or held open for writing from the start: no
+        // lease), the cut lands while `fb` reads, which says so. With
+        // --mmap and no writer yet, `fb` maps it under a lease and the cut
+        // waits for `fb` to let go: on one thread at the next message, and
+        // on two at the end of the section (256 MiB), so past this small
+        // log's end, which then converts whole.
         for held in [true, false] {
-            let name = format!("threads {threads}, held open {held}");
-            let log = dir.join(format!("cut-{threads}-{held}.fb"));
+            let name = format!("threads {threads}, held open {held}, mmap {mmap}");
+            let log = dir.join(format!("cut-{threads}-{held}-{mmap}.fb"));
             gen(&log, "24MiB", "4");
             let whole = convert_all(&log);
             let len = std::fs::metadata(&log).unwrap().len();
             let writer = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
             let writer = held.then_some(writer);
-            let (code, out, err) = convert_while(&log, threads, || {
+            let (code, out, err) = convert_while(&log, threads, flags, || {
                 let file = writer
                     .unwrap_or_else(|| std::fs::OpenOptions::new().write(true).open(&log).unwrap());
                 file.set_len(len / 3).unwrap();
             });
             if code == Some(0) {
                 assert!(
-                    !held && threads == "2",
+                    mmap && !held && threads == "2",
                     "{name}: the cut went unnoticed: {err}"
                 );
                 assert_eq!(out, whole, "{name}");
@@ -166,6 +170,36 @@ fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
             assert_eq!(code, Some(1), "{name}: {err}");
             assert!(err.contains("shrank from"), "{name}: {err}");
             assert_prefix(&name, &out, &whole);
+        }
+    }
+}
+
+/// Another process opens the log for writing and rewrites its middle
+/// while `fb` converts it: read (the default), the bytes `fb` verified are
+/// its own copy, whatever the writer does; with --mmap, the lease makes
+/// the writer wait until `fb` reads on through `read`. Either way no
+/// signal, no panic, exit 0 or 1, and every line written is whole JSON.
+#[test]
+fn a_log_rewritten_while_it_is_converted_gives_whole_lines() {
+    let dir = scratch("rewrite");
+    for (threads, mmap) in [("1", false), ("2", false), ("1", true), ("2", true)] {
+        let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
+        let name = format!("threads {threads}, mmap {mmap}");
+        let log = dir.join(format!("rewrite-{threads}-{mmap}.fb"));
+        gen(&log, "24MiB", "6");
+        let len = std::fs::metadata(&log).unwrap().len();
+        let (code, out, err) = convert_while(&log, threads, flags, || {
+            use std::os::unix::fs::FileExt;
+            let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+            // The middle third, and every size field in it, garbage.
+            let garbage = vec![0xA5u8; (len / 3) as usize];
+            file.write_all_at(&garbage, len / 3).unwrap();
+        });
+        assert!(matches!(code, Some(0) | Some(1)), "{name}: {code:?} {err}");
+        assert!(!out.is_empty(), "{name}: no output");
+        for line in out.lines() {
+            serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|e| panic!("{name}: a line that is not JSON ({e}): {line}"));
         }
     }
 }

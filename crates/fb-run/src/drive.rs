@@ -14,6 +14,7 @@ use crate::input::{self, Head, Input};
 use crate::mapped::{self, Releaser};
 use crate::options::Filter;
 use crate::report::{Damage, Note, Observer, RunReport};
+use crate::window::Spans;
 
 /// Something to read a log from: a file or standard input ([`Input`]), or
 /// what a face opens itself (bytes, a Python file object).
@@ -60,15 +61,7 @@ pub enum OnDamage {
     Stop,
 }
 
-/// Whether files are read through memory maps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Maps {
-    /// Mapped while no other process can change them (`mapped`), read
-    /// otherwise.
-    WhereSafe,
-    /// Always read (a host process whose signals are not ours to take).
-    Never,
-}
+pub use crate::input::Maps;
 
 /// How to feed the inputs.
 pub struct Drive<'a> {
@@ -198,8 +191,9 @@ where
             _ => None,
         };
         if let Some((window, index)) = indexed {
+            let spans = Spans::Borrowed(&map);
             feed_blocks(
-                &map, &index, window, pipeline, report, &name, drive, observer,
+                spans, &index, window, pipeline, report, &name, drive, observer,
             )?;
             return shrank(input, size, report, observer, drive);
         }
@@ -223,6 +217,37 @@ where
                     Error::Msg(format!("{name}: reading on after byte {}: {e}", at.0))
                 })?;
                 resume = Some((Box::new(rest) as Box<dyn Read + Send>, at));
+            }
+        }
+    }
+    if let (None, Some(window), Some(path)) = (&resume, drive.window, input.path()) {
+        if !pipeline.joiner().options().inline_dedup {
+            let file = std::fs::File::open(path)
+                .map_err(|e| Error::Msg(format!("cannot open {name}: {e}")))?;
+            let mut first = Vec::with_capacity(4);
+            (&file)
+                .take(4)
+                .read_to_end(&mut first)
+                .map_err(|e| Error::Msg(format!("{name}: {e}")))?;
+            // Only a log can have an index; what is not one is said by the
+            // full read below.
+            let head = Head::of(&first);
+            let loaded = match head {
+                Head::Magic | Head::NoMagic => {
+                    crate::sidecar::load_summary_unmapped(path, &file, drive.maps, observer)?
+                }
+                Head::Empty | Head::NotALog(_) => None,
+            };
+            if let Some(index) = loaded {
+                take_head(&name, &head, report, observer, drive)?;
+                let spans = Spans::Read {
+                    file: &file,
+                    buf: Vec::new(),
+                };
+                feed_blocks(
+                    spans, &index, window, pipeline, report, &name, drive, observer,
+                )?;
+                return shrank(input, size, report, observer, drive);
             }
         }
     }
@@ -377,14 +402,13 @@ fn shrank(
 }
 
 /// The blocks of `index` with events in `window` (seconds), each after
-/// the checkpoint in force there; then the input's last checkpoint, so
-/// that the configuration carries to the next input as a full read leaves
-/// it.
+/// the checkpoint in force there (see [`crate::window::ranges`]), their
+/// bytes from `spans`.
 #[allow(clippy::too_many_arguments)]
 fn feed_blocks<S, K>(
-    log: &[u8],
+    mut spans: Spans<'_>,
     index: &fb_format::index::Index,
-    (since, until): (i64, i64),
+    window: (i64, i64),
     pipeline: &mut Pipeline<S, K>,
     report: &mut RunReport,
     name: &str,
@@ -395,23 +419,13 @@ where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let micros = |s: i64| s.saturating_mul(1_000_000);
-    let (since, until) = (micros(since), micros(until));
-    // The index of each block's first message, as a full read counts.
-    let mut first = 0u64;
-    // The last checkpoint applied (re-applying one is harmless: each sets
-    // the whole configuration).
-    let mut config: Option<u64> = None;
-    let mut feed = |p: &mut Pipeline<S, K>,
-                    observer: &mut dyn Observer,
-                    start: u64,
-                    end: u64,
-                    at: u64|
-     -> Result<(), Stop> {
-        let slice = fb_format::index::span(log, start, end)
-            .ok_or_else(|| Error::Msg(format!("{name}: the index points past the log")))?;
-        let stop = || mapped::broken() || (drive.cancel)();
-        let mut fed = p
+    let mapped = matches!(spans, Spans::Borrowed(_));
+    for (start, end, at) in crate::window::ranges(index, window, spans.piece()) {
+        let slice = spans
+            .get(start, end)
+            .map_err(|why| Error::Msg(format!("{name}: {why}")))?;
+        let stop = || (mapped && mapped::broken()) || (drive.cancel)();
+        let mut fed = pipeline
             .feed(Source::Slice(slice), (start, at), &stop, &mut |_| {})
             .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
         if fed.stopped_at.is_some() {
@@ -423,37 +437,7 @@ where
                 ))),
             });
         }
-        framing(report, name, &mut fed, observer, drive)
-    };
-    // Runs of consecutive blocks in the range, each fed in one go (as
-    // (start, end, index of its first message)).
-    let mut runs: Vec<(u64, u64, u64)> = Vec::new();
-    for block in &index.blocks {
-        let this = first;
-        first += u64::from(block.messages);
-        if !block.overlaps(since, until) {
-            continue;
-        }
-        match runs.last_mut() {
-            Some(run) if run.1 == block.start => run.1 = block.end,
-            _ => runs.push((block.start, block.end, this)),
-        }
-    }
-    // Each run after the checkpoints in force at its start; at the end
-    // (`None`), those a full read ends with, for the inputs after this.
-    for run in runs.into_iter().map(Some).chain([None]) {
-        let force = index.checkpoints_in_force(run.map_or(u64::MAX, |r| r.0));
-        let last = force.last().map(|c| c.offset);
-        if last != config {
-            for c in force {
-                feed(pipeline, observer, c.offset, c.end(), 0)?;
-            }
-            config = last;
-        }
-        if let Some((start, end, this)) = run {
-            feed(pipeline, observer, start, end, this)?;
-            config = index.checkpoints_in_force(end).last().map(|c| c.offset);
-        }
+        framing(report, name, &mut fed, observer, drive)?;
     }
     Ok(())
 }

@@ -92,10 +92,15 @@ impl RawStreams {
 
     /// Takes the log at `log` apart into the raw streams (each in client
     /// time order, as a client writes them) and finishes them; the episode
-    /// stream only when it holds something. What each stream got.
-    pub fn write(self, log: &Path) -> Result<fb_writer::raw::Counts, Error> {
+    /// stream only when it holds something; the log read as `maps` says.
+    /// What each stream got.
+    pub fn write(
+        self,
+        log: &Path,
+        maps: crate::input::Maps,
+    ) -> Result<fb_writer::raw::Counts, Error> {
         let Self { paths, mut outs } = self;
-        let data = crate::input::whole(&Input::File(log.to_path_buf()))?;
+        let data = crate::input::whole(&Input::File(log.to_path_buf()), maps)?;
         let counts = {
             let [i, o, e] = &mut outs[..] else {
                 return Err("three outputs".into());

@@ -179,16 +179,39 @@ pub fn is_log(input: &Input, bytes: &[u8]) -> Result<(), crate::error::Error> {
     }
 }
 
-/// Maps `input` when it is a regular, non-empty file that can be mapped
-/// safely (see [`crate::mapped`]).
-pub fn map(input: &Input) -> Option<crate::mapped::Mapped> {
-    match input {
-        Input::File(path) => crate::mapped::Mapped::open(path),
-        Input::Stdin | Input::Other(_) => None,
+/// Whether files are read through memory maps.
+///
+/// A map lets the readers borrow payloads where they lie, which is faster
+/// than `read` and keeps the memory of whole-log commands flat in the
+/// log's size. But the flatbuffers accessors read verified bytes without
+/// checking them again, and only a read lease keeps other processes from
+/// changing a mapped file: the kernel breaks a lease after
+/// `/proc/sys/fs/lease-break-time` (45 s by default) if its holder has not
+/// let go, and a writer then changes bytes already verified (see
+/// [`crate::mapped`]). So maps are for logs no other process writes while
+/// they are read (closed, rotated logs), by the user's choice: `read` is
+/// the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Maps {
+    /// Always read: sound whatever other processes do.
+    #[default]
+    Never,
+    /// Mapped under a read lease where one can be had, read otherwise:
+    /// the user asserts that no process writes the files while they are
+    /// read.
+    WhereSafe,
+}
+
+/// Maps `input` when `maps` allows, and it is a regular, non-empty file
+/// whose read lease can be had (see [`crate::mapped`]).
+pub fn map(input: &Input, maps: Maps) -> Option<crate::mapped::Mapped> {
+    match (input, maps) {
+        (Input::File(path), Maps::WhereSafe) => crate::mapped::Mapped::open(path),
+        _ => None,
     }
 }
 
-/// A whole input in memory: mapped when it can be (see [`map`]), else
+/// A whole input in memory: mapped when it may be (see [`map`]), else
 /// read.
 pub enum Whole {
     /// A mapped file.
@@ -208,9 +231,10 @@ impl std::ops::Deref for Whole {
     }
 }
 
-/// All of `input`: mapped when safe, else read to its end.
-pub fn whole(input: &Input) -> Result<Whole, String> {
-    if let Some(m) = map(input) {
+/// All of `input`: mapped when `maps` allows and it is safe, else read to
+/// its end (into memory as large as the input).
+pub fn whole(input: &Input, maps: Maps) -> Result<Whole, String> {
+    if let Some(m) = map(input, maps) {
         return Ok(Whole::Mapped(m));
     }
     let mut opened = open(input)?;

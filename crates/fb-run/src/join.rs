@@ -129,6 +129,8 @@ pub struct Request {
     pub max_message_size: u64,
     /// Whether outputs that exist are replaced.
     pub existing: Existing,
+    /// Whether the streams are mapped or read.
+    pub maps: crate::input::Maps,
 }
 
 /// How a join went.
@@ -158,7 +160,10 @@ pub fn join(
 ) -> Result<Joined, Error> {
     let mut inputs = Vec::new();
     for (side, path) in paths {
-        inputs.push((*side, crate::input::whole(&Input::File(path.clone()))?));
+        inputs.push((
+            *side,
+            crate::input::whole(&Input::File(path.clone()), request.maps)?,
+        ));
     }
     let name = |k: usize| {
         paths

@@ -57,6 +57,7 @@ pub mod sidecar;
 pub mod split;
 pub mod stats;
 pub mod validate;
+pub mod window;
 
 pub use error::Error;
 

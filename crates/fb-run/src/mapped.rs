@@ -1,34 +1,49 @@
-//! Memory-mapped inputs, only while no other process can change them.
+//! Memory-mapped inputs, for logs the user says no other process
+//! changes while they are read (`--mmap`, [`crate::input::Maps`]).
 //!
-//! Mapping a log lets the workers borrow payloads where they lie; reading
-//! it through `read` costs 5–9% more (bench/NOTES.md). But a shared map of
-//! a file that another process truncates raises SIGBUS on the next access
-//! past the new end, and one that another process rewrites changes bytes
-//! after the verifier passed them, which the unchecked accessors then
-//! follow. So a file is mapped only under a read lease (`F_SETLEASE`):
-//! taking it fails while anyone has the file open for writing (a live log
-//! being appended to is then read, and gives the prefix written so far),
-//! and while we hold it, an `open` for writing or a `truncate` by another
-//! process is held back by the kernel until we let go (for
-//! `/proc/sys/fs/lease-break-time`, 45 s by default), and we are told at
-//! once by SIGIO. The readers then stop using the map at the next message
-//! boundary and read the rest of the file through `read` from there (see
-//! [`broken`]): the output is the same, and the other process proceeds.
+//! Mapping a log lets the workers borrow payloads where they lie and keeps
+//! the memory of whole-log commands flat in the log's size. But a shared
+//! map of a file that another process truncates raises SIGBUS on the next
+//! access past the new end, and one that another process rewrites changes
+//! bytes after the verifier passed them, which the unchecked accessors then
+//! follow. Reading through `read` gives each run its own copy of every
+//! byte it verifies, which no other process can change: that is why reading
+//! is the default, and maps an opt-in.
 //!
-//! The kernel holds a lease breaker back only so long: a run stalled
-//! longer than the lease-break time (a reader of our output that stops
-//! reading) can find the file truncated under its map. Then the next
-//! access past the new end raises SIGBUS, which would kill the process; a
-//! SIGBUS handler puts a private page of `0xEE` bytes over the faulting
-//! page of a registered map instead and records it ([`tripped`]). The
-//! access is retried and reads those bytes: to the framer, a message of an
-//! unknown type whose size is above any payload limit, so reading stops at
-//! the next message header at the latest. Every consumer drops the events
-//! made after [`tripped`] turns true and reports the input as damaged. A
-//! fault outside every registered map gets the default action.
+//! Where the user opts in, a file is mapped only under a read lease
+//! (`F_SETLEASE`): taking it fails while anyone has the file open for
+//! writing (a live log being appended to is then read, and gives the
+//! prefix written so far), and while we hold it, an `open` for writing or a
+//! `truncate` by another process is held back by the kernel until we let
+//! go, and we are told at once by SIGIO. The readers then stop using the
+//! map at the next message boundary and read the rest of the file through
+//! `read` from there (see [`broken`]): the output is the same, and the
+//! other process proceeds.
+//!
+//! The kernel holds a lease breaker back only so long
+//! (`/proc/sys/fs/lease-break-time`, 45 s by default): a run stalled longer
+//! than that (a reader of our output that stops reading, a stopped
+//! process) can find the file changed under its map. That is the timing
+//! the opt-in accepts, and why it is not the default. A truncation is then
+//! caught: the next access past the new end raises SIGBUS, and a SIGBUS
+//! handler puts a private page of `0xEE` bytes over the faulting page of a
+//! registered map instead and records it ([`tripped`]). The access is
+//! retried and reads those bytes: to the framer, a message of an unknown
+//! type whose size is above any payload limit, so reading stops at the
+//! next message header at the latest. Every consumer drops the events made
+//! after [`tripped`] turns true and reports the input as damaged. A fault
+//! outside every registered map gets the default action. A rewrite in
+//! place after the lease-break time is not caught.
 //!
 //! # Safety contract
 //!
+//! - A file is mapped only when the caller asked for maps
+//!   ([`crate::input::Maps::WhereSafe`]: the user's `--mmap`, which
+//!   asserts that no process writes the file while it is read), and only
+//!   under a read lease. Without the opt-in nothing is mapped: the default
+//!   path, and the Python package, read. The tests: `fb-cli/tests/live.rs`
+//!   converts logs that another process appends to, truncates and
+//!   rewrites in place, read and mapped.
 //! - The signal handlers only load and store atomics and call `mmap`,
 //!   `mprotect` and `sigaction`, and write the page they just mapped: all
 //!   async-signal-safe.
@@ -161,8 +176,9 @@ pub struct Mapped {
 impl Mapped {
     /// Maps `path` when it is a regular, non-empty file that no one has
     /// open for writing and whose lease we can take; `None` otherwise (the
-    /// caller reads it instead).
-    pub fn open(path: &Path) -> Option<Self> {
+    /// caller reads it instead). Only for callers given
+    /// `Maps::WhereSafe` (see the safety contract).
+    pub(crate) fn open(path: &Path) -> Option<Self> {
         let file = File::open(path).ok()?;
         let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() == 0 || !handler() {
@@ -175,9 +191,12 @@ impl Mapped {
         if !leased {
             return None;
         }
-        // SAFETY: read-only map of a file that, under the lease, no other
-        // process can write to or truncate without our releasing it first
-        // (see the module doc).
+        // SAFETY: a read-only map of a file that the caller was told
+        // (`Maps::WhereSafe`, the user's --mmap) no process writes while it
+        // is read; the lease holds back a writer that comes anyway until we
+        // let go or the lease-break time runs out, and a truncation after
+        // that is caught by the SIGBUS handler (the module doc says what
+        // is not caught; `fb-cli/tests/live.rs` tests both).
         let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
         let _ = map.advise(memmap2::Advice::Sequential);
         let start = map.as_ptr() as usize;

@@ -542,9 +542,13 @@ pub fn how_many(decisions: Option<u64>, fraction: Option<f64>, total: u64) -> u6
 
 /// The log (read in pieces through a fresh index, or whole) and its
 /// index.
-pub fn open(input: &Input, observer: &mut dyn Observer) -> Result<Opened, Error> {
+pub fn open(
+    input: &Input,
+    maps: crate::input::Maps,
+    observer: &mut dyn Observer,
+) -> Result<Opened, Error> {
     let Input::File(path) = input else {
-        let whole = crate::input::whole(input)?;
+        let whole = crate::input::whole(input, maps)?;
         crate::input::is_log(input, &whole)?;
         let index = Index::build_with_threads(&whole, crate::options::default_threads())
             .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
@@ -560,7 +564,7 @@ pub fn open(input: &Input, observer: &mut dyn Observer) -> Result<Opened, Error>
         .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
     crate::input::is_log(input, &head)?;
     Ok(
-        match crate::sidecar::load_unmapped(path, &file, observer)? {
+        match crate::sidecar::load_unmapped(path, &file, maps, observer)? {
             Some(index) => {
                 let size = file.metadata().map_or(0, |m| m.len());
                 // Scattered reads of a message each: readahead would fetch
@@ -581,7 +585,7 @@ pub fn open(input: &Input, observer: &mut dyn Observer) -> Result<Opened, Error>
                     what: "no index: reading it whole to count its decisions (`fb index` \
                            keeps one beside it)",
                 });
-                let whole = crate::input::whole(input)?;
+                let whole = crate::input::whole(input, maps)?;
                 let index = Index::build_with_threads(&whole, crate::options::default_threads())
                     .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
                 Opened {

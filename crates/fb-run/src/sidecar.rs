@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use fb_format::index::{Index, LogStamp};
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Maps};
 use crate::output::{Existing, How, Output};
 use crate::report::{Note, Observer};
 
@@ -149,10 +149,10 @@ enum Read {
     Summary,
     /// The whole file, into memory.
     Whole,
-    /// The whole file, mapped when it can be: for a caller that maps
-    /// nothing else (`mapped.rs` follows one input at a time) and checks
-    /// [`crate::mapped::tripped`] when done.
-    Mapped,
+    /// The whole file, mapped when it can be (with [`Maps::WhereSafe`]):
+    /// for a caller that maps nothing else (`mapped.rs` follows one input
+    /// at a time) and checks [`crate::mapped::tripped`] when done.
+    Mapped(Maps),
 }
 
 /// Reads the index beside `log` (as `how` says) and checks it with
@@ -167,7 +167,7 @@ fn find(
     // copies it into fresh memory page by page: 10-15 ms against 30-40 ms
     // for the 59 MB index of a 10 GiB log.
     let map = match how {
-        Read::Mapped => crate::mapped::Mapped::open(&at),
+        Read::Mapped(Maps::WhereSafe) => crate::mapped::Mapped::open(&at),
         _ => None,
     };
     let bytes: fb_format::index::Shared = match map {
@@ -244,19 +244,42 @@ pub fn load_summary(
 }
 
 /// [`load`] for a log that is read in pieces, not mapped: checked against
-/// its size and the two ends read from `file`; the log mapped only if the
-/// index must be rebuilt. The index itself is mapped when it can be: the
-/// caller maps nothing else, and checks [`crate::mapped::tripped`] before
-/// it trusts what it made from the index.
+/// its size and the two ends read from `file`; the log read whole (mapped
+/// with [`Maps::WhereSafe`]) only if the index must be rebuilt. The index
+/// itself is mapped when `maps` allows: the caller maps nothing else, and
+/// checks [`crate::mapped::tripped`] before it trusts what it made from
+/// the index.
 pub fn load_unmapped(
     log: &Path,
     file: &File,
+    maps: Maps,
+    observer: &mut dyn Observer,
+) -> Result<Option<Index>, Error> {
+    load_from_file(log, file, Read::Mapped(maps), maps, observer)
+}
+
+/// [`load_summary`] for a log that is read in pieces, not mapped, as
+/// [`load_unmapped`] checks it.
+pub fn load_summary_unmapped(
+    log: &Path,
+    file: &File,
+    maps: Maps,
+    observer: &mut dyn Observer,
+) -> Result<Option<Index>, Error> {
+    load_from_file(log, file, Read::Summary, maps, observer)
+}
+
+fn load_from_file(
+    log: &Path,
+    file: &File,
+    how: Read,
+    maps: Maps,
     observer: &mut dyn Observer,
 ) -> Result<Option<Index>, Error> {
     let cannot = |e: std::io::Error| Error::Msg(format!("cannot read {}: {e}", log.display()));
     let meta = file.metadata().map_err(cannot)?;
     let size = meta.len();
-    let found = find(log, Read::Mapped, |index| {
+    let found = find(log, how, |index| {
         index.check_stamp(&stamp(&meta))?;
         let n = (fb_format::index::HASHED as u64).min(size);
         let mut head = vec![0; n as usize];
@@ -270,7 +293,7 @@ pub fn load_unmapped(
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => {
-            let data = crate::input::whole(&Input::File(log.to_path_buf()))?;
+            let data = crate::input::whole(&Input::File(log.to_path_buf()), maps)?;
             rebuild(log, &data, &path_for(log), &why, observer)
         }
     }
