@@ -118,7 +118,7 @@ fn read_summary(at: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Reads a file whole, its two halves on two threads: most of the time
 /// of reading a large index goes to faulting in the fresh buffer and
-/// copying into it (59 MB for a 10 GiB log: 30 ms), which two cores share.
+/// copying into it, which two cores share (bench/NOTES.md).
 /// A file that changes length meanwhile reads short or long, and its
 /// checksum then says so.
 fn read_in_halves(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -164,8 +164,8 @@ fn find(
 ) -> Result<Found, Error> {
     let at = path_for(log);
     // A map is faulted in sixteen pages at a time, where reading the file
-    // copies it into fresh memory page by page: 10-15 ms against 30-40 ms
-    // for the 59 MB index of a 10 GiB log.
+    // copies it into fresh memory page by page (bench/NOTES.md has the
+    // figures); mapped only where the caller allows maps.
     let map = match how {
         Read::Mapped(Maps::WhereSafe) => crate::mapped::Mapped::open(&at),
         _ => None,
