@@ -572,11 +572,30 @@ fn sample_repair_and_split_read_standard_input() {
     }
 }
 
+/// A pseudo-terminal: its leader (to read what is shown) and its follower
+/// (a terminal to give a program).
+fn terminal() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which we then own.
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "{}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned here.
+    unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) }
+}
+
 /// Binary output is refused on a terminal by every command that writes
 /// one to standard output; text goes to it.
 #[test]
 fn binary_output_is_refused_on_a_terminal() {
-    use std::os::fd::{FromRawFd, OwnedFd};
     use std::process::{Command, Stdio};
     let log = data("valid_joined_logs/cb_simple.log");
     // (case, arguments, refused)
@@ -593,21 +612,7 @@ fn binary_output_is_refused_on_a_terminal() {
         ("sample", vec!["sample", "--decisions", "1", p(&log)], false),
     ];
     for (case, args, refused) in cases {
-        let (mut leader, mut follower) = (0, 0);
-        // SAFETY: openpty writes two descriptors, which we then own.
-        let opened = unsafe {
-            libc::openpty(
-                &mut leader,
-                &mut follower,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(opened, 0);
-        // SAFETY: both descriptors were just opened and are owned here.
-        let (leader, follower) =
-            unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+        let (leader, follower) = terminal();
         let out = Command::new(env!("CARGO_BIN_EXE_fb"))
             .args(&args)
             .stdin(Stdio::null())
@@ -689,7 +694,6 @@ fn every_command_says_a_file_is_not_a_log() {
 #[test]
 fn long_work_shows_a_progress_bar_on_a_terminal() {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
     use std::process::{Command, Stdio};
     let dir = scratch_dir("rules-progress");
     let log = dir.join("log.fb");
@@ -737,21 +741,7 @@ fn long_work_shows_a_progress_bar_on_a_terminal() {
     for (case, args) in cases {
         for quiet in [false, true] {
             let _ = std::fs::remove_dir_all(&out).or_else(|_| std::fs::remove_file(&out));
-            let (mut leader, mut follower) = (0, 0);
-            // SAFETY: openpty writes two descriptors, which we then own.
-            let opened = unsafe {
-                libc::openpty(
-                    &mut leader,
-                    &mut follower,
-                    std::ptr::null_mut(),
-                    std::ptr::null(),
-                    std::ptr::null(),
-                )
-            };
-            assert_eq!(opened, 0);
-            // SAFETY: both descriptors were just opened and are owned here.
-            let (leader, follower) =
-                unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+            let (leader, follower) = terminal();
             let mut child = Command::new(env!("CARGO_BIN_EXE_fb"))
                 .args(&args)
                 .args(quiet.then_some("-q"))

@@ -213,15 +213,7 @@ fn find(
 /// since) is rebuilt in place and said so to `observer`; a damaged one
 /// is an error naming it.
 pub fn load(log: &Path, data: &[u8], observer: &mut dyn Observer) -> Result<Option<Index>, Error> {
-    let check = |index: &Index| {
-        index.check_log(data)?;
-        index.check_stamp(&stamp_of(log)?)
-    };
-    match find(log, Read::Whole, check)? {
-        Found::Nothing => Ok(None),
-        Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, observer),
-    }
+    load_beside(log, data, Read::Whole, observer)
 }
 
 /// [`load`] reading only the index's summary (blocks' ranges, counts and
@@ -232,11 +224,21 @@ pub fn load_summary(
     data: &[u8],
     observer: &mut dyn Observer,
 ) -> Result<Option<Index>, Error> {
+    load_beside(log, data, Read::Summary, observer)
+}
+
+/// [`load`] of what `how` says of the index, the log in memory.
+fn load_beside(
+    log: &Path,
+    data: &[u8],
+    how: Read,
+    observer: &mut dyn Observer,
+) -> Result<Option<Index>, Error> {
     let check = |index: &Index| {
         index.check_log(data)?;
         index.check_stamp(&stamp_of(log)?)
     };
-    match find(log, Read::Summary, check)? {
+    match find(log, how, check)? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
         Found::Stale(why) => rebuild(log, data, &path_for(log), &why, observer),
