@@ -60,6 +60,7 @@ mod reader;
 mod recent;
 pub mod recover;
 pub mod salvage;
+pub mod splitmix;
 
 pub use ahead::prefetch;
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
