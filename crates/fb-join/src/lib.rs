@@ -21,16 +21,6 @@
 //! assert_eq!(summary.metrics.joined, 1);
 //! assert!(out.starts_with(br#"{"_label_cost":-1.5,"#));
 //! ```
-#![deny(missing_docs)]
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 mod arrays;
 mod batch;
