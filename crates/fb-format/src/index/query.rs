@@ -1,6 +1,6 @@
-//! What readers ask of an index: which blocks hold an id, a time range
-//! or a dedup definition, which checkpoints are in force, and where a
-//! block's bytes lie in its log.
+//! What readers ask of an index: which blocks may hold a decision id,
+//! which checkpoints are in force, how many decisions and dedup ids the
+//! log holds, and where a block's bytes lie in its log.
 
 use super::log_index::Index;
 use super::records::{Block, Checkpoint};
@@ -43,19 +43,9 @@ impl Index {
         }
     }
 
-    /// The blocks with events in `[since, until)` (µs since 1970).
-    pub fn blocks_between(&self, since: i64, until: i64) -> impl Iterator<Item = &Block> {
-        self.blocks.iter().filter(move |b| b.overlaps(since, until))
-    }
-
     /// Dedup ids defined in the log (counted as the DedupInfo events list
     /// them).
     pub fn dedup_ids(&self) -> u64 {
         self.blocks.iter().map(|b| u64::from(b.dedup)).sum()
-    }
-
-    /// The blocks that may define this dedup id.
-    pub fn blocks_defining(&self, id: u64) -> impl Iterator<Item = &Block> {
-        self.blocks.iter().filter(move |b| b.may_define(id))
     }
 }
