@@ -1,6 +1,14 @@
 //! Shared support for the tests of every crate: the vendored corpus in
 //! `tests/data/` and a tiny deterministic PRNG (no `rand` needed).
 
+// Test support: a panic here is a test failing, with its reason.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 
 /// The vendored corpus folder (`tests/data`).

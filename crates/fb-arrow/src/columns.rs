@@ -79,7 +79,8 @@ impl Columns {
     }
 
     /// Whether every column is chosen, in the schema's order.
-    pub fn is_all(&self) -> bool {
+    #[cfg(test)]
+    fn is_all(&self) -> bool {
         self.order.len() == schema().fields().len()
             && self.order.iter().enumerate().all(|(i, &c)| i == c)
     }

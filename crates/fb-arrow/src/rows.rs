@@ -502,7 +502,7 @@ impl Rows {
             .columns
             .order()
             .iter()
-            .map(|&i| Arc::clone(&all[i]))
+            .filter_map(|&i| all.get(i).map(Arc::clone))
             .collect();
         RecordBatch::try_new(self.columns.schema(), columns)
     }

@@ -1,6 +1,13 @@
 //! A choice of columns gives exactly those columns of the full export,
 //! in the order asked for, for every log shape, thread count and writer.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::Path;
 
 use arrow_array::RecordBatch;

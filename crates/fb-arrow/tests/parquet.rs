@@ -1,6 +1,13 @@
 //! Parquet files as written: row groups end at their byte bound, pages
 //! are v2, and every row reads back.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_arrow::{BatchWriter, ParquetFile};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 

@@ -2,6 +2,13 @@
 //! order, with a bounded number of files open: a partition left and
 //! needed again continues in its next part file.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -2,6 +2,13 @@
 //! the rows equal the joined events field by field, on one and two
 //! threads, in both compatibility modes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::Path;
 
 use arrow_array::cast::AsArray;

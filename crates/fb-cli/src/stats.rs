@@ -203,8 +203,8 @@ fn table(r: &Value) -> String {
                     format!(
                         "{} (95% CI {} .. {})",
                         fmt_value(&x["value"]),
-                        fmt_value(&x["ci95"][0]),
-                        fmt_value(&x["ci95"][1])
+                        fmt_value(x["ci95"].get(0).unwrap_or(&Value::Null)),
+                        fmt_value(x["ci95"].get(1).unwrap_or(&Value::Null))
                     )
                 },
             );

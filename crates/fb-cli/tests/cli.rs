@@ -1,5 +1,12 @@
 //! The `fb` commands as a user runs them: flags, outputs, exit codes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::io::{Read, Write};

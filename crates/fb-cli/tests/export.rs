@@ -1,6 +1,13 @@
 //! `fb export` as a user runs it: every row of a folder of logs, in a file
 //! every Arrow and Parquet reader takes, never half-written.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use arrow_array::RecordBatch;

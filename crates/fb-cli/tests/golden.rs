@@ -4,6 +4,13 @@
 //! `FB_BIN` names another `fb` to hold to the same bytes: CI sets it to
 //! the build with a profile (`cargo xtask pgo`).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,13 @@
 //! `fb index` and what reads it: lookups by event id give the full scan's
 //! lines; a stale, foreign or damaged index is never trusted.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::path::Path;

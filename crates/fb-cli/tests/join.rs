@@ -2,6 +2,13 @@
 //! its observations imply; joined logs taken apart and joined again give
 //! their DSJSON back; the join window keeps what it should.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

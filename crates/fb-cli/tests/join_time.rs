@@ -5,6 +5,13 @@
 //! time `--timestamp` chooses, so that the join of generated streams
 //! converts as the generated log does.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::collections::HashMap;

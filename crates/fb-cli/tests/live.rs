@@ -2,6 +2,13 @@
 //! truncated. The output is a prefix of the log's lines, the exit says
 //! what happened, and no signal ever ends the run.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::io::{Read, Write};

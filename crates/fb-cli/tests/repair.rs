@@ -1,5 +1,12 @@
 //! `fb repair` run as a user runs it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,13 @@
 //! interrupted, when an output may be replaced, pipes, standard input and
 //! terminals.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use common::{data, fb, p, scratch_dir};

@@ -2,6 +2,13 @@
 //! panic on a full disk or a closed pipe, accept absurd options, take an
 //! empty file for a log, lose a compressor's error.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::io::Read;

@@ -1,6 +1,13 @@
 //! Partial salvage: the good events of a cut or corrupt batch come back,
 //! and nothing that the intact log would not give.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::collections::HashSet;

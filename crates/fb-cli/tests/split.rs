@@ -1,6 +1,13 @@
 //! `fb split`: every piece is a valid log of its own, and converting the
 //! pieces one by one gives the whole log's lines, byte for byte.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,12 @@
 //! `fb convert --threads N` writes the same bytes whatever N.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

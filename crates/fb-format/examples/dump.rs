@@ -4,9 +4,9 @@
 
 use fb_format::{MessageKind, Payload, PayloadDecoder, SliceReader};
 
-fn main() {
-    let path = std::env::args().nth(1).expect("usage: dump FILE");
-    let data = std::fs::read(&path).expect("readable file");
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args().nth(1).ok_or("usage: dump FILE")?;
+    let data = std::fs::read(&path)?;
     let mut decoder = PayloadDecoder::default();
     for msg in SliceReader::new(&data) {
         let msg = match msg {
@@ -90,4 +90,5 @@ fn main() {
             }
         }
     }
+    Ok(())
 }

@@ -2,6 +2,13 @@
 //! what it frames tiles the input from the start, and the slice and
 //! stream readers agree whatever the read sizes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_format::{Framer, SliceReader, StreamReader};
 use proptest::prelude::*;
 

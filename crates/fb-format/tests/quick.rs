@@ -3,6 +3,13 @@
 //! corruptions of them, both must give the same answer. A "yes" where
 //! flatbuffers says "no" would let corrupt input be read unchecked.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::collections::BTreeMap;
 
 use fb_format::{MessageKind, PayloadDecoder, SliceReader};

@@ -1,5 +1,12 @@
 //! Recovery of damaged logs: `fb_format::recover::RecoveringReader`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 #[path = "../../../fuzz/harness/format.rs"]

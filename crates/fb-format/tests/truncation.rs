@@ -1,5 +1,12 @@
 //! Cutting, dribbling and corrupting valid logs.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::io::Read;

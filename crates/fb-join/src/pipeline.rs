@@ -35,139 +35,14 @@ use std::io::Read;
 
 use fb_format::recover::{Recovered, RecoveringReader, Skipped};
 use fb_format::salvage::{SalvageReport, Salvaged};
-use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+use fb_format::{Framer, Message, SliceReader, StreamReader};
 
 use crate::event::JoinedEvent;
+use crate::feed::{Fed, Progress, Source};
 use crate::joiner::Joiner;
-use crate::parallel::{self, Progress};
+use crate::parallel;
+use crate::sink::{Maker, Sink};
 use crate::{Error, Options};
-
-/// What joined events become: the last stage of a [`Pipeline`].
-///
-/// Events are added to batches by a [`Maker`] where they are made (on a
-/// worker thread when there are several), and the sink takes the batches
-/// in log order.
-pub trait Sink {
-    /// What events are gathered into: lines, column builders, sums.
-    type Batch: Send;
-    /// Fills batches; one per thread.
-    type Maker: Maker<Batch = Self::Batch> + Send;
-
-    /// A maker for one thread.
-    fn maker(&self) -> Self::Maker;
-
-    /// Takes a batch, in log order. The batch is cleared and reused after.
-    fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
-}
-
-/// Fills the batches of a [`Sink`].
-pub trait Maker {
-    /// The sink's batch.
-    type Batch;
-
-    /// A new, empty batch.
-    fn batch(&mut self) -> Self::Batch;
-
-    /// Adds one kept event.
-    fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
-
-    /// Whether a batch is big enough to hand over now (one thread hands a
-    /// batch over only between messages, and only when this says so).
-    fn full(&self, batch: &Self::Batch) -> bool;
-
-    /// Empties a batch for reuse.
-    fn clear(&mut self, batch: &mut Self::Batch);
-}
-
-/// Where a pipeline reads messages from.
-pub enum Source<'a> {
-    /// A reader, through one reused buffer (payloads are copied into
-    /// batches for the workers).
-    Stream(Box<dyn Read + Send + 'a>),
-    /// A log in memory, a memory-mapped file above all: payloads are
-    /// borrowed where they lie.
-    Slice(&'a [u8]),
-    /// A whole damaged log in memory (it starts the log: `start` is not
-    /// used): every intact message is read, and the ranges skipped are
-    /// listed in [`Fed::skipped`]. Always one thread; `stop` is asked
-    /// before each message, and the offsets past the first message the
-    /// reader resynchronized on count from where it started.
-    Recover(&'a [u8]),
-}
-
-/// Messages read, per type.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MessageCounts([u64; 6]);
-
-impl MessageCounts {
-    const KINDS: [MessageKind; 6] = [
-        MessageKind::FileMagic,
-        MessageKind::Header,
-        MessageKind::Checkpoint,
-        MessageKind::Regular,
-        MessageKind::Eof,
-        MessageKind::Unknown(0),
-    ];
-
-    /// Counts one message.
-    pub fn add(&mut self, kind: MessageKind) {
-        let slot = match kind {
-            MessageKind::FileMagic => 0,
-            MessageKind::Header => 1,
-            MessageKind::Checkpoint => 2,
-            MessageKind::Regular => 3,
-            MessageKind::Eof => 4,
-            MessageKind::Unknown(_) => 5,
-        };
-        if let Some(n) = self.0.get_mut(slot) {
-            *n += 1;
-        }
-    }
-
-    /// Adds another count to this one.
-    pub fn merge(&mut self, other: &Self) {
-        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
-            *mine += theirs;
-        }
-    }
-
-    /// All messages.
-    pub fn total(&self) -> u64 {
-        self.0.iter().sum()
-    }
-
-    /// The types seen, by name, with their counts.
-    pub fn by_name(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Self::KINDS
-            .iter()
-            .zip(self.0)
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| (k.name(), n))
-    }
-}
-
-/// What one [`Pipeline::feed`] read.
-#[derive(Debug, Default)]
-#[non_exhaustive]
-pub struct Fed {
-    /// Messages read.
-    pub messages: u64,
-    /// Messages read, per type.
-    pub kinds: MessageCounts,
-    /// The log offset reached: every message before it was read.
-    pub offset: u64,
-    /// The framing error that ended reading early, if any (never for
-    /// [`Source::Recover`]: damage is in `skipped`).
-    pub framing_error: Option<fb_format::Error>,
-    /// Where reading stopped because `stop` said so: the next message's
-    /// offset and index, to go on from.
-    pub stopped_at: Option<(u64, u64)>,
-    /// Byte ranges skipped by [`Source::Recover`], with why.
-    pub skipped: Vec<Skipped>,
-    /// Damaged REGULAR messages whose good events [`Source::Recover`]
-    /// salvaged (each one's bytes are also in `skipped`).
-    pub salvaged: Vec<SalvageReport>,
-}
 
 /// Source, joiner, filter and sink, for any number of inputs in turn: the
 /// joiner's state carries from one to the next, so several inputs make

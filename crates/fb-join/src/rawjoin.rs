@@ -75,12 +75,12 @@ mod read;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
-use fb_format::raw::RawEvent;
 use fb_schema::PayloadType;
 
 use crate::Error;
 use keys::KeySet;
 use read::{Chain, Cursor, SideReader};
+pub use read::{Damage, Read, WentBack};
 
 /// Which stream an input is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,21 +136,6 @@ pub struct Config {
     pub recover: bool,
 }
 
-/// An event as read, with where it came from.
-#[derive(Debug, Clone, Copy)]
-pub struct Read<'a> {
-    /// The event.
-    pub event: RawEvent<'a>,
-    /// Its client time, µs since 1970.
-    pub time: Option<i64>,
-    /// The input it came from (its position in the inputs given).
-    pub input: usize,
-    /// Byte offset of its batch in that input.
-    pub offset: u64,
-    /// Index of its batch in that input.
-    pub message: u64,
-}
-
 /// Why an observation joined nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
@@ -185,43 +170,6 @@ pub enum Item<'a> {
     Group(Vec<Read<'a>>),
     /// An observation that joined nothing.
     Unjoined(Read<'a>, Why),
-}
-
-/// Input that could not be read.
-#[derive(Debug)]
-pub struct Damage {
-    /// The input.
-    pub input: usize,
-    /// What is wrong, and where.
-    pub error: fb_format::Error,
-    /// Where reading went on (`recover`: after a batch that does not
-    /// verify, or at the next message that does after damaged framing);
-    /// `None` when the input ended there.
-    pub resumed_at: Option<u64>,
-}
-
-/// An input in which events go back in time by more than the skew (with
-/// a window): the first such event, and how many did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WentBack {
-    /// The input.
-    pub input: usize,
-    /// Byte offset of the first such event's batch.
-    pub offset: u64,
-    /// Index of that batch.
-    pub message: u64,
-    /// That event's id.
-    pub event_id: String,
-    /// Its client time, µs since 1970.
-    pub time: i64,
-    /// The latest client time before it in its stream, µs since 1970.
-    pub latest: i64,
-    /// Events of this input earlier than one before them in the stream by
-    /// more than the skew.
-    pub events: u64,
-    /// The furthest any of them went back, in µs: a skew this large
-    /// would have let them join.
-    pub furthest: i64,
 }
 
 /// What a join did.

@@ -1,6 +1,13 @@
 //! Joiner rules on small logs written with fb-writer, for the cases the
 //! corpus does not hold.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_join::{Compat, Decision, DiagnosticKind, JoinedEvent, JoinedEvents, Options};
 use fb_schema::{
     LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,

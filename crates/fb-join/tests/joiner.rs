@@ -1,5 +1,12 @@
 //! The joiner's API on the vendored corpus: rewards, diagnostics, metrics.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::path::PathBuf;
 
 use fb_join::{

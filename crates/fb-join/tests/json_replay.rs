@@ -2,6 +2,13 @@
 //! it found (`tests/data/fuzz/json`): a remembering validator says what
 //! the plain check says.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 #[path = "../../../fuzz/harness/json.rs"]
 mod harness;
 

@@ -2,6 +2,13 @@
 //! with fb-writer: order, branching, repeated step ids, unreachable steps,
 //! episodic and per-step outcomes, every reward function and transform.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_join::{
     dsjson, Compat, JoinedEvent, JoinedEvents, Options, Overrides, RewardFunction, StepTransform,
 };

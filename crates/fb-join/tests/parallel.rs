@@ -1,6 +1,13 @@
 //! `convert_parallel` against the serial joiner: the same bytes, and the
 //! same metrics and diagnostics, also when one joiner reads several inputs.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_join::{convert_into, convert_parallel, Joiner, Options, Progress, Source, Summary};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 

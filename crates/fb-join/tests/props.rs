@@ -3,6 +3,13 @@
 //! and one log converted in pieces (several inputs, one joiner) equals the
 //! whole.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_join::{
     convert, convert_into, convert_parallel, Compat, Joiner, Options, Problem, RewardFunction,
 };

@@ -3,6 +3,13 @@
 //! `tests/data/fuzz/rawjoin/`; what joins nothing named by where its
 //! interaction is; a stream that goes back in time reported.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 #[path = "../../../fuzz/harness/rawjoin.rs"]
 mod harness;
 

@@ -1,6 +1,13 @@
 //! The recovering conversion (`convert_recovering`) on cut, corrupted and
 //! concatenated corpus logs.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 #[path = "../../../fuzz/harness/convert.rs"]
 mod harness;
 

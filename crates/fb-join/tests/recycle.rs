@@ -4,6 +4,13 @@
 //! event. And the context of an event handed to `push_each` is the log's
 //! own bytes wherever they can be.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
 use std::cell::Cell;

@@ -26,7 +26,6 @@
 //! .unwrap();
 //! assert_eq!(inputs.len(), 1);
 //! ```
-#![deny(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(

@@ -20,6 +20,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 use fb_format::index::Index;
+use fb_format::splitmix::SplitMix64;
 use fb_format::{Framer, MessageKind, SliceReader};
 use fb_join::dsjson::LinesSink;
 use fb_join::{JoinedEvent, Pipeline, Source};
@@ -30,37 +31,6 @@ use crate::input::Input;
 use crate::output::Output;
 use crate::report::{Note, Observer};
 
-/// SplitMix64: a small, well-mixed generator; enough for sampling, and
-/// the same on every machine.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `0..n` (`n > 0`), without bias (Lemire's multiply and
-    /// reject; a rejection is rarer than one in 2^32 for any `n` here).
-    fn below(&mut self, n: u64) -> u64 {
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = u128::from(self.next()) * u128::from(n);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
-            }
-        }
-    }
-}
-
 /// A set of ids or ordinals hashed fast: the keys are not chosen by an
 /// adversary who could flood one bucket.
 type FastSet<T> = HashSet<T, foldhash::fast::FixedState>;
@@ -69,7 +39,7 @@ type FastSet<T> = HashSet<T, foldhash::fast::FixedState>;
 /// likely.
 pub fn choose(total: u64, k: u64, seed: u64) -> Vec<u64> {
     let k = k.min(total);
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     if k < total / 8 {
         // Floyd: for j in total-k..total, take a uniform t in 0..=j, or j
         // itself when t is taken already.

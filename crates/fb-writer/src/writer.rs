@@ -146,13 +146,6 @@ impl<W: Write> LogWriter<W> {
         self
     }
 
-    /// Sets the zstd level of payloads written with [`Encoding::Zstd`].
-    pub fn with_zstd_level(mut self, level: i32) -> Self {
-        self.zstd_level = level;
-        self.zstd = None;
-        self
-    }
-
     /// Bytes written so far: the offset of the next message.
     pub fn offset(&self) -> u64 {
         self.sink.offset

@@ -5,6 +5,13 @@
 //! log must decode to the same fields and convert to the same DSJSON, byte
 //! for byte, in both compat modes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

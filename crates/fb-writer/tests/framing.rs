@@ -1,6 +1,13 @@
 //! Framing: every payload size and padding case, and deliberately broken
 //! logs failing the way they should.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_format::{
     frame_len, Error, MessageKind, SliceReader, StreamReader, DEFAULT_MAX_PAYLOAD, TYPE_CHECKPOINT,
     TYPE_EOF, TYPE_FILEMAGIC, TYPE_HEADER, TYPE_REGULAR,

@@ -11,6 +11,13 @@
 //! probabilities, skip-learn flags and weights, one event per decision
 //! (per step for multistep), in order.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod model;
 
 use fb_join::{

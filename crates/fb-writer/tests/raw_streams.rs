@@ -3,6 +3,13 @@
 //! the events of the log; the generator keeps to the bound that lets
 //! [`take_apart_by_time`] order them in a window.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use fb_format::raw::RawStreamReader;
 use fb_writer::raw::{take_apart, take_apart_by_time, Counts, Streams};
 use fb_writer::synth::{self, GenConfig, GenRecord, Limit, Problem, STREAM_DISORDER_MICROS};

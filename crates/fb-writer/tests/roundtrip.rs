@@ -1,5 +1,12 @@
 //! Everything `LogWriter` writes reads back through `fb_format` unchanged.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use common::{decode, expected};

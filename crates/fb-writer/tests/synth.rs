@@ -1,6 +1,13 @@
 //! The synthetic generator: deterministic, and its records describe exactly
 //! what the log holds.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod common;
 
 use std::collections::{BTreeMap, HashSet};

@@ -2,9 +2,10 @@
 
 use std::str::FromStr;
 
+use fb_format::splitmix::SplitMix64;
 use fb_schema::{LearningModeType, RewardFunctionType};
 
-use super::{Problem, Rng};
+use super::Problem;
 use crate::error::{Error, Result};
 use crate::spec::CheckpointConfig;
 
@@ -39,7 +40,7 @@ pub enum RewardDist {
 
 impl RewardDist {
     /// Draws one value.
-    pub fn sample(&self, rng: &mut Rng) -> f32 {
+    pub fn sample(&self, rng: &mut SplitMix64) -> f32 {
         match *self {
             Self::Constant(value) => value,
             Self::Uniform { low, high } => low + (high - low) * rng.unit_f32(),

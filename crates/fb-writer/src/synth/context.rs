@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::rng::{mix64, Rng};
+use fb_format::splitmix::{mix64, SplitMix64};
 
 const MAJORS: [&str; 8] = ["eng", "math", "bio", "art", "law", "med", "econ", "cs"];
 const HOBBIES: [&str; 8] = [
@@ -54,14 +54,14 @@ pub fn action_json(out: &mut String, key: u64, slot: Option<usize>) {
 }
 
 /// Appends the shared user features `"GUser":{...}`.
-pub fn user_json(out: &mut String, rng: &mut Rng) {
-    let user = rng.below(100_000);
+pub fn user_json(out: &mut String, rng: &mut SplitMix64) {
+    let user = rng.below_one_draw(100_000);
     let _ = write!(
         out,
         "\"GUser\":{{\"id\":\"u{user}\",\"major\":\"{}\",\"hobby\":\"{}\",\"age\":{}}}",
         pick(&MAJORS, rng.next_u64()),
         pick(&HOBBIES, rng.next_u64()),
-        18 + rng.below(60)
+        18 + rng.below_one_draw(60)
     );
 }
 
@@ -86,13 +86,13 @@ pub fn slots_json(out: &mut String, ids: &[Option<String>]) {
 }
 
 /// Appends the continuous-action context features `"TCtx":{...}`.
-pub fn ca_json(out: &mut String, rng: &mut Rng) {
+pub fn ca_json(out: &mut String, rng: &mut SplitMix64) {
     let _ = write!(
         out,
         "\"TCtx\":{{\"hour\":{},\"room\":\"r{}\",\"occupancy\":{}}}",
-        rng.below(24),
-        rng.below(50),
-        rng.below(10)
+        rng.below_one_draw(24),
+        rng.below_one_draw(50),
+        rng.below_one_draw(10)
     );
 }
 

@@ -43,12 +43,13 @@
 mod config;
 mod context;
 mod record;
-mod rng;
+mod ticks;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write;
 
+use fb_format::splitmix::SplitMix64;
 use fb_schema::{OutcomeEventArgs, TimeStamp, UnionArg};
 
 pub use config::{GenConfig, Limit, RewardDist};
@@ -57,7 +58,7 @@ pub use fb_format::Problem;
 pub use record::{
     Decision, GenRecord, GenSummary, OutcomeIndex, OutcomeRecord, SlotRecord, StepRecord,
 };
-pub use rng::{mix64, ticks_from_civil, timestamp_from_ticks, Rng, TICKS_PER_SECOND};
+pub use ticks::{ticks_from_civil, timestamp_from_ticks, TICKS_PER_SECOND};
 
 use crate::error::Result;
 use crate::spec::{
@@ -185,7 +186,7 @@ fn meta_spec(
 
 struct Generator<'c> {
     cfg: &'c GenConfig,
-    rng: Rng,
+    rng: SplitMix64,
     /// Time of the latest decision, in ticks since 1970.
     clock: u64,
     /// Client time of the latest interaction-side event, in ticks.
@@ -199,7 +200,7 @@ impl<'c> Generator<'c> {
     fn new(cfg: &'c GenConfig) -> Self {
         Self {
             cfg,
-            rng: Rng::new(cfg.seed),
+            rng: SplitMix64::new(cfg.seed),
             clock: ticks_from_civil(2024, 1, 1, 0, 0, 0),
             client_clock: 0,
             model_id: String::new(),
@@ -230,8 +231,8 @@ impl<'c> Generator<'c> {
     /// to reach the queue), but never before the one of the event before:
     /// a client makes its events one after the other.
     fn tick(&mut self) -> (u64, u64) {
-        self.clock += 1 + self.rng.below(2 * TICKS_PER_SECOND);
-        let lag = self.rng.below(TICKS_PER_SECOND);
+        self.clock += 1 + self.rng.below_one_draw(2 * TICKS_PER_SECOND);
+        let lag = self.rng.below_one_draw(TICKS_PER_SECOND);
         self.client_clock = (self.client_clock + 1).max(self.clock.saturating_sub(lag));
         (self.clock, self.client_clock)
     }
@@ -239,7 +240,7 @@ impl<'c> Generator<'c> {
     /// Epsilon-greedy over `n` choices: the order (chosen first, then the
     /// rest ascending) and the probabilities in that order.
     fn choose(&mut self, n: usize) -> (Vec<usize>, Vec<f32>) {
-        let top = self.rng.index(n);
+        let top = self.rng.below_one_draw(n as u64) as usize;
         let base = EPSILON / n as f32;
         let prob = |i: usize| if i == top { base + 1.0 - EPSILON } else { base };
         let r = self.rng.unit_f32();
@@ -289,7 +290,7 @@ impl<'c> Generator<'c> {
 
     /// `n` consecutive pool keys from a random start (offset by `base`).
     fn pool_keys(&mut self, n: usize, base: u64, slot: Option<usize>) -> Vec<(u64, Option<usize>)> {
-        let start = self.rng.below(self.pool);
+        let start = self.rng.below_one_draw(self.pool);
         (0..n as u64)
             .map(|i| (base + (start + i) % self.pool, slot))
             .collect()
@@ -297,9 +298,9 @@ impl<'c> Generator<'c> {
 
     fn outcome_time(&mut self, after: u64) -> (TimeStamp, TimeStamp) {
         let enqueued = after
-            + (1 + self.rng.below(OUTCOME_DELAY_SECS)) * TICKS_PER_SECOND
-            + self.rng.below(TICKS_PER_SECOND);
-        let client = enqueued.saturating_sub(self.rng.below(TICKS_PER_SECOND));
+            + (1 + self.rng.below_one_draw(OUTCOME_DELAY_SECS)) * TICKS_PER_SECOND
+            + self.rng.below_one_draw(TICKS_PER_SECOND);
+        let client = enqueued.saturating_sub(self.rng.below_one_draw(TICKS_PER_SECOND));
         (timestamp_from_ticks(enqueued), timestamp_from_ticks(client))
     }
 
@@ -383,7 +384,7 @@ impl<'c> Generator<'c> {
                     });
                 }
                 for _ in 0..cfg.outcomes {
-                    let slot = self.rng.index(slots.len());
+                    let slot = self.rng.below_one_draw(slots.len() as u64) as usize;
                     let index = match slots.get(slot).and_then(|s| s.id.clone()) {
                         Some(id) if self.rng.chance(0.5) => OutcomeIndex::Literal(id),
                         _ => OutcomeIndex::Numeric(slot as i32),
@@ -479,7 +480,9 @@ impl<'c> Generator<'c> {
             let (enqueued, client) = self.tick();
             let previous_id = match n {
                 0 => None,
-                _ if self.rng.chance(0.2) => steps.get(self.rng.index(n)).map(|s| s.id.clone()),
+                _ if self.rng.chance(0.2) => steps
+                    .get(self.rng.below_one_draw(n as u64) as usize)
+                    .map(|s| s.id.clone()),
                 _ => steps.last().map(|s| s.id.clone()),
             };
             let mut context = String::with_capacity(256);

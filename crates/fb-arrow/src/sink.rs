@@ -1,0 +1,118 @@
+//! The Arrow sink of a pipeline: rows made on every thread, batches
+//! handed to a [`BatchWriter`] in log order.
+
+use fb_join::JoinedEvent;
+
+use crate::columns::Columns;
+use crate::error::Error;
+use crate::rows::Rows;
+use crate::writers::BatchWriter;
+
+/// The Arrow [`fb_join::Sink`]: rows made on every thread, batches of at
+/// most `batch_rows` handed to the writer in log order.
+pub struct ArrowSink<B> {
+    writer: B,
+    batch_rows: usize,
+    prepared_memory: bool,
+    columns: Columns,
+    rows: u64,
+}
+
+impl<B: BatchWriter> ArrowSink<B> {
+    /// Batches of at most `batch_rows` rows to `writer`.
+    pub fn new(writer: B, batch_rows: usize) -> Self {
+        Self {
+            writer,
+            batch_rows: batch_rows.max(1),
+            prepared_memory: false,
+            columns: Columns::all(),
+            rows: 0,
+        }
+    }
+
+    /// Builds only `columns`, in their order: the writer must take
+    /// batches of [`Columns::schema`].
+    pub fn with_columns(mut self, columns: Columns) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// Builds with [`Rows::with_prepared_memory`]: worth a thread when
+    /// the reader keeps every batch and a core would otherwise wait.
+    pub fn with_prepared_memory(mut self) -> Self {
+        self.prepared_memory = true;
+        self
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Closes the output (footer, end of stream) and gives it back.
+    pub fn finish(self) -> Result<B::Output, Error> {
+        self.writer.finish()
+    }
+}
+
+/// Fills [`Rows`] for an [`ArrowSink`], one per thread.
+pub struct RowMaker {
+    batch_rows: usize,
+    prepared_memory: bool,
+    columns: Columns,
+}
+
+impl fb_join::Maker for RowMaker {
+    type Batch = Rows;
+
+    fn batch(&mut self) -> Rows {
+        Rows::with_columns(self.columns.clone(), self.prepared_memory)
+    }
+
+    fn add(&mut self, batch: &mut Rows, ev: &JoinedEvent<'_>) {
+        batch.add(ev);
+    }
+
+    fn full(&self, batch: &Rows) -> bool {
+        batch.full(self.batch_rows)
+    }
+
+    fn clear(&mut self, _: &mut Rows) {
+        // `finish` in `take` leaves the builders empty.
+    }
+}
+
+impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
+    type Batch = Rows;
+    type Maker = RowMaker;
+
+    fn maker(&self) -> RowMaker {
+        RowMaker {
+            batch_rows: self.batch_rows,
+            prepared_memory: self.prepared_memory,
+            columns: self.columns.clone(),
+        }
+    }
+
+    fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let n = rows.len() as u64;
+        // An I/O error keeps its kind (a closed pipe stays one).
+        let write = |e: Error| {
+            let kind = match &e {
+                Error::Arrow(arrow_schema::ArrowError::IoError(_, io)) => io.kind(),
+                _ => std::io::ErrorKind::Other,
+            };
+            fb_join::Error::Write {
+                written: 0,
+                source: std::io::Error::new(kind, e),
+            }
+        };
+        let batch = rows.finish().map_err(|e| write(e.into()))?;
+        self.writer.write(&batch).map_err(write)?;
+        self.rows += n;
+        Ok(())
+    }
+}

@@ -1,0 +1,249 @@
+//! The batches the reading thread hands to the workers of a parallel
+//! conversion: REGULAR messages copied out of a stream, or the span of a
+//! log in memory they lie in, with the ordered state they start from.
+
+use fb_format::{Framer, Message, MessageKind, SliceReader};
+
+use crate::config::LoopConfig;
+use crate::dedup::DedupCache;
+
+/// Where a REGULAR message copied out of a stream is, and its payload's
+/// place in the batch's bytes.
+struct Slot {
+    offset: u64,
+    index: u64,
+    size_field: u32,
+    len: usize,
+    payload: std::ops::Range<usize>,
+}
+
+/// A batch's REGULAR messages. From a stream they are copied out of the
+/// reader's buffer, their payloads back to back in `data`, one allocation
+/// per batch (and reused: see [`Pools`]); from a slice they are a span of
+/// it, framed again by the worker, and nothing is copied. One of `slots`
+/// and `span` is empty.
+///
+/// A span holds no list of its messages: writing one, 56 bytes a message,
+/// cost the reading thread a tenth of a two-thread CCB conversion, each
+/// line of the list fetched back from the worker's core that read it last
+/// (its stores sat waiting on those fetches). Framing the span again costs
+/// the worker less than reading that list.
+#[derive(Default)]
+pub(crate) struct Messages<'m> {
+    data: Vec<u8>,
+    slots: Vec<Slot>,
+    span: Span<'m>,
+    /// Payload bytes in the batch, either way.
+    pub(crate) bytes: usize,
+}
+
+/// Consecutive REGULAR messages of a log in memory: `bytes` holds them
+/// whole (from `start` in the log), the first at `offset` with index
+/// `index`, `count` in all.
+#[derive(Default)]
+struct Span<'m> {
+    bytes: &'m [u8],
+    start: usize,
+    offset: u64,
+    index: u64,
+    count: u64,
+    max_payload: u32,
+}
+
+impl<'m> Messages<'m> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots.is_empty() && self.span.count == 0
+    }
+
+    pub(crate) fn copy(&mut self, msg: &Message<'_>) {
+        let start = self.data.len();
+        self.data.extend_from_slice(msg.payload);
+        self.slots.push(Slot {
+            offset: msg.offset,
+            index: msg.index,
+            size_field: msg.size_field,
+            len: msg.len,
+            payload: start..self.data.len(),
+        });
+        self.bytes += msg.payload.len();
+    }
+
+    /// Adds `msg`, which starts at `at` in `log` and follows the span's
+    /// last message there, if the span has any.
+    pub(crate) fn extend(&mut self, log: &'m [u8], at: usize, msg: &Message<'_>, max_payload: u32) {
+        self.bytes += msg.payload.len();
+        let span = &mut self.span;
+        if span.count == 0 {
+            *span = Span {
+                start: at,
+                offset: msg.offset,
+                index: msg.index,
+                max_payload,
+                ..Span::default()
+            };
+        }
+        // The reading thread closes a batch at any message that is not
+        // REGULAR, so the span's messages follow one another.
+        debug_assert_eq!(span.start + span.bytes.len(), at);
+        span.bytes = log.get(span.start..at + msg.len).unwrap_or_default();
+        span.count += 1;
+    }
+
+    /// Each message in order, whichever way it is held. A span that does
+    /// not frame again as it did (a log changed under the map: see
+    /// fb-cli's `mapped.rs`) ends where it stops doing so, and says so.
+    pub(crate) fn each(&self, mut f: impl FnMut(&Message<'_>)) -> fb_format::Result<()> {
+        for m in &self.slots {
+            f(&Message {
+                kind: MessageKind::Regular,
+                offset: m.offset,
+                index: m.index,
+                size_field: m.size_field,
+                payload: self.data.get(m.payload.clone()).unwrap_or_default(),
+                len: m.len,
+            });
+        }
+        let span = &self.span;
+        let framer =
+            Framer::with_max_payload(span.max_payload).starting_at(span.offset, span.index);
+        let mut reader = SliceReader::with_framer(span.bytes, framer);
+        for _ in 0..span.count {
+            match reader.next_message()? {
+                Some(msg) if msg.kind == MessageKind::Regular => f(&msg),
+                _ => {
+                    let source = std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "the log changed while it was read: the REGULAR messages from byte \
+                             {} on (message {}) are no longer there; convert it again once \
+                             nothing writes to it",
+                            reader.offset(),
+                            reader.index()
+                        ),
+                    );
+                    return Err(fb_format::Error::Io {
+                        offset: reader.offset(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.data.clear();
+        self.slots.clear();
+        self.span = Span::default();
+        self.bytes = 0;
+    }
+}
+
+/// A batch of messages for a worker, and the state it starts from.
+pub(crate) struct Batch<'m> {
+    /// Its place in the input: batches are written in this order.
+    pub(crate) seq: u64,
+    pub(crate) config: LoopConfig,
+    pub(crate) dedup: DedupCache,
+    pub(crate) messages: Messages<'m>,
+    /// Every input byte before this offset is read once this batch is
+    /// done: its messages, and those the reading thread took itself.
+    pub(crate) end: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fb_format::{DEFAULT_MAX_PAYLOAD, TYPE_CHECKPOINT};
+    use fb_writer::synth::{generate, GenConfig, Limit};
+
+    /// A generated log, and the offsets of its REGULAR messages (which
+    /// follow one another after its first checkpoint).
+    fn log() -> (Vec<u8>, Vec<u64>) {
+        let config = GenConfig {
+            limit: Limit::Events(12),
+            seed: 3,
+            ..GenConfig::default()
+        };
+        let mut bytes = Vec::new();
+        generate(&config, &mut bytes).unwrap();
+        let regular = SliceReader::new(&bytes)
+            .map(Result::unwrap)
+            .filter(|m| m.kind == MessageKind::Regular)
+            .map(|m| m.offset)
+            .collect();
+        (bytes, regular)
+    }
+
+    /// A batch of every REGULAR message of `log`, made as the reading
+    /// thread makes it.
+    fn span_of(log: &[u8]) -> Messages<'_> {
+        let mut batch = Messages::default();
+        let mut reader = SliceReader::new(log);
+        loop {
+            let at = reader.offset() as usize;
+            match reader.next_message().unwrap() {
+                Some(msg) if msg.kind == MessageKind::Regular => {
+                    batch.extend(log, at, &msg, DEFAULT_MAX_PAYLOAD)
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        batch
+    }
+
+    /// (offset, index, payload) of each message `each` hands over, and
+    /// whether it ended in an error.
+    fn handed(batch: &Messages<'_>) -> (Vec<(u64, u64, Vec<u8>)>, bool) {
+        let mut seen = Vec::new();
+        let ended = batch.each(|m| seen.push((m.offset, m.index, m.payload.to_vec())));
+        (seen, ended.is_err())
+    }
+
+    #[test]
+    fn a_span_hands_over_its_messages_as_first_framed() {
+        let (bytes, regular) = log();
+        assert!(regular.len() >= 10, "{} REGULAR messages", regular.len());
+        let batch = span_of(&bytes);
+        assert_eq!(batch.span.count, regular.len() as u64);
+        let expected: Vec<_> = SliceReader::new(&bytes)
+            .map(Result::unwrap)
+            .filter(|m| m.kind == MessageKind::Regular)
+            .map(|m| (m.offset, m.index, m.payload.to_vec()))
+            .collect();
+        let payloads: usize = expected.iter().map(|m| m.2.len()).sum();
+        assert_eq!(batch.bytes, payloads);
+        assert_eq!(handed(&batch), (expected, false));
+    }
+
+    #[test]
+    fn a_span_that_no_longer_frames_says_so() {
+        // Each case changes the log under a span made from it, from the
+        // fifth REGULAR message on: the four before are handed over, then
+        // the error.
+        type Change = fn(&mut Vec<u8>, usize);
+        let cases: &[(&str, Change)] = &[
+            ("a checkpoint now", |log, at| {
+                log[at..at + 4].copy_from_slice(&TYPE_CHECKPOINT.to_le_bytes())
+            }),
+            ("a size past the limit", |log, at| {
+                log[at + 4..at + 8].copy_from_slice(&u32::MAX.to_le_bytes())
+            }),
+            ("cut in the middle", |log, at| log.truncate(at + 12)),
+        ];
+        let (bytes, regular) = log();
+        let fifth = regular[4] as usize;
+        let whole = span_of(&bytes);
+        let before = handed(&whole).0[..4].to_vec();
+        for (name, change) in cases {
+            let mut changed = bytes.clone();
+            change(&mut changed, fifth);
+            let start = regular[0] as usize;
+            let end = (start + whole.span.bytes.len()).min(changed.len());
+            let mut batch = span_of(&bytes);
+            batch.span.bytes = &changed[start..end];
+            assert_eq!(handed(&batch), (before.clone(), true), "{name}");
+        }
+    }
+}

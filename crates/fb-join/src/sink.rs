@@ -1,0 +1,41 @@
+//! The last stage of a pipeline: what joined events become.
+
+use crate::event::JoinedEvent;
+use crate::Error;
+
+/// What joined events become: the last stage of a [`Pipeline`](crate::Pipeline).
+///
+/// Events are added to batches by a [`Maker`] where they are made (on a
+/// worker thread when there are several), and the sink takes the batches
+/// in log order.
+pub trait Sink {
+    /// What events are gathered into: lines, column builders, sums.
+    type Batch: Send;
+    /// Fills batches; one per thread.
+    type Maker: Maker<Batch = Self::Batch> + Send;
+
+    /// A maker for one thread.
+    fn maker(&self) -> Self::Maker;
+
+    /// Takes a batch, in log order. The batch is cleared and reused after.
+    fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
+}
+
+/// Fills the batches of a [`Sink`].
+pub trait Maker {
+    /// The sink's batch.
+    type Batch;
+
+    /// A new, empty batch.
+    fn batch(&mut self) -> Self::Batch;
+
+    /// Adds one kept event.
+    fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
+
+    /// Whether a batch is big enough to hand over now (one thread hands a
+    /// batch over only between messages, and only when this says so).
+    fn full(&self, batch: &Self::Batch) -> bool;
+
+    /// Empties a batch for reuse.
+    fn clear(&mut self, batch: &mut Self::Batch);
+}
