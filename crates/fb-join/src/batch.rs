@@ -1,27 +1,16 @@
 //! The batches the reading thread hands to the workers of a parallel
-//! conversion: REGULAR messages copied out of a stream, or the span of a
-//! log in memory they lie in, with the ordered state they start from.
+//! conversion: REGULAR messages read out of a stream, or the span of a log
+//! in memory they lie in, with the ordered state they start from.
 
 use fb_format::{Framer, Message, MessageKind, SliceReader};
 
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
 
-/// Where a REGULAR message copied out of a stream is, and its payload's
-/// place in the batch's bytes.
-struct Slot {
-    offset: u64,
-    index: u64,
-    size_field: u32,
-    len: usize,
-    payload: std::ops::Range<usize>,
-}
-
-/// A batch's REGULAR messages. From a stream they are copied out of the
-/// reader's buffer, their payloads back to back in `data`, one allocation
-/// per batch (and reused: see [`Pools`]); from a slice they are a span of
-/// it, framed again by the worker, and nothing is copied. One of `slots`
-/// and `span` is empty.
+/// A batch's REGULAR messages, consecutive in the log: the span of a log
+/// in memory they lie in (borrowed, nothing copied), or bytes read out of
+/// a stream straight into a buffer this batch owns (`data`; see
+/// `chunked.rs`). The worker frames them again either way.
 ///
 /// A span holds no list of its messages: writing one, 56 bytes a message,
 /// cost the reading thread a tenth of a two-thread CCB conversion, each
@@ -30,15 +19,21 @@ struct Slot {
 /// the worker less than reading that list.
 #[derive(Default)]
 pub(crate) struct Messages<'m> {
+    /// A buffer read into from a stream; its bytes `own.start..own.end`
+    /// are the batch's messages. Its length is what was ever written to
+    /// it, kept when it is reused, so that reading into it never zeroes
+    /// memory again.
     data: Vec<u8>,
-    slots: Vec<Slot>,
+    /// Where the messages are: in `data` (`bytes` empty) or borrowed.
     span: Span<'m>,
+    /// The range of `data` that holds the messages, when they are owned.
+    own: std::ops::Range<usize>,
     /// Payload bytes in the batch, either way.
     pub(crate) bytes: usize,
 }
 
-/// Consecutive REGULAR messages of a log in memory: `bytes` holds them
-/// whole (from `start` in the log), the first at `offset` with index
+/// Consecutive REGULAR messages: `bytes` holds them whole (from `start`
+/// in the log, when borrowed from it), the first at `offset` with index
 /// `index`, `count` in all.
 #[derive(Default)]
 struct Span<'m> {
@@ -52,20 +47,36 @@ struct Span<'m> {
 
 impl<'m> Messages<'m> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.slots.is_empty() && self.span.count == 0
+        self.span.count == 0
     }
 
-    pub(crate) fn copy(&mut self, msg: &Message<'_>) {
-        let start = self.data.len();
-        self.data.extend_from_slice(msg.payload);
-        self.slots.push(Slot {
-            offset: msg.offset,
-            index: msg.index,
-            size_field: msg.size_field,
-            len: msg.len,
-            payload: start..self.data.len(),
-        });
-        self.bytes += msg.payload.len();
+    /// A batch that owns `data`, whose bytes `own` hold `count` REGULAR
+    /// messages with `bytes` payload bytes, the first at `offset` with
+    /// index `index`.
+    pub(crate) fn owned(
+        data: Vec<u8>,
+        own: std::ops::Range<usize>,
+        (offset, index): (u64, u64),
+        (count, bytes): (u64, usize),
+        max_payload: u32,
+    ) -> Self {
+        Self {
+            data,
+            span: Span {
+                offset,
+                index,
+                count,
+                max_payload,
+                ..Span::default()
+            },
+            own,
+            bytes,
+        }
+    }
+
+    /// The buffer of a batch done with, to read into again.
+    pub(crate) fn into_buffer(self) -> Vec<u8> {
+        self.data
     }
 
     /// Adds `msg`, which starts at `at` in `log` and follows the span's
@@ -91,22 +102,16 @@ impl<'m> Messages<'m> {
 
     /// Each message in order, whichever way it is held. A span that does
     /// not frame again as it did (a log changed under the map: see
-    /// fb-cli's `mapped.rs`) ends where it stops doing so, and says so.
+    /// fb-run's `mapped.rs`) ends where it stops doing so, and says so.
     pub(crate) fn each(&self, mut f: impl FnMut(&Message<'_>)) -> fb_format::Result<()> {
-        for m in &self.slots {
-            f(&Message {
-                kind: MessageKind::Regular,
-                offset: m.offset,
-                index: m.index,
-                size_field: m.size_field,
-                payload: self.data.get(m.payload.clone()).unwrap_or_default(),
-                len: m.len,
-            });
-        }
         let span = &self.span;
+        let bytes = match span.bytes.is_empty() {
+            true => self.data.get(self.own.clone()).unwrap_or_default(),
+            false => span.bytes,
+        };
         let framer =
             Framer::with_max_payload(span.max_payload).starting_at(span.offset, span.index);
-        let mut reader = SliceReader::with_framer(span.bytes, framer);
+        let mut reader = SliceReader::with_framer(bytes, framer);
         for _ in 0..span.count {
             match reader.next_message()? {
                 Some(msg) if msg.kind == MessageKind::Regular => f(&msg),
@@ -131,10 +136,10 @@ impl<'m> Messages<'m> {
         Ok(())
     }
 
+    /// Empties the batch, keeping its buffer.
     pub(crate) fn clear(&mut self) {
-        self.data.clear();
-        self.slots.clear();
         self.span = Span::default();
+        self.own = 0..0;
         self.bytes = 0;
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+use fb_format::{Framer, Message, MessageKind, SliceReader};
 
 use crate::batch::{Batch, Messages};
 use crate::config::LoopConfig;
@@ -25,6 +25,8 @@ use crate::joiner::Joiner;
 use crate::metrics::Metrics;
 use crate::sink::{Maker, Sink};
 use crate::{Error, Options};
+
+mod chunked;
 
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
@@ -198,18 +200,15 @@ where
             let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools);
             let (framing_error, at) = match input {
                 Source::Stream(input) => {
-                    let mut reader = StreamReader::with_framer(input, framer);
+                    let mut reader = chunked::Chunked::new(input, framer);
                     let error = batcher.pump(|b| {
                         if stop() {
                             b.stopped = true;
                             return Ok(false);
                         }
-                        match reader.next_message()? {
-                            Some(msg) => Ok(b.take(&msg, |m| m.copy(&msg))),
-                            None => Ok(false),
-                        }
+                        reader.next(b)
                     });
-                    (error, (reader.offset(), reader.index()))
+                    (error, reader.at())
                 }
                 Source::Slice(data) => {
                     let (base, max_payload) = (framer.offset(), framer.max_payload());
@@ -346,6 +345,35 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         add(&mut self.batch);
         self.joiner.track(msg);
         self.batch.bytes < BATCH_BYTES || self.send(end)
+    }
+
+    /// A batch starts: the state it starts from (the worker's joiner
+    /// follows the dedup events inside the batch itself).
+    fn begin_batch(&mut self) {
+        (self.config, self.dedup) = self.joiner.state();
+    }
+
+    /// Counts `msg` and follows the ordered state it changes.
+    fn follow(&mut self, msg: &Message<'_>) {
+        self.messages += 1;
+        self.kinds.add(msg.kind);
+        let end = msg.offset + msg.len as u64;
+        self.flow.read_pos.store(end, Ordering::Relaxed);
+        self.joiner.track(msg);
+    }
+
+    /// A buffer to read into, from a batch done with when there is one.
+    fn spare_buffer(&self) -> Vec<u8> {
+        Pools::<B>::reuse(&self.pools.messages).map_or_else(Vec::new, Messages::into_buffer)
+    }
+
+    /// Sends `messages` as the next batch, its messages all before `end`.
+    /// False when the workers are gone.
+    fn send_messages(&mut self, messages: Messages<'m>, end: u64) -> bool {
+        let spare = std::mem::replace(&mut self.batch, messages);
+        let sent = self.send(end);
+        Pools::<B>::give(&self.pools.messages, spare);
+        sent
     }
 
     /// Takes messages as `next` frames them, until the input ends, the

@@ -23,8 +23,12 @@ fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
 /// How the parallel conversion gets its input.
 #[derive(Debug, Clone, Copy)]
 enum Feed {
-    /// Through `io::Read`: payloads copied into batches.
+    /// Through `io::Read`, as much as asked each time: read straight into
+    /// the batches' buffers.
     Reader,
+    /// Through `io::Read`, a few bytes at a time (1, 7, 64, 997 in turn):
+    /// headers, payloads and batches cut across reads.
+    Trickle,
     /// As a slice: payloads borrowed where they are.
     Slice,
 }
@@ -49,6 +53,10 @@ fn parallel(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> (Ve
                 let reader = Source::Stream(Box::new(*input));
                 convert_parallel(&mut joiner, reader, &mut out, threads, |_| true, &mut check)
             }
+            Feed::Trickle => {
+                let reader = Source::Stream(Box::new(Trickle(input, 0)));
+                convert_parallel(&mut joiner, reader, &mut out, threads, |_| true, &mut check)
+            }
             Feed::Slice => {
                 let slice = Source::Slice(input);
                 convert_parallel(&mut joiner, slice, &mut out, threads, |_| true, &mut check)
@@ -62,10 +70,25 @@ fn parallel(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> (Ve
     (out, joiner)
 }
 
+/// A reader that hands out a few bytes at a time.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        const SIZES: [usize; 4] = [1, 7, 64, 997];
+        let n = SIZES[self.1 % SIZES.len()].min(buf.len()).min(self.0.len());
+        self.1 += 1;
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
 fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
     let (bytes, one) = serial(inputs, opts);
     for (threads, feed) in [
         (2, Feed::Reader),
+        (2, Feed::Trickle),
         (3, Feed::Reader),
         (2, Feed::Slice),
         (3, Feed::Slice),

@@ -1,0 +1,171 @@
+//! A stream read straight into the buffers of the batches: each run of
+//! REGULAR messages becomes a batch that owns the bytes it was read into,
+//! so that nothing is copied but by the kernel, and the bytes read past a
+//! batch's last message (less than one read) once more, into the next
+//! buffer.
+
+use std::io::Read;
+
+use fb_format::{Framer, MessageKind, Step};
+
+use super::{Batcher, BATCH_BYTES};
+use crate::batch::Messages;
+
+/// Bytes asked of the stream at a time (more when a message needs more).
+const READ: usize = 64 << 10;
+
+/// The reading thread's view of a stream: the buffer it reads into, what
+/// of it is framed, and the run of REGULAR messages the next batch gets.
+pub(super) struct Chunked<R> {
+    input: R,
+    framer: Framer,
+    /// Read into; its length is what was ever written to it.
+    buf: Vec<u8>,
+    /// Bytes of `buf` read from the stream.
+    filled: usize,
+    /// Bytes of `buf` framed: every message before is taken.
+    framed: usize,
+    /// Where the run of REGULAR messages starts in `buf`.
+    start: usize,
+    /// Offset and index of the run's first message.
+    first: (u64, u64),
+    /// Messages in the run, and their payload bytes.
+    count: u64,
+    bytes: usize,
+    eof: bool,
+}
+
+impl<R: Read> Chunked<R> {
+    pub(super) fn new(input: R, framer: Framer) -> Self {
+        Self {
+            input,
+            framer,
+            buf: Vec::new(),
+            filled: 0,
+            framed: 0,
+            start: 0,
+            first: (0, 0),
+            count: 0,
+            bytes: 0,
+            eof: false,
+        }
+    }
+
+    /// The offset and index of the next message.
+    pub(super) fn at(&self) -> (u64, u64) {
+        (self.framer.offset(), self.framer.index())
+    }
+
+    /// Takes the next message of the stream into `b`: false once the
+    /// stream is over or the workers are gone. The run of messages before
+    /// an error is handed over before the error is.
+    pub(super) fn next<B>(&mut self, b: &mut Batcher<'_, '_, '_, B>) -> fb_format::Result<bool> {
+        let frame = loop {
+            let rest = self.buf.get(self.framed..self.filled).unwrap_or_default();
+            match self.framer.frame(rest, self.eof) {
+                Ok(Step::Message(frame)) => break frame,
+                Ok(Step::End) => {
+                    let end = self.framer.offset();
+                    self.cut(b, self.framed, end);
+                    return Ok(false);
+                }
+                Ok(Step::NeedMore(n)) => {
+                    if let Err(e) = self.fill(n) {
+                        self.cut(b, self.framed, self.framer.offset());
+                        return Err(e);
+                    }
+                }
+                Err(e) => {
+                    self.cut(b, self.framed, e.offset());
+                    return Err(e);
+                }
+            }
+        };
+        let at = self.framed;
+        self.framed += frame.len;
+        if frame.kind == MessageKind::Regular {
+            if self.count == 0 {
+                self.start = at;
+                self.first = (frame.offset, frame.index);
+                b.begin_batch();
+            }
+            self.count += 1;
+            self.bytes += frame.payload.len();
+            let msg = frame.message(self.buf.get(at..).unwrap_or_default());
+            b.follow(&msg);
+            let end = frame.offset + frame.len as u64;
+            return Ok(self.bytes < BATCH_BYTES || self.cut(b, self.framed, end));
+        }
+        // What comes between REGULAR messages (a checkpoint above all)
+        // closes the run; the next batch starts from the state after it.
+        let alive = self.cut(b, at, frame.offset);
+        // The message now starts where `cut` left the framed bytes.
+        let from = self.framed - frame.len;
+        let msg = frame.message(self.buf.get(from..).unwrap_or_default());
+        b.follow(&msg);
+        Ok(alive)
+    }
+
+    /// Hands the run, whose messages end at `at` in `buf` (`end` in the
+    /// stream), to a worker as a batch that owns the buffer; what follows
+    /// `at` moves to the start of another buffer. False when the workers
+    /// are gone.
+    fn cut<B>(&mut self, b: &mut Batcher<'_, '_, '_, B>, at: usize, end: u64) -> bool {
+        if self.count == 0 {
+            return true;
+        }
+        let mut next = b.spare_buffer();
+        let tail = self.buf.get(at..self.filled).unwrap_or_default();
+        if next.len() < tail.len() {
+            next.resize(tail.len(), 0);
+        }
+        if let Some(to) = next.get_mut(..tail.len()) {
+            to.copy_from_slice(tail);
+        }
+        let data = std::mem::replace(&mut self.buf, next);
+        let messages = Messages::owned(
+            data,
+            self.start..at,
+            self.first,
+            (self.count, self.bytes),
+            self.framer.max_payload(),
+        );
+        self.filled -= at;
+        self.framed -= at;
+        self.start = 0;
+        self.count = 0;
+        self.bytes = 0;
+        b.send_messages(messages, end)
+    }
+
+    /// Reads until `n` bytes past those framed are in the buffer, or the
+    /// stream ends.
+    fn fill(&mut self, n: usize) -> fb_format::Result<()> {
+        while self.filled - self.framed < n && !self.eof {
+            if self.count == 0 && self.framed > 0 {
+                // Nothing of what is framed goes to a batch: make room.
+                self.buf.copy_within(self.framed..self.filled, 0);
+                self.filled -= self.framed;
+                self.framed = 0;
+            }
+            let want = (n - (self.filled - self.framed)).max(READ);
+            if self.buf.len() < self.filled + want {
+                self.buf.resize(self.filled + want, 0);
+            }
+            let into = self
+                .buf
+                .get_mut(self.filled..self.filled + want)
+                .unwrap_or_default();
+            match self.input.read(into) {
+                Ok(0) => self.eof = true,
+                Ok(got) => self.filled += got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    let offset = self.framer.offset() + (self.filled - self.framed) as u64;
+                    return Err(fb_format::Error::Io { offset, source });
+                }
+            }
+        }
+        Ok(())
+    }
+}
