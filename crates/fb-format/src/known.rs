@@ -15,14 +15,14 @@
 
 use fb_schema::{IndexValue, OutcomeParts, OutcomeValue};
 
-use crate::rate::Rate;
+use crate::hit_rate::DecoderRate;
 
 /// Slots of the table (a power of two).
 const SLOTS: usize = 64;
 /// The longest payload kept.
 const BYTES: usize = 64;
 /// Fewer hits than one lookup in this many, and lookups rest for a while
-/// (`rate.rs`).
+/// (`hit_rate.rs`).
 const POOR: u32 = 4;
 
 /// One payload and its parts; `len` 0 holds nothing.
@@ -56,14 +56,14 @@ pub(crate) enum Find {
 /// The table, and how often it pays.
 pub(crate) struct Known {
     slots: Box<[Slot; SLOTS]>,
-    rate: Rate<POOR>,
+    rate: DecoderRate<POOR>,
 }
 
 impl Default for Known {
     fn default() -> Self {
         Self {
             slots: Box::new([EMPTY; SLOTS]),
-            rate: Rate::default(),
+            rate: DecoderRate::default(),
         }
     }
 }
@@ -72,7 +72,7 @@ impl Known {
     /// Looks the payload `bytes` up.
     #[inline(always)]
     pub(crate) fn find(&mut self, bytes: &[u8]) -> Find {
-        if self.rate.resting() {
+        if self.rate.rests() {
             return Find::Skipped;
         }
         let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) else {
@@ -149,7 +149,7 @@ fn slot_of(len: usize, head: &[u8; 8], tail: &[u8; 8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::SAMPLE;
+    const SAMPLE: u32 = DecoderRate::<POOR>::SAMPLE;
 
     fn numeric(v: f32) -> OutcomeParts<'static> {
         OutcomeParts {

@@ -15,7 +15,7 @@
 //! hits, and rests (neither looks up nor keeps its frames) for a while when
 //! fewer than one in [`POOR`] hit.
 
-use crate::rate::Rate;
+use crate::hit_rate::DecoderRate;
 
 /// Slots of the table, each holding one frame (a power of two).
 const SLOTS: usize = 64;
@@ -29,7 +29,7 @@ pub(crate) const RAW_MAX: usize = 4 << 10;
 pub(crate) const OUT_MAX: usize = 32 << 10;
 const STRIDE: usize = RAW_MAX + OUT_MAX;
 /// A kind whose frames hit fewer than one lookup in this many rests for a
-/// while (`rate.rs`).
+/// while (`hit_rate.rs`).
 const POOR: u32 = 16;
 
 /// The table of frames, and each payload kind's rate.
@@ -41,7 +41,7 @@ pub(crate) struct Recent {
     /// Each slot's frame and decompressed lengths; a frame of length 0:
     /// nothing held.
     lens: Vec<(u16, u16)>,
-    rates: [Rate<POOR>; 16],
+    rates: [DecoderRate<POOR>; 16],
     hits: u64,
     misses: u64,
 }
@@ -72,7 +72,7 @@ impl Recent {
         let Some(rate) = self.rates.get_mut(usize::from(kind & 15)) else {
             return Lookup::Skipped;
         };
-        if rate.resting() {
+        if rate.rests() {
             return Lookup::Skipped;
         }
         if raw.len() > RAW_MAX || raw.is_empty() {
@@ -156,7 +156,8 @@ fn slot_of(raw: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::{REST, SAMPLE};
+    const SAMPLE: u32 = DecoderRate::<POOR>::SAMPLE;
+    const REST: u32 = DecoderRate::<POOR>::REST;
 
     /// A kind's lookups stop after a sample without hits, and start again
     /// after the rest.

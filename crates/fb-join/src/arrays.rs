@@ -9,10 +9,10 @@
 //!
 //! Where arrays do not repeat, the lookups and the copy into the table
 //! would cost without paying: hits are counted, and the table rests for a
-//! while when fewer than a quarter of the lookups hit (`rate.rs`).
+//! while when fewer than a quarter of the lookups hit (`caches.rs`).
 
+use crate::caches::MemoRate;
 use crate::put::{Cursor, Put};
-use crate::rate::Rate;
 
 /// Entries of the table (a power of two).
 const ENTRIES: usize = 16;
@@ -35,7 +35,7 @@ struct Entry {
 #[derive(Clone)]
 pub(crate) struct Arrays {
     entries: Box<[Entry]>,
-    rate: Rate,
+    rate: MemoRate,
 }
 
 impl std::fmt::Debug for Arrays {
@@ -49,7 +49,7 @@ impl Default for Arrays {
     fn default() -> Self {
         Self {
             entries: Box::new([]),
-            rate: Rate::default(),
+            rate: MemoRate::default(),
         }
     }
 }
@@ -65,7 +65,7 @@ impl Arrays {
         };
         Self {
             entries: vec![empty; ENTRIES].into_boxed_slice(),
-            rate: Rate::default(),
+            rate: MemoRate::default(),
         }
     }
 }
@@ -84,8 +84,7 @@ impl Arrays {
     /// Writes the text of `values` to `out` if the table holds it.
     #[inline(always)]
     pub(crate) fn put<P: Put>(&mut self, out: &mut P, values: &[f32]) -> Found {
-        if self.rate.resting() {
-            self.rate.pass();
+        if self.rate.rests() {
             return Found::Skipped;
         }
         if values.is_empty() || values.len() > FLOATS || self.entries.is_empty() {
@@ -163,7 +162,7 @@ fn entry_of(bits: &[u32; FLOATS]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::SAMPLE;
+    const SAMPLE: u32 = MemoRate::SAMPLE;
 
     fn text(values: &[f32]) -> String {
         values

@@ -139,7 +139,7 @@ fn remembered<'a, const ARRAY: bool>(
     error: &mut Failure,
 ) -> &'a [u8] {
     if let (Some(seen), Some(head)) = (error.seen.as_deref_mut(), rest.first_chunk::<HEAD>()) {
-        if !seen.rate.resting() {
+        if !seen.rate.is_resting() {
             let index = Seen::index(head);
             if let Some(entry) = seen.entries.get(index) {
                 let len = usize::from(entry.len);
@@ -604,7 +604,7 @@ mod reference;
 mod tests {
     use super::shape::Then;
     use super::{reference, validate, JsonError, Seen, Shapes, Validator, MAX_DEPTH};
-    use crate::rate::SAMPLE;
+    const SAMPLE: u32 = crate::caches::MemoRate::SAMPLE;
     use fb_tests::Rng;
     use std::cell::RefCell;
     use std::collections::BTreeSet;

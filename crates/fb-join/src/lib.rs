@@ -33,6 +33,7 @@
 )]
 
 mod arrays;
+mod caches;
 mod config;
 mod dedup;
 mod diag;
@@ -47,7 +48,6 @@ mod parallel;
 mod pipeline;
 mod pool;
 mod put;
-mod rate;
 pub mod rawjoin;
 mod reward;
 mod same;

@@ -2,7 +2,7 @@
 //! that the same bytes met again are stepped over (a loop offers the same
 //! actions to event after event).
 
-use crate::rate::Rate;
+use crate::caches::MemoRate;
 
 /// Remembered elements, in a table indexed by a hash of their first
 /// `HEAD` bytes: one entry per index, the newest.
@@ -10,7 +10,7 @@ use crate::rate::Rate;
 pub(super) struct Seen {
     pub(super) entries: Box<[Entry]>,
     /// Lookups and hits; a turn is an element long enough to look up.
-    pub(super) rate: Rate,
+    pub(super) rate: MemoRate,
 }
 
 /// Entries in the table.
@@ -45,9 +45,9 @@ impl Seen {
         Self {
             entries: vec![empty; ENTRIES].into_boxed_slice(),
             rate: if adaptive {
-                Rate::default()
+                MemoRate::default()
             } else {
-                Rate::fixed()
+                MemoRate::fixed()
             },
         }
     }

@@ -19,7 +19,7 @@
 
 use super::seen::Seen;
 use super::{number, remembered, string, value, Failure};
-use crate::rate::Rate;
+use crate::caches::MemoRate;
 
 /// Longest text a shape is learned from: as [`super::last`]'s.
 const LIMIT: usize = 4096;
@@ -59,7 +59,7 @@ pub(super) struct Shapes {
     pub(super) known: [Vec<Part>; 2],
     /// Texts compared with the shapes, and those that had one. Resting,
     /// neither a comparison nor a lesson is made.
-    pub(super) rate: Rate,
+    pub(super) rate: MemoRate,
 }
 
 impl Shapes {
@@ -67,7 +67,7 @@ impl Shapes {
     #[cfg(test)]
     pub(super) fn fixed() -> Self {
         Self {
-            rate: Rate::fixed(),
+            rate: MemoRate::fixed(),
             ..Self::default()
         }
     }
@@ -76,7 +76,7 @@ impl Shapes {
     #[cfg(test)]
     pub(super) fn off() -> Self {
         Self {
-            rate: Rate::off(),
+            rate: MemoRate::off(),
             ..Self::default()
         }
     }
@@ -86,7 +86,7 @@ impl Shapes {
     /// arrays are stepped over with `seen`, where the check of `text` has
     /// just put them.
     pub(super) fn learn(&mut self, text: &[u8], seen: Option<&mut Seen>) {
-        if self.rate.resting() {
+        if self.rate.is_resting() {
             return;
         }
         self.known.swap(0, 1);
@@ -94,7 +94,7 @@ impl Shapes {
         parts.clear();
         // The lesson's lookups are not the check's: the table's rate is
         // left as the check left it.
-        let rate = seen.as_ref().map(|seen| seen.rate.clone());
+        let rate = seen.as_ref().map(|seen| seen.rate);
         let mut error = Failure {
             left: 0,
             what: "",
@@ -113,8 +113,7 @@ impl Shapes {
     /// looked up in `seen`. The shape it has is put first.
     #[inline(always)]
     pub(super) fn fit(&mut self, text: &[u8], seen: &mut Seen) -> bool {
-        if self.rate.resting() {
-            self.rate.pass();
+        if self.rate.rests() {
             return false;
         }
         if self.known[0].is_empty() {
