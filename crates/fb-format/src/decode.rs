@@ -14,8 +14,8 @@ use flatbuffers::{Follow, Verifiable};
 
 use crate::error::{Error, Result};
 use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
-use crate::known::{Find, Known};
-use crate::recent::{Lookup, Recent, OUT_MAX};
+use crate::outcome_parts_cache::{Find, OutcomePartsCache};
+use crate::zstd_frame_cache::{Lookup, ZstdFrameCache, OUT_MAX};
 
 fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
 where
@@ -320,26 +320,26 @@ const PLAUSIBLE_SLACK: u64 = 64 << 10;
 ///
 /// Frames that come again byte for byte (outcomes of one value, the
 /// `DedupInfo` of one set of actions) are served from the last ones
-/// decompressed rather than decompressed again: see `recent.rs`. Outcome
+/// decompressed rather than decompressed again: see `zstd_frame_cache.rs`. Outcome
 /// payloads that come again are not verified again: their parts are kept
-/// with them (`known.rs`).
+/// with them (`outcome_parts_cache.rs`).
 pub struct PayloadDecoder {
     unpack: Unpack,
-    known: Known,
+    outcome_parts: OutcomePartsCache,
 }
 
-/// What decompresses: apart from [`Known`], so that a payload's bytes and
+/// What decompresses: apart from [`OutcomePartsCache`], so that a payload's bytes and
 /// the outcomes table can be borrowed at once.
 struct Unpack {
     scratch: Vec<u8>,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     max_size: usize,
-    recent: Recent,
+    frames: ZstdFrameCache,
 }
 
 impl std::fmt::Debug for PayloadDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (served, missed) = self.unpack.recent.counts();
+        let (served, missed) = self.unpack.frames.counts();
         f.debug_struct("PayloadDecoder")
             .field("max_size", &self.unpack.max_size)
             .field("frames_served_again", &served)
@@ -362,16 +362,16 @@ impl PayloadDecoder {
                 scratch: Vec::new(),
                 zstd: None,
                 max_size,
-                recent: Recent::default(),
+                frames: ZstdFrameCache::default(),
             },
-            known: Known::default(),
+            outcome_parts: OutcomePartsCache::default(),
         }
     }
 
     /// zstd frames served again from the last ones decompressed, rather
     /// than decompressed again.
     pub fn frames_served_again(&self) -> u64 {
-        self.unpack.recent.counts().0
+        self.unpack.frames.counts().0
     }
 
     /// The payload bytes, decompressed when the event says zstd.
@@ -441,8 +441,8 @@ impl Unpack {
             }
             return Ok(&self.scratch);
         }
-        let at = match self.recent.lookup(view.payload_type().0, raw) {
-            Lookup::Found(at) => return Ok(self.recent.served(at)),
+        let at = match self.frames.lookup(view.payload_type().0, raw) {
+            Lookup::Found(at) => return Ok(self.frames.served(at)),
             Lookup::Missing(at) if size <= OUT_MAX as u64 => Some(at),
             _ => None,
         };
@@ -461,14 +461,14 @@ impl Unpack {
         self.scratch.reserve(size as usize);
         // A slot holds no frame while it is written: one that fails is
         // never served.
-        if let Some((at, room)) = at.and_then(|at| Some((at, self.recent.out(at)?))) {
+        if let Some((at, room)) = at.and_then(|at| Some((at, self.frames.out(at)?))) {
             let n = dctx
                 .decompress_to_buffer(raw, room)
                 .map_err(|e| fail(format!("corrupt frame: {e}")))?;
             if n as u64 != size {
                 return Err(fail(format!("frame declared {size} bytes but held {n}")));
             }
-            return Ok(self.recent.keep(at, raw, n));
+            return Ok(self.frames.keep(at, raw, n));
         }
         let n = dctx
             .decompress_to_buffer(raw, &mut self.scratch)
@@ -508,14 +508,14 @@ impl PayloadDecoder {
     ) -> Result<R> {
         let (offset, index) = (view.offset, view.index);
         let bytes = self.unpack.bytes(view)?;
-        let known = &mut self.known;
-        match known.find(bytes) {
-            Find::Found(at) => match known.parts(at) {
+        let outcome_parts = &mut self.outcome_parts;
+        match outcome_parts.find(bytes) {
+            Find::Found(at) => match outcome_parts.parts(at) {
                 Some(parts) => Ok(f(parts)),
                 None => with_outcome(bytes, offset, index, f),
             },
             Find::Missing(at) => with_outcome(bytes, offset, index, |parts| {
-                known.keep(at, bytes, parts);
+                outcome_parts.keep(at, bytes, parts);
                 f(parts)
             }),
             Find::Skipped => with_outcome(bytes, offset, index, f),

@@ -54,13 +54,13 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 ///
 /// And a text with the shape of one of the last two texts checked in
 /// full (the same bytes around other values: member names, brackets,
-/// separators) has only its values checked (see `json/shape.rs`): a loop
+/// separators) has only its values checked (see `json/context_shapes.rs`): a loop
 /// writes every context from one kind of record.
 #[derive(Clone)]
 pub struct Validator {
-    seen: Seen,
-    last: Last,
-    shapes: Shapes,
+    elements: JsonElementMemo,
+    last: LastValidText,
+    shapes: ContextShapes,
 }
 
 impl std::fmt::Debug for Validator {
@@ -86,9 +86,9 @@ impl Validator {
     /// here once.
     pub fn new() -> Self {
         Self {
-            seen: Seen::new(true),
-            last: Last::default(),
-            shapes: Shapes::default(),
+            elements: JsonElementMemo::new(true),
+            last: LastValidText::default(),
+            shapes: ContextShapes::default(),
         }
     }
 
@@ -97,13 +97,13 @@ impl Validator {
         if self.last.matches(text) {
             return Ok(());
         }
-        if self.shapes.fit(text, &mut self.seen) {
+        if self.shapes.fit(text, &mut self.elements) {
             self.last.keep(text);
             return Ok(());
         }
-        check(text, Some(&mut self.seen))?;
+        check(text, Some(&mut self.elements))?;
         self.last.keep(text);
-        self.shapes.learn(text, Some(&mut self.seen));
+        self.shapes.learn(text, Some(&mut self.elements));
         Ok(())
     }
 
@@ -114,7 +114,7 @@ impl Validator {
 
     /// Elements looked up, and found, since this validator was made.
     pub fn lookups(&self) -> (u64, u64) {
-        self.seen.rate.totals()
+        self.elements.rate.totals()
     }
 
     /// Texts compared with the shapes of earlier texts, and found to have
@@ -138,14 +138,16 @@ fn remembered<'a, const ARRAY: bool>(
     depth: usize,
     error: &mut Failure,
 ) -> &'a [u8] {
-    if let (Some(seen), Some(head)) = (error.seen.as_deref_mut(), rest.first_chunk::<HEAD>()) {
-        if !seen.rate.is_resting() {
-            let index = Seen::index(head);
-            if let Some(entry) = seen.entries.get(index) {
+    if let (Some(elements), Some(head)) =
+        (error.elements.as_deref_mut(), rest.first_chunk::<HEAD>())
+    {
+        if !elements.rate.is_resting() {
+            let index = JsonElementMemo::index(head);
+            if let Some(entry) = elements.entries.get(index) {
                 let len = usize::from(entry.len);
                 if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
                     if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
-                        seen.rate.count(true);
+                        elements.rate.count(true);
                         return rest.get(len..).unwrap_or_default();
                     }
                 }
@@ -168,9 +170,9 @@ fn not_looked_up<'a, const ARRAY: bool>(
     depth: usize,
     error: &mut Failure,
 ) -> &'a [u8] {
-    if let Some(seen) = error.seen.as_deref_mut() {
+    if let Some(elements) = error.elements.as_deref_mut() {
         if rest.len() >= HEAD {
-            seen.rate.pass();
+            elements.rate.pass();
         }
     }
     let inside = rest.get(1..).unwrap_or_default();
@@ -186,26 +188,26 @@ fn not_looked_up<'a, const ARRAY: bool>(
 /// there.
 #[inline(never)]
 fn unseen_array<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
-    if let Some(seen) = error.seen.as_deref_mut() {
-        seen.rate.count(false);
+    if let Some(elements) = error.elements.as_deref_mut() {
+        elements.rate.count(false);
     }
     let after = array(rest.get(1..).unwrap_or_default(), depth, error);
     let len = rest.len() - after.len();
-    if let (true, Some(seen), Some(bytes)) = (
+    if let (true, Some(elements), Some(bytes)) = (
         error.what.is_empty(),
-        error.seen.as_deref_mut(),
+        error.elements.as_deref_mut(),
         rest.get(..len),
     ) {
-        remember(seen, index, bytes, depth);
+        remember(elements, index, bytes, depth);
     }
     after
 }
 
 /// Keeps `bytes`, a value found valid inside `depth` open containers, in
 /// entry `index`, when it fits.
-fn remember(seen: &mut Seen, index: usize, bytes: &[u8], depth: usize) {
+fn remember(elements: &mut JsonElementMemo, index: usize, bytes: &[u8], depth: usize) {
     if let (Some(entry), Ok(depth), Ok(len)) = (
-        seen.entries.get_mut(index),
+        elements.entries.get_mut(index),
         u8::try_from(depth),
         u8::try_from(bytes.len()),
     ) {
@@ -220,26 +222,26 @@ fn remember(seen: &mut Seen, index: usize, bytes: &[u8], depth: usize) {
 /// An element not found in entry `index`: checked, and remembered there.
 #[inline(never)]
 fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
-    let Some(seen) = error.seen.take() else {
+    let Some(elements) = error.elements.take() else {
         return object(rest.get(1..).unwrap_or_default(), depth, error);
     };
-    seen.rate.count(false);
+    elements.rate.count(false);
     // Checked with the table put aside: elements inside this one are not
     // looked up, nor remembered apart from it.
     let after = object(rest.get(1..).unwrap_or_default(), depth, error);
     let len = rest.len() - after.len();
     if let (true, Some(bytes)) = (error.what.is_empty(), rest.get(..len)) {
-        remember(seen, index, bytes, depth);
+        remember(elements, index, bytes, depth);
     }
-    error.seen = Some(seen);
+    error.elements = Some(elements);
     after
 }
 
-fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
+fn check(text: &[u8], elements: Option<&mut JsonElementMemo>) -> Result<(), JsonError> {
     let mut error = Failure {
         left: 0,
         what: "",
-        seen,
+        elements,
     };
     let rest = around(value::<false>(around(text), 0, &mut error));
     if !rest.is_empty() {
@@ -276,7 +278,7 @@ fn check(text: &[u8], seen: Option<&mut Seen>) -> Result<(), JsonError> {
 struct Failure<'s> {
     left: usize,
     what: &'static str,
-    seen: Option<&'s mut Seen>,
+    elements: Option<&'s mut JsonElementMemo>,
 }
 
 // Out of line so that the hot loops carry no error-building code.
@@ -300,7 +302,7 @@ fn value<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Failu
         [b'{', tail @ ..] => object(tail, depth, error),
         // Arrays of objects (of actions, of slots) are looked up whole;
         // arrays of numbers rarely repeat.
-        [b'[', b'{', ..] if error.seen.is_some() => remembered::<true>(rest, depth, error),
+        [b'[', b'{', ..] if error.elements.is_some() => remembered::<true>(rest, depth, error),
         [b'[', tail @ ..] if INLINE => array_in::<false>(tail, depth, error),
         [b'[', tail @ ..] => array(tail, depth, error),
         [b'-' | b'0'..=b'9', ..] => number(rest, error),
@@ -399,7 +401,7 @@ fn array_in<'a, const INLINE: bool>(rest: &'a [u8], depth: usize, error: &mut Fa
     }
     loop {
         rest = match rest {
-            [b'{', ..] if error.seen.is_some() => remembered::<false>(rest, depth + 1, error),
+            [b'{', ..] if error.elements.is_some() => remembered::<false>(rest, depth + 1, error),
             _ => value::<INLINE>(rest, depth + 1, error),
         };
         loop {
@@ -589,21 +591,23 @@ fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
     rest
 }
 
-mod last;
-mod seen;
-mod shape;
+mod context_shapes;
+mod element_memo;
+mod last_valid_text;
 use crate::same::same_bytes;
-use last::Last;
-use seen::{Seen, HEAD};
-use shape::Shapes;
+use context_shapes::ContextShapes;
+use element_memo::{JsonElementMemo, HEAD};
+use last_valid_text::LastValidText;
 
 #[cfg(test)]
 mod reference;
 
 #[cfg(test)]
 mod tests {
-    use super::shape::Then;
-    use super::{reference, validate, JsonError, Seen, Shapes, Validator, MAX_DEPTH};
+    use super::context_shapes::Then;
+    use super::{
+        reference, validate, ContextShapes, JsonElementMemo, JsonError, Validator, MAX_DEPTH,
+    };
     const SAMPLE: u32 = crate::caches::MemoRate::SAMPLE;
     use fb_tests::Rng;
     use std::cell::RefCell;
@@ -690,9 +694,9 @@ mod tests {
     /// and meets the elements of the texts before it.
     fn remembering() -> Validator {
         Validator {
-            seen: Seen::new(false),
+            elements: JsonElementMemo::new(false),
             last: Default::default(),
-            shapes: Shapes::fixed(),
+            shapes: ContextShapes::fixed(),
         }
     }
 
@@ -700,7 +704,7 @@ mod tests {
     /// knows no shape: for tests of what it remembers.
     fn memo_only() -> Validator {
         Validator {
-            shapes: Shapes::off(),
+            shapes: ContextShapes::off(),
             ..remembering()
         }
     }
@@ -818,7 +822,7 @@ mod tests {
     fn an_element_found_valid_shallow_is_checked_again_deeper() {
         // 120 levels inside one element: valid at depth 2, too deep at 140.
         let element = format!("{{\"a\":{}{}}}", "[".repeat(120), "]".repeat(120));
-        assert!(element.len() <= super::seen::ENTRY_BYTES);
+        assert!(element.len() <= super::element_memo::ENTRY_BYTES);
         let shallow = format!("[{element},{element}]");
         let deep = format!("{}[{element}]{}", "[".repeat(139), "]".repeat(139));
         let mut v = memo_only();
@@ -845,7 +849,7 @@ mod tests {
         // outer object, too deep 139 objects further in (member objects
         // are not looked up, so the array itself is, that deep).
         let array = format!("[{{\"a\":{}{}}}]", "[".repeat(120), "]".repeat(120));
-        assert!(array.len() <= super::seen::ENTRY_BYTES);
+        assert!(array.len() <= super::element_memo::ENTRY_BYTES);
         let shallow = format!("{{\"x\":{array}}}");
         let deep = format!("{}{shallow}{}", r#"{"y":"#.repeat(139), "}".repeat(139));
         let mut v = memo_only();
@@ -1015,7 +1019,7 @@ mod tests {
     #[test]
     fn shapes_keep_names_and_brackets_and_cut_out_values() {
         let render = |text: &str| {
-            let mut shapes = Shapes::fixed();
+            let mut shapes = ContextShapes::fixed();
             shapes.learn(text.as_bytes(), None);
             shapes.known[0]
                 .iter()
@@ -1074,7 +1078,7 @@ mod tests {
         let b = |i: usize| format!(r#"{{"user":"u{i}","city":"c{i}","age":{i}}}"#);
         let c = |i: usize| format!(r#"{{"item":"i{i}"}}"#);
         let shape = |text: &str| {
-            let mut shapes = Shapes::fixed();
+            let mut shapes = ContextShapes::fixed();
             shapes.learn(text.as_bytes(), None);
             format!("{:?}", shapes.known[0])
         };

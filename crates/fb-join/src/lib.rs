@@ -32,7 +32,6 @@
     )
 )]
 
-mod arrays;
 mod caches;
 mod config;
 mod dedup;

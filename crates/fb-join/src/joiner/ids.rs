@@ -34,7 +34,7 @@ pub(super) struct IdGroups {
     hashing: bool,
     /// The group of the last id asked for in this message (`u32::MAX`
     /// before the first: no group).
-    last: u32,
+    last_group: u32,
 }
 
 impl IdGroups {
@@ -42,7 +42,7 @@ impl IdGroups {
     pub(super) fn start(&mut self, events: usize) {
         self.events = events;
         self.hashing = false;
-        self.last = u32::MAX;
+        self.last_group = u32::MAX;
     }
 
     /// The group of `id` among the message's `ids` (the ids seen so far, in
@@ -52,13 +52,13 @@ impl IdGroups {
     /// than the compare of the three events in four that take it.
     #[inline(always)]
     pub(super) fn group_of<'m>(&mut self, ids: &mut Vec<&'m str>, id: &'m str) -> u32 {
-        if let Some(known) = ids.get(self.last as usize) {
+        if let Some(known) = ids.get(self.last_group as usize) {
             if same_bytes(known.as_bytes(), id.as_bytes()) {
-                return self.last;
+                return self.last_group;
             }
         }
-        self.last = self.lookup(ids, id);
-        self.last
+        self.last_group = self.lookup(ids, id);
+        self.last_group
     }
 
     /// [`Self::group_of`] without the shortcut.

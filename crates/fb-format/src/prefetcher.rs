@@ -6,7 +6,7 @@
 //! a chain of misses, one per message. The hardware prefetchers do not see
 //! it coming (messages differ in size), and a log of small messages (about
 //! 1 KB for CCB, 800 bytes for the generated CB log) spends more time
-//! waiting than working. [`Ahead`] asks for every cache line a little
+//! waiting than working. [`Prefetcher`] asks for every cache line a little
 //! beyond the message being read, so the lines stream in while the message
 //! is worked on (bench/NOTES.md: `fb index` 1.6 times faster).
 //!
@@ -34,12 +34,12 @@ const LINE: usize = 64;
 
 /// Where the lines asked for end, for a reader of one slice.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Ahead {
+pub(crate) struct Prefetcher {
     /// Offset in the slice up to which lines were asked for.
     asked: usize,
 }
 
-impl Ahead {
+impl Prefetcher {
     /// The bytes to ask for once the message at `start..end` of a slice of
     /// `len` bytes is framed: from where the last request stopped (or the
     /// message's start, after a jump) to [`AHEAD`] beyond its end, at most
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn the_window_runs_ahead_of_the_reader_and_within_the_slice() {
         for case in CASES {
-            let mut ahead = Ahead::default();
+            let mut ahead = Prefetcher::default();
             let got: Vec<Range<usize>> = case
                 .messages
                 .iter()

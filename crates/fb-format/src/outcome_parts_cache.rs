@@ -47,19 +47,19 @@ const EMPTY: Slot = Slot {
 pub(crate) enum Find {
     /// Not looked up: resting, or a payload too short or too long to keep.
     Skipped,
-    /// Held in this slot: [`Known::parts`].
+    /// Held in this slot: [`OutcomePartsCache::parts`].
     Found(usize),
-    /// Not held: verify it, and [`Known::keep`] it in this slot.
+    /// Not held: verify it, and [`OutcomePartsCache::keep`] it in this slot.
     Missing(usize),
 }
 
 /// The table, and how often it pays.
-pub(crate) struct Known {
+pub(crate) struct OutcomePartsCache {
     slots: Box<[Slot; SLOTS]>,
     rate: DecoderRate<POOR>,
 }
 
-impl Default for Known {
+impl Default for OutcomePartsCache {
     fn default() -> Self {
         Self {
             slots: Box::new([EMPTY; SLOTS]),
@@ -68,7 +68,7 @@ impl Default for Known {
     }
 }
 
-impl Known {
+impl OutcomePartsCache {
     /// Looks the payload `bytes` up.
     #[inline(always)]
     pub(crate) fn find(&mut self, bytes: &[u8]) -> Find {
@@ -169,35 +169,35 @@ mod tests {
 
     #[test]
     fn only_kept_payloads_are_found_with_their_parts() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         let a = payload(1);
-        let Find::Missing(at) = known.find(&a) else {
+        let Find::Missing(at) = cache.find(&a) else {
             panic!("found in an empty table");
         };
-        known.keep(at, &a, &numeric(1.5));
-        let Find::Found(found) = known.find(&a) else {
+        cache.keep(at, &a, &numeric(1.5));
+        let Find::Found(found) = cache.find(&a) else {
             panic!("a kept payload not found");
         };
-        let parts = known.parts(found).expect("a slot");
+        let parts = cache.parts(found).expect("a slot");
         assert_eq!(parts.value, OutcomeValue::Numeric(1.5));
         assert_eq!(parts.index, IndexValue::Numeric(3));
         assert!(parts.action_taken);
         // Another payload, even one in the same slot, is not found.
         for v in 2..200 {
-            if let Find::Found(_) = known.find(&payload(v)) {
+            if let Find::Found(_) = cache.find(&payload(v)) {
                 panic!("payload {v} found without being kept");
             }
         }
         // One byte longer or shorter than a kept one is not it either.
         let mut longer = a.clone();
         longer.push(0);
-        assert!(!matches!(known.find(&longer), Find::Found(_)));
-        assert!(!matches!(known.find(&a[..39]), Find::Found(_)));
+        assert!(!matches!(cache.find(&longer), Find::Found(_)));
+        assert!(!matches!(cache.find(&a[..39]), Find::Found(_)));
     }
 
     #[test]
     fn parts_that_borrow_are_not_kept() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         let a = payload(9);
         for parts in [
             OutcomeParts {
@@ -211,41 +211,41 @@ mod tests {
                 action_taken: false,
             },
         ] {
-            let Find::Missing(at) = known.find(&a) else {
+            let Find::Missing(at) = cache.find(&a) else {
                 panic!("found, yet never kept");
             };
-            known.keep(at, &a, &parts);
+            cache.keep(at, &a, &parts);
         }
-        assert!(matches!(known.find(&a), Find::Missing(_)));
+        assert!(matches!(cache.find(&a), Find::Missing(_)));
     }
 
     #[test]
     fn payloads_too_short_or_too_long_are_not_looked_up() {
-        let mut known = Known::default();
-        assert!(matches!(known.find(&[1; 7]), Find::Skipped));
-        assert!(matches!(known.find(&[1; BYTES + 1]), Find::Skipped));
-        assert!(matches!(known.find(&[1; BYTES]), Find::Missing(_)));
+        let mut cache = OutcomePartsCache::default();
+        assert!(matches!(cache.find(&[1; 7]), Find::Skipped));
+        assert!(matches!(cache.find(&[1; BYTES + 1]), Find::Skipped));
+        assert!(matches!(cache.find(&[1; BYTES]), Find::Missing(_)));
     }
 
     #[test]
     fn lookups_rest_where_payloads_never_repeat() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         for v in 0..SAMPLE {
-            if let Find::Missing(at) = known.find(&payload(v)) {
-                known.keep(at, &payload(v), &numeric(v as f32));
+            if let Find::Missing(at) = cache.find(&payload(v)) {
+                cache.keep(at, &payload(v), &numeric(v as f32));
             }
         }
-        assert!(matches!(known.find(&payload(0)), Find::Skipped));
+        assert!(matches!(cache.find(&payload(0)), Find::Skipped));
         // Payloads that repeat keep being looked up (even where two of
         // them share a slot, half the lookups hit).
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         for v in 0..4 * SAMPLE {
             let p = payload(v % 4);
-            if let Find::Missing(at) = known.find(&p) {
-                known.keep(at, &p, &numeric(0.0));
+            if let Find::Missing(at) = cache.find(&p) {
+                cache.keep(at, &p, &numeric(0.0));
             }
         }
-        assert!(!matches!(known.find(&payload(1)), Find::Skipped));
+        assert!(!matches!(cache.find(&payload(1)), Find::Skipped));
     }
 
     #[test]

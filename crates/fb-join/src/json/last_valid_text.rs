@@ -11,7 +11,7 @@ use crate::same::same_bytes;
 const LIMIT: usize = 4096;
 
 #[derive(Clone, Default)]
-pub(super) struct Last {
+pub(super) struct LastValidText {
     text: Vec<u8>,
     /// Comparisons and matches; a turn is a text. Resting, neither a
     /// comparison nor a copy is made: where every context differs, neither
@@ -19,7 +19,7 @@ pub(super) struct Last {
     pub(super) rate: MemoRate,
 }
 
-impl Last {
+impl LastValidText {
     /// Whether `text` is the last text remembered (and so valid).
     #[inline(always)]
     pub(super) fn matches(&mut self, text: &[u8]) -> bool {

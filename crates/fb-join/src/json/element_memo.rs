@@ -7,7 +7,7 @@ use crate::caches::MemoRate;
 /// Remembered elements, in a table indexed by a hash of their first
 /// `HEAD` bytes: one entry per index, the newest.
 #[derive(Clone)]
-pub(super) struct Seen {
+pub(super) struct JsonElementMemo {
     pub(super) entries: Box<[Entry]>,
     /// Lookups and hits; a turn is an element long enough to look up.
     pub(super) rate: MemoRate,
@@ -35,7 +35,7 @@ pub(super) struct Entry {
     pub(super) bytes: [u8; ENTRY_BYTES],
 }
 
-impl Seen {
+impl JsonElementMemo {
     pub(super) fn new(adaptive: bool) -> Self {
         let empty = Entry {
             len: 0,
