@@ -17,8 +17,9 @@
 //! objects are looked up whole in the validator's table). Objects are
 //! kept open: their names and brackets are fixed bytes.
 
+use super::element_memo::remembered;
 use super::element_memo::JsonElementMemo;
-use super::{number, remembered, string, value, Failure};
+use super::scan::{any_value, number, string, Failure};
 use crate::caches::MemoRate;
 
 /// Longest text a shape is learned from: as `last_valid_text.rs`'s.
@@ -194,12 +195,6 @@ fn fits(parts: &[Part], text: &[u8], error: &mut Failure) -> bool {
     rest.is_empty() && error.what.is_empty()
 }
 
-/// A value of a shape, out of line: arrays and literals.
-#[inline(never)]
-fn any_value<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
-    value::<false>(rest, depth, error)
-}
-
 /// Appends the fixed bytes `run`, then `then`, to `parts`.
 fn push(run: &[u8], then: Then, parts: &mut Vec<Part>) {
     let mut pieces = run.chunks(16).peekable();
@@ -251,10 +246,9 @@ fn learn(text: &[u8], parts: &mut Vec<Part>, error: &mut Failure) -> Option<()> 
                 (after, Then::Str)
             }
             b'-' | b'0'..=b'9' => (number(rest, error), Then::Num),
-            b'[' | b't' | b'f' | b'n' => (
-                value::<false>(rest, depth as usize, error),
-                Then::Value(depth),
-            ),
+            b'[' | b't' | b'f' | b'n' => {
+                (any_value(rest, depth as usize, error), Then::Value(depth))
+            }
             b'{' => {
                 depth += 1;
                 rest = tail;
