@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use fb_join::{
-    Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Pipeline, Problem,
+    Caches, Compat, JoinedEvent, Joiner, LearningMode, Options, Overrides, Pipeline, Problem,
     RewardFunction, Source, StepTransform,
 };
 
@@ -52,6 +52,11 @@ pub struct JoinArgs {
     /// Multistep reward transform.
     #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = named::<StepTransform>(StepTransform::NAMES))]
     pub multistep_reward: StepTransform,
+
+    /// Turn every speed cache, memo and shortcut off (the same bytes out,
+    /// slower): for comparing outputs.
+    #[arg(long, hide = true)]
+    pub no_caches: bool,
 }
 
 /// Which joined events to keep: the same flags for convert and stats.
@@ -193,6 +198,10 @@ impl JoinArgs {
             .compat(self.compat)
             .multistep(self.multistep)
             .multistep_reward(self.multistep_reward)
+            .caches(match self.no_caches {
+                true => Caches::Off,
+                false => Caches::On,
+            })
     }
 }
 

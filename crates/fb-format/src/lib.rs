@@ -46,6 +46,7 @@
     )
 )]
 
+mod caches;
 mod decode;
 mod error;
 mod framer;
@@ -61,6 +62,7 @@ pub mod recover;
 pub mod salvage;
 mod zstd_frame_cache;
 
+pub use caches::Caches;
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};
 pub use framer::{frame_len, Frame, Framer, Message, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN};

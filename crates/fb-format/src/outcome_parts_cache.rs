@@ -69,6 +69,19 @@ impl Default for OutcomePartsCache {
 }
 
 impl OutcomePartsCache {
+    /// A table that looks nothing up, so keeps nothing.
+    pub(crate) fn off() -> Self {
+        Self {
+            rate: DecoderRate::off(),
+            ..Self::default()
+        }
+    }
+
+    /// Payloads found, with their parts, since the table was made.
+    pub(crate) fn hits(&self) -> u64 {
+        self.rate.totals().1
+    }
+
     /// Looks the payload `bytes` up.
     #[inline(always)]
     pub(crate) fn find(&mut self, bytes: &[u8]) -> Find {
@@ -217,6 +230,26 @@ mod tests {
             cache.keep(at, &a, &parts);
         }
         assert!(matches!(cache.find(&a), Find::Missing(_)));
+    }
+
+    #[test]
+    fn a_table_made_off_finds_nothing() {
+        let mut cache = OutcomePartsCache::off();
+        for _ in 0..4 * SAMPLE {
+            let p = payload(1);
+            match cache.find(&p) {
+                Find::Skipped => {}
+                Find::Found(_) | Find::Missing(_) => panic!("looked up"),
+            }
+        }
+        assert_eq!(cache.hits(), 0);
+        let mut on = OutcomePartsCache::default();
+        for _ in 0..3 {
+            if let Find::Missing(at) = on.find(&payload(1)) {
+                on.keep(at, &payload(1), &numeric(1.0));
+            }
+        }
+        assert_eq!(on.hits(), 2);
     }
 
     #[test]

@@ -35,11 +35,19 @@ const LINE: usize = 64;
 /// Where the lines asked for end, for a reader of one slice.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Prefetcher {
-    /// Offset in the slice up to which lines were asked for.
+    /// Offset in the slice up to which lines were asked for; `usize::MAX`
+    /// for a prefetcher made off.
     asked: usize,
 }
 
 impl Prefetcher {
+    /// A prefetcher that asks for nothing: as if it had asked for every
+    /// line there is, each window it is asked for is empty (decided here
+    /// once, not tested per message).
+    pub(crate) fn off() -> Self {
+        Self { asked: usize::MAX }
+    }
+
     /// The bytes to ask for once the message at `start..end` of a slice of
     /// `len` bytes is framed: from where the last request stopped (or the
     /// message's start, after a jump) to [`AHEAD`] beyond its end, at most
@@ -57,6 +65,14 @@ impl Prefetcher {
         let asked = from + (to - from).div_ceil(LINE) * LINE;
         self.asked = asked;
         from..to
+    }
+
+    /// Where the lines asked for end: 0 when none was.
+    pub(crate) fn asked(&self) -> usize {
+        match self.asked {
+            usize::MAX => 0,
+            asked => asked,
+        }
     }
 
     /// Asks for the lines after the message at `start..end` of `data`.
@@ -147,6 +163,17 @@ mod tests {
             windows: &[0..2148, 500_000..502_148],
         },
     ];
+
+    #[test]
+    fn a_prefetcher_made_off_asks_for_nothing() {
+        let mut off = Prefetcher::off();
+        for case in CASES {
+            for &(start, end) in case.messages {
+                assert!(off.window(case.len, start, end).is_empty(), "{}", case.name);
+            }
+        }
+        assert_eq!(off.asked(), 0);
+    }
 
     #[test]
     fn the_window_runs_ahead_of_the_reader_and_within_the_slice() {

@@ -2,6 +2,7 @@
 
 use std::io::Read;
 
+use crate::caches::Caches;
 use crate::error::{Error, Result};
 use crate::framer::{Framer, Message, Step};
 use crate::prefetcher::Prefetcher;
@@ -11,7 +12,7 @@ use crate::prefetcher::Prefetcher;
 /// Messages borrow from the slice for its whole lifetime. As an iterator it
 /// stops after the first error. Each message framed asks the CPU for the
 /// bytes just after it, which a mapped log does not hold in any cache
-/// (see `prefetcher.rs`).
+/// (see `prefetcher.rs`), but with [`Caches::Off`].
 #[derive(Debug, Clone)]
 pub struct SliceReader<'a> {
     data: &'a [u8],
@@ -34,6 +35,23 @@ impl<'a> SliceReader<'a> {
             framer,
             prefetcher: Prefetcher::default(),
         }
+    }
+
+    /// The reader, asking the CPU for the lines ahead of it with
+    /// [`Caches::On`] (the default) and not with [`Caches::Off`].
+    #[must_use]
+    pub fn with_caches(mut self, caches: Caches) -> Self {
+        self.prefetcher = match caches {
+            Caches::On => Prefetcher::default(),
+            Caches::Off => Prefetcher::off(),
+        };
+        self
+    }
+
+    /// Where in the slice the lines asked for ahead of the reader end: 0
+    /// when none was asked for.
+    pub fn prefetched_to(&self) -> usize {
+        self.prefetcher.asked()
     }
 
     /// The next message, `None` at the end of the log.

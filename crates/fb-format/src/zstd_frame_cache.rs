@@ -67,6 +67,15 @@ pub(crate) enum Lookup {
 }
 
 impl ZstdFrameCache {
+    /// A cache that looks nothing up and keeps nothing (its table is
+    /// never made): every frame is decompressed.
+    pub(crate) fn off() -> Self {
+        Self {
+            rates: [DecoderRate::off(); 16],
+            ..Self::default()
+        }
+    }
+
     /// Looks `raw`, a frame of payload kind `kind`, up.
     pub(crate) fn lookup(&mut self, kind: u8, raw: &[u8]) -> Lookup {
         let Some(rate) = self.rates.get_mut(usize::from(kind & 15)) else {
@@ -229,6 +238,18 @@ mod tests {
             panic!("no frame of slot {at}");
         };
         assert!(matches!(cache.lookup(5, &other), Lookup::Missing(_)));
+    }
+
+    #[test]
+    fn a_cache_made_off_looks_nothing_up() {
+        let mut cache = ZstdFrameCache::off();
+        for kind in 0..16 {
+            for _ in 0..2 * SAMPLE + REST {
+                assert!(matches!(cache.lookup(kind, b"frame"), Lookup::Skipped));
+            }
+        }
+        assert!(cache.lens.is_empty(), "the table was made");
+        assert_eq!(cache.counts(), (0, 0));
     }
 
     #[test]

@@ -5,8 +5,7 @@ use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
 use crate::time::MinuteMemo;
-use crate::Compat;
-use crate::Problem;
+use crate::{CacheCounts, Caches, Compat, Problem};
 
 mod float_texts;
 mod probability_arrays;
@@ -24,10 +23,12 @@ pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
 
 /// Writes DSJSON lines, caching the text of recently printed floats
 /// (probabilities and rewards repeat a lot, and printing a float the way
-/// the reference does is the costliest step of a line).
+/// the reference does is the costliest step of a line), of whole
+/// probability arrays and of the minute of the last timestamp; none with
+/// [`Caches::Off`].
 pub struct Writer {
     compat: Compat,
-    floats: TextCaches,
+    caches: TextCaches,
     /// [`Writer::write_line`] formats here, then copies the line out whole.
     scratch: Lines,
 }
@@ -43,14 +44,36 @@ impl std::fmt::Debug for Writer {
 impl Writer {
     /// A writer for `compat` output.
     pub fn new(compat: Compat) -> Self {
-        Self {
-            compat,
-            floats: TextCaches {
+        Self::with_caches(compat, Caches::On)
+    }
+
+    /// [`Writer::new`]; with [`Caches::Off`] it remembers no text, and
+    /// writes every line as [`write_line`] does.
+    pub fn with_caches(compat: Compat, caches: Caches) -> Self {
+        let caches = match caches {
+            Caches::On => TextCaches {
                 floats: FloatTextCache::new(),
-                minute: MinuteMemo::default(),
+                minute: MinuteMemo::keeping(Caches::On),
                 arrays: ProbabilityArrayCache::new(),
             },
+            Caches::Off => TextCaches::default(),
+        };
+        Self {
+            compat,
+            caches,
             scratch: Lines::with_capacity(4096),
+        }
+    }
+
+    /// How much each of its caches served so far (none with
+    /// [`Caches::Off`]).
+    pub fn cache_counts(&self) -> CacheCounts {
+        let c = &self.caches;
+        CacheCounts {
+            float_texts_held: c.floats.held(),
+            probability_arrays: c.arrays.hits(),
+            minute_texts_kept: c.minute.kept(),
+            ..CacheCounts::default()
         }
     }
 
@@ -110,7 +133,7 @@ impl Writer {
         loop {
             let room = lines.buf.get_mut(lines.len..).unwrap_or_default();
             let mut cursor = Cursor::new(room);
-            line(ev, self.compat, &mut self.floats, &mut cursor);
+            line(ev, self.compat, &mut self.caches, &mut cursor);
             let needed = cursor.len();
             let end = lines.len + needed;
             if end <= lines.buf.len() {
@@ -128,11 +151,22 @@ impl Writer {
 /// Text remembered from line to line: floats' texts by their bits
 /// (`dsjson/float_texts.rs`), whole probability arrays
 /// (`dsjson/probability_arrays.rs`), and the minute of the last timestamp.
-#[derive(Debug, Default)]
+/// The default remembers nothing: no table, no minute kept.
+#[derive(Debug)]
 struct TextCaches {
     floats: FloatTextCache,
     minute: MinuteMemo,
     arrays: ProbabilityArrayCache,
+}
+
+impl Default for TextCaches {
+    fn default() -> Self {
+        Self {
+            floats: FloatTextCache::default(),
+            minute: MinuteMemo::keeping(Caches::Off),
+            arrays: ProbabilityArrayCache::default(),
+        }
+    }
 }
 
 impl TextCaches {
@@ -537,7 +571,11 @@ impl<W: std::io::Write> crate::Sink for LinesSink<W> {
     type Maker = LinesMaker;
 
     fn maker(&self) -> LinesMaker {
-        LinesMaker(Writer::new(self.compat))
+        self.maker_with(Caches::On)
+    }
+
+    fn maker_with(&self, caches: Caches) -> LinesMaker {
+        LinesMaker(Writer::with_caches(self.compat, caches))
     }
 
     fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {

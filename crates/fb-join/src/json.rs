@@ -54,10 +54,20 @@ pub fn validate(text: &[u8]) -> Result<(), JsonError> {
 ///
 /// And a text with the shape of one of the last two texts checked in
 /// full (the same bytes around other values: member names, brackets,
-/// separators) has only its values checked (see `json/context_shapes.rs`): a loop
-/// writes every context from one kind of record.
+/// separators) has only its values checked (see `json/context_shapes.rs`):
+/// a loop writes every context from one kind of record.
+///
+/// Made with [`Caches::Off`], it remembers nothing: each text goes through
+/// [`validate`].
 #[derive(Clone)]
 pub struct Validator {
+    /// `None` with [`Caches::Off`].
+    memos: Option<Memos>,
+}
+
+/// What a [`Validator`] remembers.
+#[derive(Clone)]
+struct Memos {
     elements: JsonElementMemo,
     last: LastValidText,
     shapes: ContextShapes,
@@ -85,42 +95,59 @@ impl Validator {
     /// A validator that remembers nothing yet. It holds 64 KiB, allocated
     /// here once.
     pub fn new() -> Self {
-        Self {
-            elements: JsonElementMemo::new(true),
-            last: LastValidText::default(),
-            shapes: ContextShapes::default(),
-        }
+        Self::with_caches(Caches::On)
+    }
+
+    /// [`Validator::new`], or with [`Caches::Off`] one that remembers
+    /// nothing and allocates nothing.
+    pub fn with_caches(caches: Caches) -> Self {
+        let memos = match caches {
+            Caches::On => Some(Memos {
+                elements: JsonElementMemo::new(true),
+                last: LastValidText::default(),
+                shapes: ContextShapes::default(),
+            }),
+            Caches::Off => None,
+        };
+        Self { memos }
     }
 
     /// Checks `text` as [`validate`] does.
     pub fn validate(&mut self, text: &[u8]) -> Result<(), JsonError> {
-        if self.last.matches(text) {
+        let Some(memos) = &mut self.memos else {
+            return check(text, None);
+        };
+        if memos.last.matches(text) {
             return Ok(());
         }
-        if self.shapes.fit(text, &mut self.elements) {
-            self.last.keep(text);
+        if memos.shapes.fit(text, &mut memos.elements) {
+            memos.last.keep(text);
             return Ok(());
         }
-        check(text, Some(&mut self.elements))?;
-        self.last.keep(text);
-        self.shapes.learn(text, Some(&mut self.elements));
+        check(text, Some(&mut memos.elements))?;
+        memos.last.keep(text);
+        memos.shapes.learn(text, Some(&mut memos.elements));
         Ok(())
     }
 
     /// Texts compared with the last valid one, and found equal to it.
     pub fn repeats(&self) -> (u64, u64) {
-        self.last.rate.totals()
+        self.memos.as_ref().map_or((0, 0), |m| m.last.rate.totals())
     }
 
     /// Elements looked up, and found, since this validator was made.
     pub fn lookups(&self) -> (u64, u64) {
-        self.elements.rate.totals()
+        self.memos
+            .as_ref()
+            .map_or((0, 0), |m| m.elements.rate.totals())
     }
 
     /// Texts compared with the shapes of earlier texts, and found to have
     /// one (their values then checked alone).
     pub fn shapes(&self) -> (u64, u64) {
-        self.shapes.rate.totals()
+        self.memos
+            .as_ref()
+            .map_or((0, 0), |m| m.shapes.rate.totals())
     }
 }
 
@@ -129,6 +156,7 @@ mod element_memo;
 mod last_valid_text;
 mod scan;
 
+use crate::Caches;
 use context_shapes::ContextShapes;
 use element_memo::JsonElementMemo;
 use last_valid_text::LastValidText;

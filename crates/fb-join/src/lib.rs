@@ -56,11 +56,12 @@ pub mod time;
 
 use std::io::{Read, Write};
 
+pub use caches::CacheCounts;
 pub use config::{LearningMode, LoopConfig, Overrides};
 pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
-pub use fb_format::{Problem, RewardFunction};
+pub use fb_format::{Caches, Problem, RewardFunction};
 pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
 pub use parallel::Progress;
@@ -151,6 +152,10 @@ pub struct Options {
     /// [`Metrics::not_selected`]. Dedup events are applied whatever the
     /// type, as the cache they fill is shared.
     pub only: Vec<Problem>,
+    /// The speed caches, memos and shortcuts of reading, joining and
+    /// writing DSJSON: [`Caches::Off`] runs the plain path instead, for
+    /// the same bytes out (see [`Caches`]).
+    pub caches: Caches,
 }
 
 /// One setter per field, each taking and giving back the options.
@@ -178,6 +183,7 @@ setters! {
     max_payload: usize,
     diagnostics_limit: usize,
     only: Vec<Problem>,
+    caches: Caches,
 }
 
 impl Default for Options {
@@ -191,6 +197,7 @@ impl Default for Options {
             max_payload: fb_format::DEFAULT_MAX_PAYLOAD as usize,
             diagnostics_limit: 10_000,
             only: Vec::new(),
+            caches: Caches::On,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
+use fb_format::{Caches, Framer, Message, MessageKind, SliceReader, StreamReader};
 
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
@@ -115,7 +115,8 @@ impl<'m> Messages<'m> {
     /// Each message in order, whichever way it is held. A span that does
     /// not frame again as it did (a log changed under the map: see
     /// fb-cli's `mapped.rs`) ends where it stops doing so, and says so.
-    fn each(&self, mut f: impl FnMut(&Message<'_>)) -> fb_format::Result<()> {
+    /// A span is read with `caches` (the prefetcher).
+    fn each(&self, caches: Caches, mut f: impl FnMut(&Message<'_>)) -> fb_format::Result<()> {
         for m in &self.slots {
             f(&Message {
                 kind: MessageKind::Regular,
@@ -129,7 +130,7 @@ impl<'m> Messages<'m> {
         let span = &self.span;
         let framer =
             Framer::with_max_payload(span.max_payload).starting_at(span.offset, span.index);
-        let mut reader = SliceReader::with_framer(span.bytes, framer);
+        let mut reader = SliceReader::with_framer(span.bytes, framer).with_caches(caches);
         for _ in 0..span.count {
             match reader.next_message()? {
                 Some(msg) if msg.kind == MessageKind::Regular => f(&msg),
@@ -314,7 +315,8 @@ where
     // Many workers take from one queue: a multi-consumer channel.
     let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
     let (done_tx, done_rx) = mpsc::channel::<Done<S::Batch>>();
-    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker()).collect();
+    let caches = opts.caches;
+    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker_with(caches)).collect();
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -367,7 +369,7 @@ where
                 }
                 Source::Slice(data) => {
                     let (base, max_payload) = (framer.offset(), framer.max_payload());
-                    let mut reader = SliceReader::with_framer(data, framer);
+                    let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
                     let error = batcher.pump(|b| {
                         if stop() {
                             b.stopped = true;
@@ -553,6 +555,7 @@ fn worker<'m, K, M>(
     K: Fn(&JoinedEvent) -> bool + Sync,
     M: Maker,
 {
+    let caches = opts.caches;
     let mut joiner = Joiner::new(opts);
     loop {
         let Ok(batch) = rx.recv() else { return };
@@ -566,7 +569,7 @@ fn worker<'m, K, M>(
         };
         let (mut events, mut written, mut filtered) = (0, 0, 0);
         let mut messages = batch.messages;
-        let framed = messages.each(|msg| {
+        let framed = messages.each(caches, |msg| {
             joiner.push_each(msg, |ev| {
                 events += 1;
                 if keep(ev) {
@@ -689,7 +692,9 @@ mod tests {
     /// whether it ended in an error.
     fn handed(batch: &Messages<'_>) -> (Vec<(u64, u64, Vec<u8>)>, bool) {
         let mut seen = Vec::new();
-        let ended = batch.each(|m| seen.push((m.offset, m.index, m.payload.to_vec())));
+        let ended = batch.each(Caches::On, |m| {
+            seen.push((m.offset, m.index, m.payload.to_vec()))
+        });
         (seen, ended.is_err())
     }
 

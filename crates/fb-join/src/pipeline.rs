@@ -40,7 +40,7 @@ use fb_format::{Framer, Message, MessageKind, SliceReader, StreamReader};
 use crate::event::JoinedEvent;
 use crate::joiner::Joiner;
 use crate::parallel::{self, Progress};
-use crate::{Error, Options};
+use crate::{Caches, Error, Options};
 
 /// What joined events become: the last stage of a [`Pipeline`].
 ///
@@ -55,6 +55,14 @@ pub trait Sink {
 
     /// A maker for one thread.
     fn maker(&self) -> Self::Maker;
+
+    /// A maker for one thread of a pipeline whose speed caches are
+    /// `caches` ([`Options::caches`]): a sink whose makers keep caches of
+    /// their own (the DSJSON writer's texts) makes them with or without.
+    fn maker_with(&self, caches: Caches) -> Self::Maker {
+        let _ = caches;
+        self.maker()
+    }
 
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
@@ -279,7 +287,9 @@ where
                 progress,
             ),
             Source::Slice(data) => {
-                self.serial(&mut SliceReader::with_framer(data, framer), stop, progress)
+                let caches = self.joiner.options().caches;
+                let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
+                self.serial(&mut reader, stop, progress)
             }
             Source::Recover(_) => Ok(Fed::default()),
         }
@@ -293,7 +303,7 @@ where
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, Error> {
-        let mut maker = self.sink.maker();
+        let mut maker = self.sink.maker_with(self.joiner.options().caches);
         let mut batch = maker.batch();
         let mut fed = Fed::default();
         let mut events = 0u64;

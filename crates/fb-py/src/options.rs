@@ -199,6 +199,7 @@ pub fn parse(d: &Bound<'_, PyDict>) -> PyResult<Opts> {
         use_client_time: given.flag("use_client_time")?,
         multistep: given.flag("multistep")?,
         multistep_reward,
+        no_caches: false,
     };
     let time = |key: &str| -> PyResult<Option<(String, i64)>> {
         given

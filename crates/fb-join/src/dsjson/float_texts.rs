@@ -34,6 +34,11 @@ impl FloatTextCache {
         Self(vec![FloatText::default(); slots].into_boxed_slice())
     }
 
+    /// Texts held: none where the cache has no slots.
+    pub(super) fn held(&self) -> u64 {
+        self.0.iter().filter(|slot| slot.len > 0).count() as u64
+    }
+
     /// `[..]` of `values`, each float's text from the cache.
     pub(super) fn floats<P: Put>(&mut self, out: &mut P, values: &[f32]) {
         out.byte(b'[');
@@ -162,5 +167,7 @@ mod tests {
             held.contains(&a.to_bits()) && held.contains(&b.to_bits()),
             "{held:?}"
         );
+        assert_eq!(cache.held(), 2);
+        assert_eq!(FloatTextCache::default().held(), 0);
     }
 }

@@ -71,6 +71,13 @@ impl ProbabilityArrayCache {
     }
 }
 
+impl ProbabilityArrayCache {
+    /// Arrays written from the table since it was made.
+    pub(super) fn hits(&self) -> u64 {
+        self.rate.totals().1
+    }
+}
+
 /// Where an array's text is, or is to go.
 pub(super) enum Found {
     /// Not looked up: resting, or too long an array.

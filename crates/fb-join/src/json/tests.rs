@@ -2,7 +2,10 @@
 //! implementation on mutated texts, and of what its memos remember.
 
 use super::context_shapes::Then;
-use super::{reference, validate, ContextShapes, JsonElementMemo, JsonError, Validator, MAX_DEPTH};
+use super::{
+    reference, validate, ContextShapes, JsonElementMemo, JsonError, Memos, Validator, MAX_DEPTH,
+};
+use crate::Caches;
 use fb_tests::Rng;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -90,9 +93,11 @@ fn errors_say_where() {
 /// and meets the elements of the texts before it.
 fn remembering() -> Validator {
     Validator {
-        elements: JsonElementMemo::new(false),
-        last: Default::default(),
-        shapes: ContextShapes::fixed(),
+        memos: Some(Memos {
+            elements: JsonElementMemo::new(false),
+            last: Default::default(),
+            shapes: ContextShapes::fixed(),
+        }),
     }
 }
 
@@ -100,8 +105,11 @@ fn remembering() -> Validator {
 /// knows no shape: for tests of what it remembers.
 fn memo_only() -> Validator {
     Validator {
-        shapes: ContextShapes::off(),
-        ..remembering()
+        memos: Some(Memos {
+            elements: JsonElementMemo::new(false),
+            last: Default::default(),
+            shapes: ContextShapes::off(),
+        }),
     }
 }
 
@@ -121,6 +129,8 @@ fn same(text: &[u8]) -> &'static str {
     );
     let remembered = REMEMBERING.with(|v| v.borrow_mut().validate(text));
     assert_eq!(ours, remembered, "remembering, on {}", text.escape_ascii());
+    let off = Validator::with_caches(Caches::Off).validate(text);
+    assert_eq!(ours, off, "caches off, on {}", text.escape_ascii());
     ours.err().map_or("ok", |e: JsonError| e.what)
 }
 
@@ -262,6 +272,44 @@ fn an_array_found_valid_shallow_is_checked_again_deeper() {
     );
     assert_eq!(v.lookups(), (5, 1));
     assert_eq!(v.validate(deep.as_bytes()), validate(deep.as_bytes()));
+}
+
+/// Made with caches off, a validator says what `validate` says of every
+/// text, and remembers nothing: where one made with them on steps over
+/// repeated texts, elements and shapes, it looks nothing up.
+#[test]
+fn a_validator_made_off_remembers_nothing() {
+    let context = std::str::from_utf8(CONTEXT).unwrap();
+    let texts: Vec<String> = (0..50)
+        .flat_map(|i| {
+            [
+                context.to_string(),
+                context.to_string(),
+                context.replace("u87734", &format!("u{i}")),
+                context.replace("u87734", &format!("u{i}\\x")),
+                format!("[{context},{context}]"),
+            ]
+        })
+        .collect();
+    let mut on = Validator::with_caches(Caches::On);
+    let mut off = Validator::with_caches(Caches::Off);
+    for text in &texts {
+        let plain = validate(text.as_bytes());
+        assert_eq!(on.validate(text.as_bytes()), plain, "{text}");
+        assert_eq!(off.validate(text.as_bytes()), plain, "{text}");
+    }
+    assert!(off.memos.is_none());
+    assert_eq!(
+        (off.repeats(), off.lookups(), off.shapes()),
+        Default::default()
+    );
+    for (what, (tries, hits)) in [
+        ("repeats", on.repeats()),
+        ("lookups", on.lookups()),
+        ("shapes", on.shapes()),
+    ] {
+        assert!(tries > 0 && hits > 0, "{what}: {tries} tries, {hits} hits");
+    }
 }
 
 #[test]
@@ -500,7 +548,8 @@ fn two_shapes_are_known_at_once() {
             (tries + u64::from(k > 0), hits + u64::from(fitted)),
             "{name}"
         );
-        assert_eq!(format!("{:?}", v.shapes.known[0]), shape(&text), "{name}");
+        let known = &v.memos.as_ref().unwrap().shapes.known[0];
+        assert_eq!(format!("{known:?}"), shape(&text), "{name}");
     }
 }
 
