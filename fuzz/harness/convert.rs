@@ -3,7 +3,7 @@
 //! (`crates/fb-join/tests/recover.rs` includes this file). A panic is a
 //! finding.
 
-use fb_join::{convert, convert_recovering, dsjson, Compat, JoinedEvents, Joiner, Options};
+use fb_join::{convert, convert_recovering, dsjson, Caches, Compat, JoinedEvents, Joiner, Options};
 
 /// Target (c): the first byte chooses options (multistep, dedup
 /// inlining); the rest is the log. It is converted in both compat modes
@@ -13,7 +13,8 @@ use fb_join::{convert, convert_recovering, dsjson, Compat, JoinedEvents, Joiner,
 /// intact log (nothing skipped, no framing error, nothing after an EOF)
 /// the recovering conversion writes exactly what `convert` writes.
 /// Whatever the log, `convert` (which recycles events) writes what fresh
-/// events from `JoinedEvents` give. (The parallel conversion is left to
+/// events from `JoinedEvents` give, and writes the same with its speed
+/// caches off (`Caches::Off`), in both modes. (The parallel conversion is left to
 /// `crates/fb-join/tests/parallel.rs`: its worker threads leave std's
 /// per-thread channel context behind, which LeakSanitizer reports.)
 pub fn convert_all(data: &[u8]) {
@@ -32,6 +33,15 @@ pub fn convert_all(data: &[u8]) {
     let mut reference = Vec::new();
     convert(input, &mut reference, options(Compat::Reference))
         .expect("writing to a Vec cannot fail");
+    for (compat, cached) in [(Compat::Sane, &plain), (Compat::Reference, &reference)] {
+        let mut uncached = Vec::new();
+        convert(input, &mut uncached, options(compat).caches(Caches::Off))
+            .expect("writing to a Vec cannot fail");
+        assert!(
+            uncached == *cached,
+            "{compat:?}: caches off changed the output"
+        );
+    }
 
     let mut fresh = Vec::new();
     let mut writer = dsjson::Writer::new(Compat::Sane);

@@ -1,7 +1,9 @@
 //! Flags shared by the commands that join (convert, stats, export, ...),
 //! and what they become: `fb_join::Options` and `fb_run::options::Filter`.
 
-use fb_join::{Compat, LearningMode, Options, Overrides, Problem, RewardFunction, StepTransform};
+use fb_join::{
+    Caches, Compat, LearningMode, Options, Overrides, Problem, RewardFunction, StepTransform,
+};
 use fb_run::options::{parse_finite_f32, parse_time, Filter, SkipLearn};
 
 /// How to join: the reference's overrides and our options.
@@ -43,6 +45,11 @@ pub struct JoinArgs {
     /// Multistep reward transform.
     #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = named::<StepTransform>(StepTransform::NAMES))]
     pub multistep_reward: StepTransform,
+
+    /// Turn every speed cache, memo and shortcut off (the same bytes out,
+    /// slower): for comparing outputs.
+    #[arg(long, hide = true)]
+    pub no_caches: bool,
 }
 
 /// Which joined events to keep: the same flags for every command that
@@ -118,6 +125,10 @@ impl JoinArgs {
             .compat(self.compat)
             .multistep(self.multistep)
             .multistep_reward(self.multistep_reward)
+            .caches(match self.no_caches {
+                true => Caches::Off,
+                false => Caches::On,
+            })
     }
 }
 

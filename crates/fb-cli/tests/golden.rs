@@ -240,3 +240,43 @@ fn several_inputs_make_one_stream() {
     assert_eq!(got.lines().count(), 1 + 3);
     assert!(got.lines().count() > 1 + alone.lines().count());
 }
+
+/// `--no-caches` turns every speed cache, memo and shortcut off: every
+/// corpus log, in both modes, gives the same bytes and exit code, and in
+/// reference mode the reference's bytes. The flag is not in `--help`.
+#[test]
+fn every_corpus_log_gives_the_same_bytes_without_caches() {
+    let mut failures = Vec::new();
+    for case in manifest() {
+        let expected = std::fs::read(data_dir().join(&case.expected)).unwrap();
+        for compat in ["reference", "sane"] {
+            let name = format!("{}-{compat}", case.input);
+            let cached = scratch(&format!("cached-{name}"));
+            let plain = scratch(&format!("plain-{name}"));
+            let input = data_dir().join(&case.input);
+            let mode = ["--compat", compat];
+            let (code, _) = convert(&input, &case.flags, &mode, &cached);
+            let (code_plain, stderr) = convert(
+                &input,
+                &case.flags,
+                &["--no-caches", "--compat", compat],
+                &plain,
+            );
+            let (got, got_plain) = (std::fs::read(&cached), std::fs::read(&plain));
+            let got = got.unwrap_or_default();
+            if got_plain.unwrap_or_default() != got || code_plain != code {
+                failures.push(format!("{name}: exit {code} and {code_plain}\n{stderr}"));
+            }
+            if compat == "reference" && got != expected {
+                failures.push(format!("{name}: not the reference's bytes"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let help = Command::new(fb())
+        .args(["convert", "--help"])
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("caches"));
+}

@@ -1,4 +1,5 @@
-//! `fb convert --threads N` writes the same bytes whatever N.
+//! `fb convert --threads N` writes the same bytes whatever N, and with
+//! `--no-caches` (every speed cache, memo and shortcut off).
 
 #![allow(
     clippy::unwrap_used,
@@ -40,6 +41,16 @@ fn same_bytes_for_every_thread_count(input: &Path, flags: &[&str]) -> usize {
     }
     assert_eq!(outputs[0], outputs[1], "{path} {flags:?}: 1 vs 2 threads");
     assert_eq!(outputs[0], outputs[2], "{path} {flags:?}: 1 vs 4 threads");
+    for threads in ["1", "2"] {
+        let mut args = vec!["convert", "-q", "--no-caches", "--threads", threads];
+        args.extend_from_slice(flags);
+        args.push(path);
+        let plain = run(&args);
+        assert_eq!(
+            outputs[0], plain,
+            "{path} {flags:?}: caches on vs off, {threads} threads"
+        );
+    }
     // A file is mapped and its payloads borrowed; a pipe is read and its
     // payloads copied into batches. The bytes out are the same.
     let mut args = vec!["convert", "-q", "--threads", "2"];

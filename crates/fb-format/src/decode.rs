@@ -12,10 +12,11 @@ use fb_schema::{
 };
 use flatbuffers::{Follow, Verifiable};
 
+use crate::caches::Caches;
 use crate::error::{Error, Result};
 use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
-use crate::known::{Find, Known};
-use crate::recent::{Lookup, Recent, OUT_MAX};
+use crate::outcome_parts_cache::{Find, OutcomePartsCache};
+use crate::zstd_frame_cache::{Lookup, ZstdFrameCache, OUT_MAX};
 
 fn verify_at<'a, T>(buf: &'a [u8], offset: u64, index: u64, what: &'static str) -> Result<T::Inner>
 where
@@ -46,6 +47,27 @@ where
     })
 }
 
+/// [`verify_at`] with the quick verifier, [`verify_slow`] without (counted
+/// in `verified_in_full`).
+fn verify_with<'a, T>(
+    buf: &'a [u8],
+    at: (u64, u64),
+    what: &'static str,
+    caches: Caches,
+    verified_in_full: &mut u64,
+) -> Result<T::Inner>
+where
+    T: Follow<'a> + Verifiable + QuickVerify + 'a,
+{
+    match caches {
+        Caches::On => verify_at::<T>(buf, at.0, at.1, what),
+        Caches::Off => {
+            *verified_in_full += 1;
+            verify_slow::<T>(buf, at.0, at.1, what)
+        }
+    }
+}
+
 impl<'a> Message<'a> {
     /// The `FileHeader` of a HEADER message.
     pub fn file_header(&self) -> Result<FileHeader<'a>> {
@@ -64,12 +86,25 @@ impl<'a> Message<'a> {
 
     /// The events of a REGULAR message, each verified on its own.
     pub fn events(&self) -> Result<Events<'a>> {
-        let payload = self.joined_payload()?;
+        self.events_with(Caches::On)
+    }
+
+    /// [`Message::events`], the message and its events verified by the
+    /// quick verifier with [`Caches::On`], by the flatbuffers verifier
+    /// and read through its accessors with [`Caches::Off`].
+    pub fn events_with(&self, caches: Caches) -> Result<Events<'a>> {
+        let (buf, offset, index, what) = (self.payload, self.offset, self.index, "JoinedPayload");
+        let payload = match caches {
+            Caches::On => verify_at::<JoinedPayload>(buf, offset, index, what)?,
+            Caches::Off => verify_slow::<JoinedPayload>(buf, offset, index, what)?,
+        };
         Ok(Events {
-            offset: self.offset,
-            index: self.index,
+            offset,
+            index,
             list: payload.events(),
             next: 0,
+            caches,
+            verified_in_full: u64::from(caches == Caches::Off),
         })
     }
 
@@ -93,12 +128,21 @@ pub struct Events<'a> {
     index: u64,
     list: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<JoinedEvent<'a>>>>,
     next: usize,
+    caches: Caches,
+    verified_in_full: u64,
 }
 
 impl<'a> Events<'a> {
     /// Number of `JoinedEvent`s in the message.
     pub fn total(&self) -> usize {
         self.list.map_or(0, |l| l.len())
+    }
+
+    /// Buffers read so far through the flatbuffers verifier rather than
+    /// the quick one: the events it declined; with [`Caches::Off`], the
+    /// message and every event.
+    pub fn verified_in_full(&self) -> u64 {
+        self.verified_in_full
     }
 }
 
@@ -115,9 +159,9 @@ impl<'a> Iterator for Events<'a> {
         self.next += 1;
         Some(EventView::decode(
             list.get(position),
-            self.offset,
-            self.index,
-            position,
+            (self.offset, self.index, position),
+            self.caches,
+            &mut self.verified_in_full,
         ))
     }
 
@@ -154,7 +198,12 @@ pub struct EventView<'a> {
 
 impl<'a> EventView<'a> {
     #[inline(always)]
-    fn decode(joined: JoinedEvent<'a>, offset: u64, index: u64, position: usize) -> Result<Self> {
+    fn decode(
+        joined: JoinedEvent<'a>,
+        (offset, index, position): (u64, u64, usize),
+        caches: Caches,
+        verified_in_full: &mut u64,
+    ) -> Result<Self> {
         let missing = |what, field| Error::MissingField {
             offset,
             index,
@@ -167,7 +216,13 @@ impl<'a> EventView<'a> {
         let enqueued = *joined
             .timestamp()
             .ok_or_else(|| missing("JoinedEvent", "timestamp"))?;
-        Self::from_parts_in_line(bytes.bytes(), enqueued, offset, index, position)
+        Self::from_parts_in_line(
+            bytes.bytes(),
+            enqueued,
+            (offset, index, position),
+            caches,
+            verified_in_full,
+        )
     }
 
     /// The view of a `JoinedEvent` given by its `event` bytes (verified
@@ -184,25 +239,33 @@ impl<'a> EventView<'a> {
         index: u64,
         position: usize,
     ) -> Result<Self> {
-        Self::from_parts_in_line(bytes, enqueued, offset, index, position)
+        let at = (offset, index, position);
+        Self::from_parts_in_line(bytes, enqueued, at, Caches::On, &mut 0)
     }
 
-    /// [`EventView::from_parts`], in line in the joiner's loop.
+    /// [`EventView::from_parts`], in line in the joiner's loop; the quick
+    /// verifier only with [`Caches::On`], and the events verified by the
+    /// flatbuffers verifier counted in `verified_in_full`.
     #[inline(always)]
     fn from_parts_in_line(
         bytes: &'a [u8],
         enqueued: TimeStamp,
-        offset: u64,
-        index: u64,
-        position: usize,
+        (offset, index, position): (u64, u64, usize),
+        caches: Caches,
+        verified_in_full: &mut u64,
     ) -> Result<Self> {
         // Each arm makes its own view: joined into one `parts` first, the
         // two would be copied into one place, and the copy's wide loads of
         // the verifier's narrow stores wait for them (a store-forwarding
         // stall of each event, about 10% of a conversion's time).
-        match fb_schema::event_parts(bytes) {
+        let quick = match caches {
+            Caches::On => fb_schema::event_parts(bytes),
+            Caches::Off => None,
+        };
+        match quick {
             Some(parts) => Self::of_parts(parts, enqueued, offset, index, position),
             None => {
+                *verified_in_full += 1;
                 let parts = verify_slow::<Event>(bytes, offset, index, "Event")?.into();
                 Self::of_parts(parts, enqueued, offset, index, position)
             }
@@ -320,28 +383,34 @@ const PLAUSIBLE_SLACK: u64 = 64 << 10;
 ///
 /// Frames that come again byte for byte (outcomes of one value, the
 /// `DedupInfo` of one set of actions) are served from the last ones
-/// decompressed rather than decompressed again: see `recent.rs`. Outcome
-/// payloads that come again are not verified again: their parts are kept
-/// with them (`known.rs`).
+/// decompressed rather than decompressed again: see
+/// `zstd_frame_cache.rs`. Outcome payloads that come again are not
+/// verified again: their parts are kept with them
+/// (`outcome_parts_cache.rs`). Neither runs with [`Caches::Off`], nor the
+/// quick verifier.
 pub struct PayloadDecoder {
     unpack: Unpack,
-    known: Known,
+    outcome_parts: OutcomePartsCache,
+    caches: Caches,
+    /// Payloads read through the flatbuffers verifier, not the quick one.
+    verified_in_full: u64,
 }
 
-/// What decompresses: apart from [`Known`], so that a payload's bytes and
-/// the outcomes table can be borrowed at once.
+/// What decompresses: apart from [`OutcomePartsCache`], so that a
+/// payload's bytes and the outcomes table can be borrowed at once.
 struct Unpack {
     scratch: Vec<u8>,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     max_size: usize,
-    recent: Recent,
+    frames: ZstdFrameCache,
 }
 
 impl std::fmt::Debug for PayloadDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (served, missed) = self.unpack.recent.counts();
+        let (served, missed) = self.unpack.frames.counts();
         f.debug_struct("PayloadDecoder")
             .field("max_size", &self.unpack.max_size)
+            .field("caches", &self.caches)
             .field("frames_served_again", &served)
             .field("frames_looked_up_and_missed", &missed)
             .finish_non_exhaustive()
@@ -357,21 +426,46 @@ impl Default for PayloadDecoder {
 impl PayloadDecoder {
     /// A decoder that refuses decompressed payloads above `max_size` bytes.
     pub fn new(max_size: usize) -> Self {
+        Self::with_caches(max_size, Caches::On)
+    }
+
+    /// [`PayloadDecoder::new`]; with [`Caches::Off`], every frame is
+    /// decompressed, and every payload verified by the flatbuffers
+    /// verifier and read through its accessors.
+    pub fn with_caches(max_size: usize, caches: Caches) -> Self {
+        let (frames, outcome_parts) = match caches {
+            Caches::On => (ZstdFrameCache::default(), OutcomePartsCache::default()),
+            Caches::Off => (ZstdFrameCache::off(), OutcomePartsCache::off()),
+        };
         Self {
             unpack: Unpack {
                 scratch: Vec::new(),
                 zstd: None,
                 max_size,
-                recent: Recent::default(),
+                frames,
             },
-            known: Known::default(),
+            outcome_parts,
+            caches,
+            verified_in_full: 0,
         }
     }
 
     /// zstd frames served again from the last ones decompressed, rather
     /// than decompressed again.
     pub fn frames_served_again(&self) -> u64 {
-        self.unpack.recent.counts().0
+        self.unpack.frames.counts().0
+    }
+
+    /// Outcome payloads served with the parts verified of them before.
+    pub fn outcome_parts_served_again(&self) -> u64 {
+        self.outcome_parts.hits()
+    }
+
+    /// Payloads read so far through the flatbuffers verifier and its
+    /// accessors rather than the quick verifier: those it declined; with
+    /// [`Caches::Off`], every one.
+    pub fn verified_in_full(&self) -> u64 {
+        self.verified_in_full
     }
 
     /// The payload bytes, decompressed when the event says zstd.
@@ -441,8 +535,8 @@ impl Unpack {
             }
             return Ok(&self.scratch);
         }
-        let at = match self.recent.lookup(view.payload_type().0, raw) {
-            Lookup::Found(at) => return Ok(self.recent.served(at)),
+        let at = match self.frames.lookup(view.payload_type().0, raw) {
+            Lookup::Found(at) => return Ok(self.frames.served(at)),
             Lookup::Missing(at) if size <= OUT_MAX as u64 => Some(at),
             _ => None,
         };
@@ -461,14 +555,14 @@ impl Unpack {
         self.scratch.reserve(size as usize);
         // A slot holds no frame while it is written: one that fails is
         // never served.
-        if let Some((at, room)) = at.and_then(|at| Some((at, self.recent.out(at)?))) {
+        if let Some((at, room)) = at.and_then(|at| Some((at, self.frames.out(at)?))) {
             let n = dctx
                 .decompress_to_buffer(raw, room)
                 .map_err(|e| fail(format!("corrupt frame: {e}")))?;
             if n as u64 != size {
                 return Err(fail(format!("frame declared {size} bytes but held {n}")));
             }
-            return Ok(self.recent.keep(at, raw, n));
+            return Ok(self.frames.keep(at, raw, n));
         }
         let n = dctx
             .decompress_to_buffer(raw, &mut self.scratch)
@@ -485,8 +579,9 @@ impl PayloadDecoder {
     /// through the flatbuffers verifier and accessors where it declines
     /// (which also gives the errors). The payload is decompressed once.
     pub fn cb<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<CbParts<'s>> {
-        let (offset, index) = (view.offset, view.index);
-        with_cb(self.bytes(view)?, offset, index, |cb| *cb)
+        let at = (view.offset, view.index);
+        let full = &mut self.verified_in_full;
+        with_cb(self.unpack.bytes(view)?, at, self.caches, full, |cb| *cb)
     }
 
     /// The `OutcomeEvent` payload of `view`, as [`PayloadDecoder::cb`]
@@ -506,26 +601,47 @@ impl PayloadDecoder {
         view: &EventView<'a>,
         mut f: impl FnMut(&OutcomeParts<'s>) -> R,
     ) -> Result<R> {
-        let (offset, index) = (view.offset, view.index);
+        let at = (view.offset, view.index);
+        let (caches, full) = (self.caches, &mut self.verified_in_full);
         let bytes = self.unpack.bytes(view)?;
-        let known = &mut self.known;
-        match known.find(bytes) {
-            Find::Found(at) => match known.parts(at) {
+        // With caches off the table is off too: every lookup is skipped.
+        let cache = &mut self.outcome_parts;
+        match cache.find(bytes) {
+            Find::Found(slot) => match cache.parts(slot) {
                 Some(parts) => Ok(f(parts)),
-                None => with_outcome(bytes, offset, index, f),
+                None => with_outcome(bytes, at, caches, full, f),
             },
-            Find::Missing(at) => with_outcome(bytes, offset, index, |parts| {
-                known.keep(at, bytes, parts);
+            Find::Missing(slot) => with_outcome(bytes, at, caches, full, |parts| {
+                cache.keep(slot, bytes, parts);
                 f(parts)
             }),
-            Find::Skipped => with_outcome(bytes, offset, index, f),
+            Find::Skipped => with_outcome(bytes, at, caches, full, f),
         }
     }
 
     /// The verified typed payload of `view`.
     pub fn payload<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<Payload<'s>> {
-        let (offset, index, kind) = (view.offset, view.index, view.payload_type());
-        payload_of(self.bytes(view)?, kind, offset, index)
+        let (at, kind) = ((view.offset, view.index), view.payload_type());
+        let full = &mut self.verified_in_full;
+        payload_of(self.unpack.bytes(view)?, kind, at, self.caches, full)
+    }
+
+    /// [`EventView::with_cb_in_place`], verified as this decoder verifies.
+    #[inline(always)]
+    pub fn with_cb_in_place<'a, R>(
+        &mut self,
+        view: &EventView<'a>,
+        f: impl FnMut(&CbParts<'a>) -> R,
+    ) -> Option<Result<R>> {
+        let (caches, full) = (self.caches, &mut self.verified_in_full);
+        (!view.is_compressed()).then(|| with_cb(view.payload, view.at(), caches, full, f))
+    }
+
+    /// [`EventView::payload_in_place`], verified as this decoder verifies.
+    pub fn payload_in_place<'a>(&mut self, view: &EventView<'a>) -> Option<Result<Payload<'a>>> {
+        let (caches, full) = (self.caches, &mut self.verified_in_full);
+        (!view.is_compressed())
+            .then(|| payload_of(view.payload, view.kind, view.at(), caches, full))
     }
 }
 
@@ -541,31 +657,45 @@ impl<'a> EventView<'a> {
     /// reason [`PayloadDecoder::with_outcome`] gives. `f` is called once.
     #[inline(always)]
     pub fn with_cb_in_place<R>(&self, f: impl FnMut(&CbParts<'a>) -> R) -> Option<Result<R>> {
-        (!self.is_compressed()).then(|| with_cb(self.payload, self.offset, self.index, f))
+        (!self.is_compressed()).then(|| with_cb(self.payload, self.at(), Caches::On, &mut 0, f))
     }
 
     /// [`PayloadDecoder::payload`] for a payload stored uncompressed, as
     /// [`EventView::cb_in_place`].
     pub fn payload_in_place(&self) -> Option<Result<Payload<'a>>> {
         (!self.is_compressed())
-            .then(|| payload_of(self.payload, self.kind, self.offset, self.index))
+            .then(|| payload_of(self.payload, self.kind, self.at(), Caches::On, &mut 0))
+    }
+
+    /// The offset and index of the event's message.
+    fn at(&self) -> (u64, u64) {
+        (self.offset, self.index)
     }
 }
 
-/// The `CbEvent` in `bytes`, as the fast verifier reads it or through the
-/// flatbuffers verifier where it declines, handed to `f` (called once):
-/// each arm calls it where its parts lie, rather than joining them in one
-/// place first (see [`PayloadDecoder::with_outcome`]).
+/// The `CbEvent` in `bytes`, as the fast verifier reads it (with
+/// [`Caches::On`]) or through the flatbuffers verifier where it declines
+/// or is not to run (counted in `verified_in_full`), handed to `f` (called
+/// once): each arm calls it where its parts lie, rather than joining them
+/// in one place first (see [`PayloadDecoder::with_outcome`]).
 #[inline(always)]
 fn with_cb<'b, R>(
     bytes: &'b [u8],
-    offset: u64,
-    index: u64,
+    (offset, index): (u64, u64),
+    caches: Caches,
+    verified_in_full: &mut u64,
     mut f: impl FnMut(&CbParts<'b>) -> R,
 ) -> Result<R> {
-    match fb_schema::cb_parts(bytes) {
+    let quick = match caches {
+        Caches::On => fb_schema::cb_parts(bytes),
+        Caches::Off => None,
+    };
+    match quick {
         Some(parts) => Ok(f(&parts)),
-        None => verify_slow::<CbEvent>(bytes, offset, index, "CbEvent").map(|e| f(&e.into())),
+        None => {
+            *verified_in_full += 1;
+            verify_slow::<CbEvent>(bytes, offset, index, "CbEvent").map(|e| f(&e.into()))
+        }
     }
 }
 
@@ -573,54 +703,77 @@ fn with_cb<'b, R>(
 #[inline(always)]
 fn with_outcome<'b, R>(
     bytes: &'b [u8],
-    offset: u64,
-    index: u64,
+    (offset, index): (u64, u64),
+    caches: Caches,
+    verified_in_full: &mut u64,
     mut f: impl FnMut(&OutcomeParts<'b>) -> R,
 ) -> Result<R> {
-    match fb_schema::outcome_parts(bytes) {
+    let quick = match caches {
+        Caches::On => fb_schema::outcome_parts(bytes),
+        Caches::Off => None,
+    };
+    match quick {
         Some(parts) => Ok(f(&parts)),
         None => {
+            *verified_in_full += 1;
             verify_slow::<OutcomeEvent>(bytes, offset, index, "OutcomeEvent").map(|e| f(&e.into()))
         }
     }
 }
 
-fn payload_of(bytes: &[u8], kind: PayloadType, offset: u64, index: u64) -> Result<Payload<'_>> {
+/// The payload in `bytes`, of type `kind`, verified as [`verify_with`]
+/// verifies.
+fn payload_of<'b>(
+    bytes: &'b [u8],
+    kind: PayloadType,
+    at: (u64, u64),
+    caches: Caches,
+    full: &mut u64,
+) -> Result<Payload<'b>> {
     Ok(match kind {
-        PayloadType::CB => Payload::Cb(verify_at::<CbEvent>(bytes, offset, index, "CbEvent")?),
-        PayloadType::CCB => Payload::Ccb(verify_at::<MultiSlotEvent>(
+        PayloadType::CB => Payload::Cb(verify_with::<CbEvent>(bytes, at, "CbEvent", caches, full)?),
+        PayloadType::CCB => Payload::Ccb(verify_with::<MultiSlotEvent>(
             bytes,
-            offset,
-            index,
+            at,
             "MultiSlotEvent",
+            caches,
+            full,
         )?),
-        PayloadType::Slates => Payload::Slates(verify_at::<MultiSlotEvent>(
+        PayloadType::Slates => Payload::Slates(verify_with::<MultiSlotEvent>(
             bytes,
-            offset,
-            index,
+            at,
             "MultiSlotEvent",
+            caches,
+            full,
         )?),
-        PayloadType::CA => Payload::Ca(verify_at::<CaEvent>(bytes, offset, index, "CaEvent")?),
-        PayloadType::Outcome => Payload::Outcome(verify_at::<OutcomeEvent>(
+        PayloadType::CA => Payload::Ca(verify_with::<CaEvent>(bytes, at, "CaEvent", caches, full)?),
+        PayloadType::Outcome => Payload::Outcome(verify_with::<OutcomeEvent>(
             bytes,
-            offset,
-            index,
+            at,
             "OutcomeEvent",
+            caches,
+            full,
         )?),
-        PayloadType::DedupInfo => {
-            Payload::Dedup(verify_at::<DedupInfo>(bytes, offset, index, "DedupInfo")?)
-        }
-        PayloadType::MultiStep => Payload::MultiStep(verify_at::<MultiStepEvent>(
+        PayloadType::DedupInfo => Payload::Dedup(verify_with::<DedupInfo>(
             bytes,
-            offset,
-            index,
+            at,
+            "DedupInfo",
+            caches,
+            full,
+        )?),
+        PayloadType::MultiStep => Payload::MultiStep(verify_with::<MultiStepEvent>(
+            bytes,
+            at,
             "MultiStepEvent",
+            caches,
+            full,
         )?),
-        PayloadType::Episode => Payload::Episode(verify_at::<EpisodeEvent>(
+        PayloadType::Episode => Payload::Episode(verify_with::<EpisodeEvent>(
             bytes,
-            offset,
-            index,
+            at,
             "EpisodeEvent",
+            caches,
+            full,
         )?),
         other => Payload::Unknown(other),
     })

@@ -35,28 +35,31 @@
 //! }
 //! ```
 
-mod ahead;
+mod caches;
 mod decode;
 mod error;
 mod framer;
+mod hit_rate;
 pub mod index;
 mod kind;
-mod known;
 mod loop_kind;
-mod rate;
+mod outcome_parts_cache;
+mod prefetcher;
 pub mod raw;
 mod reader;
-mod recent;
 pub mod recover;
 pub mod salvage;
 pub mod splitmix;
+mod zstd_frame_cache;
 
-pub use ahead::prefetch;
+pub use caches::Caches;
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};
 pub use framer::{frame_len, Frame, Framer, Message, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN};
+pub use hit_rate::HitRate;
 pub use kind::*;
 pub use loop_kind::{parse_name, Problem, RewardFunction, UnknownName};
+pub use prefetcher::prefetch;
 pub use reader::{SliceReader, StreamReader};
 
 impl Message<'_> {

@@ -2,22 +2,23 @@
 
 use std::io::Read;
 
-use crate::ahead::Ahead;
+use crate::caches::Caches;
 use crate::error::{Error, Result};
 use crate::framer::{Framer, Message, Step};
+use crate::prefetcher::Prefetcher;
 
 /// Reads messages from a slice that holds the whole log (e.g. a memory map).
 ///
 /// Messages borrow from the slice for its whole lifetime. As an iterator it
 /// stops after the first error. Each message framed asks the CPU for the
 /// bytes just after it, which a mapped log does not hold in any cache
-/// (see `ahead.rs`).
+/// (see `prefetcher.rs`), but with [`Caches::Off`].
 #[derive(Debug, Clone)]
 pub struct SliceReader<'a> {
     data: &'a [u8],
     pos: usize,
     framer: Framer,
-    ahead: Ahead,
+    prefetcher: Prefetcher,
 }
 
 impl<'a> SliceReader<'a> {
@@ -32,8 +33,25 @@ impl<'a> SliceReader<'a> {
             data,
             pos: 0,
             framer,
-            ahead: Ahead::default(),
+            prefetcher: Prefetcher::default(),
         }
+    }
+
+    /// The reader, asking the CPU for the lines ahead of it with
+    /// [`Caches::On`] (the default) and not with [`Caches::Off`].
+    #[must_use]
+    pub fn with_caches(mut self, caches: Caches) -> Self {
+        self.prefetcher = match caches {
+            Caches::On => Prefetcher::default(),
+            Caches::Off => Prefetcher::off(),
+        };
+        self
+    }
+
+    /// Where in the slice the lines asked for ahead of the reader end: 0
+    /// when none was asked for.
+    pub fn prefetched_to(&self) -> usize {
+        self.prefetcher.asked()
     }
 
     /// The next message, `None` at the end of the log.
@@ -44,7 +62,7 @@ impl<'a> SliceReader<'a> {
             Step::Message(msg) => {
                 let start = self.pos;
                 self.pos += msg.len;
-                self.ahead.fetch(self.data, start, self.pos);
+                self.prefetcher.fetch(self.data, start, self.pos);
                 Ok(Some(msg))
             }
             Step::End | Step::NeedMore(_) => Ok(None),

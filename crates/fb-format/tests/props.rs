@@ -1,6 +1,7 @@
 //! Properties of the framing core over arbitrary bytes: it never panics,
 //! what it frames tiles the input from the start, and the slice and
-//! stream readers agree whatever the read sizes.
+//! stream readers agree whatever the read sizes, and the slice reader with
+//! its caches (the prefetcher) on or off.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,7 +10,7 @@
     clippy::panic
 )]
 
-use fb_format::{Framer, SliceReader, StreamReader};
+use fb_format::{Caches, Framer, SliceReader, StreamReader};
 use proptest::prelude::*;
 
 /// A reader that hands out at most `chunk` bytes per read.
@@ -55,8 +56,9 @@ fn collect(mut next: impl FnMut() -> fb_format::Result<Option<Owned>>) -> Framed
     }
 }
 
-fn slice_frames(bytes: &[u8], limit: u32) -> Framed {
-    let mut reader = SliceReader::with_framer(bytes, Framer::with_max_payload(limit));
+fn slice_frames(bytes: &[u8], limit: u32, caches: Caches) -> Framed {
+    let framer = Framer::with_max_payload(limit);
+    let mut reader = SliceReader::with_framer(bytes, framer).with_caches(caches);
     collect(|| reader.next_message().map(|m| m.map(own)))
 }
 
@@ -102,7 +104,7 @@ proptest! {
 
     #[test]
     fn frames_tile_the_input_and_readers_agree(bytes in inputs(), chunk in 1usize..300, limit in 1u32..200) {
-        let (frames, error) = slice_frames(&bytes, limit);
+        let (frames, error) = slice_frames(&bytes, limit, Caches::On);
         let mut end = 0u64;
         for (n, (_, offset, index, len, payload)) in frames.iter().enumerate() {
             // Each message starts where the last one ended, in order.
@@ -116,6 +118,7 @@ proptest! {
         if let Some(at) = error {
             prop_assert!(at >= end && at <= bytes.len() as u64, "error at {} after {}", at, end);
         }
+        prop_assert_eq!(slice_frames(&bytes, limit, Caches::Off), (frames.clone(), error));
         prop_assert_eq!(stream_frames(&bytes, limit, chunk), (frames, error));
     }
 }

@@ -2,7 +2,7 @@
 //! conversion: REGULAR messages read out of a stream, or the span of a log
 //! in memory they lie in, with the ordered state they start from.
 
-use fb_format::{Framer, Message, MessageKind, SliceReader};
+use fb_format::{Caches, Framer, Message, MessageKind, SliceReader};
 
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
@@ -103,7 +103,12 @@ impl<'m> Messages<'m> {
     /// Each message in order, whichever way it is held. A span that does
     /// not frame again as it did (a log changed under the map: see
     /// fb-run's `mapped.rs`) ends where it stops doing so, and says so.
-    pub(crate) fn each(&self, mut f: impl FnMut(&Message<'_>)) -> fb_format::Result<()> {
+    /// The messages are read with `caches` (the prefetcher).
+    pub(crate) fn each(
+        &self,
+        caches: Caches,
+        mut f: impl FnMut(&Message<'_>),
+    ) -> fb_format::Result<()> {
         let span = &self.span;
         let bytes = match span.bytes.is_empty() {
             true => self.data.get(self.own.clone()).unwrap_or_default(),
@@ -111,7 +116,7 @@ impl<'m> Messages<'m> {
         };
         let framer =
             Framer::with_max_payload(span.max_payload).starting_at(span.offset, span.index);
-        let mut reader = SliceReader::with_framer(bytes, framer);
+        let mut reader = SliceReader::with_framer(bytes, framer).with_caches(caches);
         for _ in 0..span.count {
             match reader.next_message()? {
                 Some(msg) if msg.kind == MessageKind::Regular => f(&msg),
@@ -202,7 +207,9 @@ mod tests {
     /// whether it ended in an error.
     fn handed(batch: &Messages<'_>) -> (Vec<(u64, u64, Vec<u8>)>, bool) {
         let mut seen = Vec::new();
-        let ended = batch.each(|m| seen.push((m.offset, m.index, m.payload.to_vec())));
+        let ended = batch.each(Caches::On, |m| {
+            seen.push((m.offset, m.index, m.payload.to_vec()))
+        });
         (seen, ended.is_err())
     }
 

@@ -1,28 +1,34 @@
 //! The DSJSON writer: one line per joined event, keys in the reference's
 //! order, numbers in its format.
 
-use crate::arrays::{Arrays, Found};
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::number::{put_i64, put_str, put_u64};
 use crate::put::{Cursor, Put};
 use crate::time::MinuteMemo;
-use crate::Compat;
-use crate::Problem;
+use crate::{CacheCounts, Caches, Compat, Problem};
+
+mod float_texts;
+mod probability_arrays;
+
+use float_texts::FloatTextCache;
+use probability_arrays::{Found, ProbabilityArrayCache};
 
 /// Appends the DSJSON line of `ev` to `out`, `\n` included.
 ///
 /// For many lines, a [`Writer`] is faster: it remembers how recent floats
 /// print, and formats into a buffer of its own.
 pub fn write_line(ev: &JoinedEvent, compat: Compat, out: &mut Vec<u8>) {
-    line(ev, compat, &mut Memo::default(), out);
+    line(ev, compat, &mut TextCaches::default(), out);
 }
 
 /// Writes DSJSON lines, caching the text of recently printed floats
 /// (probabilities and rewards repeat a lot, and printing a float the way
-/// the reference does is the costliest step of a line).
+/// the reference does is the costliest step of a line), of whole
+/// probability arrays and of the minute of the last timestamp; none with
+/// [`Caches::Off`].
 pub struct Writer {
     compat: Compat,
-    floats: Memo,
+    caches: TextCaches,
     /// [`Writer::write_line`] formats here, then copies the line out whole.
     scratch: Lines,
 }
@@ -38,14 +44,36 @@ impl std::fmt::Debug for Writer {
 impl Writer {
     /// A writer for `compat` output.
     pub fn new(compat: Compat) -> Self {
+        Self::with_caches(compat, Caches::On)
+    }
+
+    /// [`Writer::new`]; with [`Caches::Off`] it remembers no text, and
+    /// writes every line as [`write_line`] does.
+    pub fn with_caches(compat: Compat, caches: Caches) -> Self {
+        let caches = match caches {
+            Caches::On => TextCaches {
+                floats: FloatTextCache::new(),
+                minute: MinuteMemo::keeping(Caches::On),
+                arrays: ProbabilityArrayCache::new(),
+            },
+            Caches::Off => TextCaches::default(),
+        };
         Self {
             compat,
-            floats: Memo {
-                cache: FloatCache(vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice()),
-                minute: MinuteMemo::default(),
-                arrays: Arrays::new(),
-            },
+            caches,
             scratch: Lines::with_capacity(4096),
+        }
+    }
+
+    /// How much each of its caches served so far (none with
+    /// [`Caches::Off`]).
+    pub fn cache_counts(&self) -> CacheCounts {
+        let c = &self.caches;
+        CacheCounts {
+            float_texts_held: c.floats.held(),
+            probability_arrays: c.arrays.hits(),
+            minute_texts_kept: c.minute.kept(),
+            ..CacheCounts::default()
         }
     }
 
@@ -105,7 +133,7 @@ impl Writer {
         loop {
             let room = lines.buf.get_mut(lines.len..).unwrap_or_default();
             let mut cursor = Cursor::new(room);
-            line(ev, self.compat, &mut self.floats, &mut cursor);
+            line(ev, self.compat, &mut self.caches, &mut cursor);
             let needed = cursor.len();
             let end = lines.len + needed;
             if end <= lines.buf.len() {
@@ -120,122 +148,50 @@ impl Writer {
     }
 }
 
-/// Sets of two slots in the float cache (a power of two).
-const CACHE_SETS: usize = 256;
-const CACHE_SLOTS: usize = CACHE_SETS * 2;
-
-#[derive(Debug, Clone, Copy, Default)]
-struct SlotDecision {
-    bits: u32,
-    len: u8,
-    text: [u8; 27],
-}
-
-/// Text remembered from line to line: floats in an optional two-way
-/// cache keyed by their bits, whole probability arrays (`arrays.rs`),
-/// and the minute of the last timestamp.
-#[derive(Debug, Default)]
-struct Memo {
-    cache: FloatCache,
+/// Text remembered from line to line: floats' texts by their bits
+/// (`dsjson/float_texts.rs`), whole probability arrays
+/// (`dsjson/probability_arrays.rs`), and the minute of the last timestamp.
+/// The default remembers nothing: no table, no minute kept.
+#[derive(Debug)]
+struct TextCaches {
+    floats: FloatTextCache,
     minute: MinuteMemo,
-    arrays: Arrays,
+    arrays: ProbabilityArrayCache,
 }
 
-/// Floats' texts by their bits, in sets of two slots.
-#[derive(Debug, Default)]
-struct FloatCache(Box<[SlotDecision]>);
+impl Default for TextCaches {
+    fn default() -> Self {
+        Self {
+            floats: FloatTextCache::default(),
+            minute: MinuteMemo::keeping(Caches::Off),
+            arrays: ProbabilityArrayCache::default(),
+        }
+    }
+}
 
-impl Memo {
+impl TextCaches {
     #[inline(always)]
     fn push<P: Put>(&mut self, out: &mut P, v: f32) {
-        self.cache.push(out, v);
+        self.floats.push(out, v);
     }
 
     /// `[..]` of `values`, the whole array's text from the table of arrays
     /// when it holds it.
     fn floats<P: Put>(&mut self, out: &mut P, values: &[f32]) {
-        let Memo { cache, arrays, .. } = self;
+        let TextCaches { floats, arrays, .. } = self;
         match arrays.put(out, values) {
             Found::Written => {}
-            Found::Skipped => cache.floats(out, values),
+            Found::Skipped => floats.floats(out, values),
             Found::Missing(at) => {
-                if !arrays.keep(out, at, values, |c| cache.floats(c, values)) {
-                    cache.floats(out, values);
+                if !arrays.keep(out, at, values, |c| floats.floats(c, values)) {
+                    floats.floats(out, values);
                 }
             }
         }
     }
 }
 
-impl FloatCache {
-    /// `[..]` of `values`, each float's text from the cache.
-    fn floats<P: Put>(&mut self, out: &mut P, values: &[f32]) {
-        out.byte(b'[');
-        for (i, v) in values.iter().enumerate() {
-            if i > 0 {
-                out.byte(b',');
-            }
-            self.push(out, *v);
-        }
-        out.byte(b']');
-    }
-
-    #[inline(always)]
-    fn push<P: Put>(&mut self, out: &mut P, v: f32) {
-        let bits = v.to_bits();
-        let set = set_of(bits);
-        if let Some([first, second]) = self.0.get(set..set + 2) {
-            for slot in [first, second] {
-                if slot.len > 0 && slot.bits == bits {
-                    out.put_first(&slot.text, usize::from(slot.len));
-                    return;
-                }
-            }
-        }
-        self.print(out, v, set);
-    }
-
-    /// Prints `v` and remembers its text first in set `set`, if there is
-    /// one, the slot there before moving second.
-    #[inline(never)]
-    fn print<P: Put>(&mut self, out: &mut P, v: f32, set: usize) {
-        let wide = f64::from(v);
-        let mut buf = dtoa::Buffer::new();
-        let text: &[u8] = if wide.is_finite() {
-            buf.format_finite(wide).as_bytes()
-        } else {
-            b"null"
-        };
-        out.put(text);
-        if let Some(pair) = self.0.get_mut(set..set + 2) {
-            let mut slot = SlotDecision {
-                bits: v.to_bits(),
-                len: 0,
-                text: [0; 27],
-            };
-            if let Some(room) = slot.text.get_mut(..text.len()) {
-                room.copy_from_slice(text);
-                slot.len = text.len() as u8;
-                pair.rotate_right(1);
-                if let Some(first) = pair.first_mut() {
-                    *first = slot;
-                }
-            }
-        }
-    }
-}
-
-/// The first of the two slots (a set) where the text of a float with
-/// these bits may be remembered. Two ways to a set: two frequent values
-/// whose bits fall in one set (in a CCB bench log, a probability of
-/// 0.0666… and a cost of -1.0 did, in a cache of one way) both stay.
-#[inline(always)]
-fn set_of(bits: u32) -> usize {
-    let mixed = (bits ^ (bits >> 16)).wrapping_mul(0x9E37_79B9);
-    (mixed >> (32 - CACHE_SETS.trailing_zeros())) as usize * 2 % CACHE_SLOTS
-}
-
-fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
+fn line<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut TextCaches, out: &mut P) {
     match (&ev.kind, &ev.decision) {
         (
             Problem::Cb | Problem::Multistep,
@@ -285,7 +241,7 @@ fn event_id_if_any<P: Put>(out: &mut P, id: &str) {
 }
 
 /// `"_a":[..],"_p":[..]` of one slot.
-fn slot_actions<P: Put>(fl: &mut Memo, out: &mut P, slot: &crate::event::SlotDecision) {
+fn slot_actions<P: Put>(fl: &mut TextCaches, out: &mut P, slot: &crate::event::SlotDecision) {
     key!(out, "", "_a");
     uints(out, slot.actions.iter().map(|a| u64::from(*a)));
     key!(out, ",", "_p");
@@ -303,13 +259,13 @@ fn uints<P: Put>(out: &mut P, values: impl Iterator<Item = u64>) {
     out.byte(b']');
 }
 
-fn floats<P: Put>(fl: &mut Memo, out: &mut P, values: &[f32]) {
+fn floats<P: Put>(fl: &mut TextCaches, out: &mut P, values: &[f32]) {
     fl.floats(out, values);
 }
 
 /// An outcome's value. A literal value is its text by default; the
 /// reference writes its numeric value, 0.0, instead (SEMANTICS.md §3).
-fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &OutcomeValue, compat: Compat) {
+fn value<P: Put>(fl: &mut TextCaches, out: &mut P, v: &OutcomeValue, compat: Compat) {
     match v {
         OutcomeValue::Numeric(x) => fl.push(out, *x),
         OutcomeValue::None => fl.push(out, 0.0),
@@ -319,7 +275,13 @@ fn value<P: Put>(fl: &mut Memo, out: &mut P, v: &OutcomeValue, compat: Compat) {
 }
 
 /// `{"v":..,"EventId":..,["Index":..,]"ActionTaken":..}`
-fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool, compat: Compat) {
+fn outcome<P: Put>(
+    fl: &mut TextCaches,
+    out: &mut P,
+    o: &Outcome,
+    with_index: bool,
+    compat: Compat,
+) {
     if o.action_taken {
         key!(out, "{", "EventId");
     } else {
@@ -348,7 +310,7 @@ fn outcome<P: Put>(fl: &mut Memo, out: &mut P, o: &Outcome, with_index: bool, co
 }
 
 fn outcomes<'a, P: Put>(
-    fl: &mut Memo,
+    fl: &mut TextCaches,
     out: &mut P,
     list: impl Iterator<Item = &'a Outcome>,
     with_index: bool,
@@ -370,7 +332,7 @@ fn vw_state<P: Put>(out: &mut P, model: &str) {
     out.byte(b'}');
 }
 
-fn pdrop<P: Put>(fl: &mut Memo, out: &mut P, ev: &JoinedEvent) {
+fn pdrop<P: Put>(fl: &mut TextCaches, out: &mut P, ev: &JoinedEvent) {
     let p = ev.pdrop();
     if p != 0.0 {
         key!(out, ",", "pdrop");
@@ -383,7 +345,7 @@ fn write_cb<P: Put>(
     actions: &[u64],
     probs: &[f32],
     compat: Compat,
-    fl: &mut Memo,
+    fl: &mut TextCaches,
     out: &mut P,
 ) {
     let first = actions.first().copied().unwrap_or(0);
@@ -419,7 +381,7 @@ fn write_cb<P: Put>(
     out.byte(b'}');
 }
 
-fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
+fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut TextCaches, out: &mut P) {
     let Decision::MultiSlot { slots, baseline } = &ev.decision else {
         return;
     };
@@ -478,7 +440,7 @@ fn write_ccb<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut 
     out.byte(b'}');
 }
 
-fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &mut P) {
+fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut TextCaches, out: &mut P) {
     let Decision::MultiSlot { slots, .. } = &ev.decision else {
         return;
     };
@@ -506,7 +468,7 @@ fn write_slates<P: Put>(ev: &JoinedEvent, compat: Compat, fl: &mut Memo, out: &m
 
 /// `"c":..,"VWState":..[,"pdrop":..][,"_skipLearn":true]}`: how Slates and
 /// CA lines end.
-fn context_to_end<P: Put>(fl: &mut Memo, out: &mut P, ev: &JoinedEvent) {
+fn context_to_end<P: Put>(fl: &mut TextCaches, out: &mut P, ev: &JoinedEvent) {
     context(out, &ev.context);
     out.byte(b',');
     vw_state(out, &ev.model_id);
@@ -522,7 +484,7 @@ fn write_ca<P: Put>(
     action: f32,
     pdf: f32,
     compat: Compat,
-    fl: &mut Memo,
+    fl: &mut TextCaches,
     out: &mut P,
 ) {
     out.put(b"{\"_label_ca\":{\"cost\":");
@@ -609,7 +571,11 @@ impl<W: std::io::Write> crate::Sink for LinesSink<W> {
     type Maker = LinesMaker;
 
     fn maker(&self) -> LinesMaker {
-        LinesMaker(Writer::new(self.compat))
+        self.maker_with(Caches::On)
+    }
+
+    fn maker_with(&self, caches: Caches) -> LinesMaker {
+        LinesMaker(Writer::with_caches(self.compat, caches))
     }
 
     fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {
@@ -687,71 +653,5 @@ mod tests {
             let at = out.windows(5).position(|w| w == b"\"c\":{").unwrap() + 4;
             assert_eq!(out[at..at + ev.context.len()], ev.context[..]);
         }
-    }
-
-    /// The text of each float, through a cache of `slots` slots.
-    fn texts(values: &[f32], slots: usize) -> Vec<String> {
-        let mut memo = Memo {
-            cache: FloatCache(vec![SlotDecision::default(); slots].into_boxed_slice()),
-            minute: MinuteMemo::default(),
-            arrays: Arrays::default(),
-        };
-        values
-            .iter()
-            .map(|&v| {
-                let mut out = Vec::new();
-                memo.push(&mut out, v);
-                String::from_utf8(out).unwrap()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn remembered_floats_print_as_printed() {
-        // Values that repeat, values that share a set, values of every
-        // length of text, and some that are not numbers.
-        let mut values: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, 0.05, 0.85, 1e-30, 3.4e38];
-        values.extend([
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::MIN_POSITIVE,
-        ]);
-        let mut x = 0x1234_5678u32;
-        for _ in 0..5000 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            values.push(f32::from_bits(x));
-            values.push(values[(x % 12) as usize]);
-        }
-        let uncached = texts(&values, 0);
-        assert_eq!(texts(&values, CACHE_SLOTS), uncached);
-        // The uncached text is dtoa's shortest text of the widened value.
-        assert_eq!(uncached[..4], ["0.0", "-0.0", "1.0", "-1.0"]);
-        assert_eq!(uncached[8], "null");
-    }
-
-    #[test]
-    fn two_floats_of_one_set_both_stay() {
-        let a = 1.0f32;
-        let set = set_of(a.to_bits());
-        let b = (1..u32::MAX)
-            .map(|k| f32::from_bits(a.to_bits() ^ k))
-            .find(|v| v.is_finite() && set_of(v.to_bits()) == set)
-            .expect("another float in the set");
-        let mut memo = Memo {
-            cache: FloatCache(vec![SlotDecision::default(); CACHE_SLOTS].into_boxed_slice()),
-            minute: MinuteMemo::default(),
-            arrays: Arrays::default(),
-        };
-        for v in [a, b, a, b] {
-            memo.push(&mut Vec::new(), v);
-        }
-        let held: Vec<u32> = memo.cache.0[set..set + 2].iter().map(|s| s.bits).collect();
-        assert!(
-            held.contains(&a.to_bits()) && held.contains(&b.to_bits()),
-            "{held:?}"
-        );
     }
 }

@@ -9,8 +9,8 @@ use fb_format::MessageKind;
 
 /// Where a pipeline reads messages from.
 pub enum Source<'a> {
-    /// A reader, through one reused buffer (payloads are copied into
-    /// batches for the workers).
+    /// A reader: on one thread through one reused buffer; with workers,
+    /// read straight into the buffers of their batches.
     Stream(Box<dyn Read + Send + 'a>),
     /// A log in memory, a memory-mapped file above all: payloads are
     /// borrowed where they lie.

@@ -22,8 +22,8 @@
 //! assert!(out.starts_with(br#"{"_label_cost":-1.5,"#));
 //! ```
 
-mod arrays;
 mod batch;
+mod caches;
 mod config;
 mod dedup;
 mod diag;
@@ -39,7 +39,6 @@ mod parallel;
 mod pipeline;
 mod pool;
 mod put;
-mod rate;
 pub mod rawjoin;
 mod reward;
 mod same;
@@ -50,11 +49,12 @@ pub mod time;
 
 use std::io::{Read, Write};
 
+pub use caches::CacheCounts;
 pub use config::{LearningMode, LoopConfig, Overrides};
 pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
-pub use fb_format::{Problem, RewardFunction};
+pub use fb_format::{Caches, Problem, RewardFunction};
 pub use feed::{Fed, MessageCounts, Progress, Source};
 pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
@@ -146,6 +146,10 @@ pub struct Options {
     /// [`Metrics::not_selected`]. Dedup events are applied whatever the
     /// type, as the cache they fill is shared.
     pub only: Vec<Problem>,
+    /// The speed caches, memos and shortcuts of reading, joining and
+    /// writing DSJSON: [`Caches::Off`] runs the plain path instead, for
+    /// the same bytes out (see [`Caches`]).
+    pub caches: Caches,
 }
 
 /// One setter per field, each taking and giving back the options.
@@ -173,6 +177,7 @@ setters! {
     max_payload: usize,
     diagnostics_limit: usize,
     only: Vec<Problem>,
+    caches: Caches,
 }
 
 impl Default for Options {
@@ -186,6 +191,7 @@ impl Default for Options {
             max_payload: fb_format::DEFAULT_MAX_PAYLOAD as usize,
             diagnostics_limit: 10_000,
             only: Vec::new(),
+            caches: Caches::On,
         }
     }
 }

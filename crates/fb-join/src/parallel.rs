@@ -162,7 +162,8 @@ where
     // Many workers take from one queue: a multi-consumer channel.
     let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
     let (done_tx, done_rx) = mpsc::channel::<Done<S::Batch>>();
-    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker()).collect();
+    let caches = opts.caches;
+    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker_with(caches)).collect();
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -212,7 +213,7 @@ where
                 }
                 Source::Slice(data) => {
                     let (base, max_payload) = (framer.offset(), framer.max_payload());
-                    let mut reader = SliceReader::with_framer(data, framer);
+                    let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
                     let error = batcher.pump(|b| {
                         if stop() {
                             b.stopped = true;
@@ -427,6 +428,7 @@ fn worker<'m, K, M>(
     K: Fn(&JoinedEvent) -> bool + Sync,
     M: Maker,
 {
+    let caches = opts.caches;
     let mut joiner = Joiner::new(opts);
     loop {
         let Ok(batch) = rx.recv() else { return };
@@ -440,7 +442,7 @@ fn worker<'m, K, M>(
         };
         let (mut events, mut written, mut filtered) = (0, 0, 0);
         let mut messages = batch.messages;
-        let framed = messages.each(|msg| {
+        let framed = messages.each(caches, |msg| {
             joiner.push_each(msg, |ev| {
                 events += 1;
                 if keep(ev) {

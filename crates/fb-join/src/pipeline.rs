@@ -154,7 +154,9 @@ where
                 progress,
             ),
             Source::Slice(data) => {
-                self.serial(&mut SliceReader::with_framer(data, framer), stop, progress)
+                let caches = self.joiner.options().caches;
+                let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
+                self.serial(&mut reader, stop, progress)
             }
             Source::Recover(_) => Ok(Fed::default()),
         }
@@ -168,7 +170,7 @@ where
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, Error> {
-        let mut maker = self.sink.maker();
+        let mut maker = self.sink.maker_with(self.joiner.options().caches);
         let mut batch = maker.batch();
         let mut fed = Fed::default();
         let mut events = 0u64;

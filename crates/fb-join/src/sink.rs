@@ -1,6 +1,7 @@
 //! The last stage of a pipeline: what joined events become.
 
 use crate::event::JoinedEvent;
+use crate::Caches;
 use crate::Error;
 
 /// What joined events become: the last stage of a [`Pipeline`](crate::Pipeline).
@@ -16,6 +17,15 @@ pub trait Sink {
 
     /// A maker for one thread.
     fn maker(&self) -> Self::Maker;
+
+    /// A maker for one thread of a pipeline whose speed caches are
+    /// `caches` ([`crate::Options::caches`]): a sink whose makers keep
+    /// caches of their own (the DSJSON writer's texts) makes them with or
+    /// without.
+    fn maker_with(&self, caches: Caches) -> Self::Maker {
+        let _ = caches;
+        self.maker()
+    }
 
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;

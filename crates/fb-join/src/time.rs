@@ -4,7 +4,7 @@ use fb_schema::TimeStamp;
 
 use crate::number::put_u64;
 use crate::put::Put;
-use crate::Compat;
+use crate::{Caches, Compat};
 
 /// Largest valid subsecond: the client library counts 100 ns ticks.
 pub const MAX_SUBSECOND: u32 = 9_999_999;
@@ -38,7 +38,7 @@ pub fn push_timestamp(out: &mut Vec<u8>, t: &TimeStamp, compat: Compat) -> bool 
 
 /// [`push_timestamp`] into any sink.
 pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
-    MinuteMemo::default().put(out, t, compat)
+    MinuteMemo::keeping(Caches::Off).put(out, t, compat)
 }
 
 /// [`push_timestamp`] for a year above 9999 or a field above 99 (corrupt
@@ -66,14 +66,42 @@ fn put_padded<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
 /// The text of the last minute written, `"YYYY-MM-DDTHH:MM:`: the events
 /// of a log mostly share it with the one before, and its digits were most
 /// of what a timestamp cost.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct MinuteMemo {
-    /// The minute's fields with the top bit set; zero before the first.
+    /// The minute's fields with the top bit set; zero before the first,
+    /// and always when it keeps nothing.
     key: u64,
     text: [u8; 18],
+    /// What of a minute's key is kept: all of it, or with caches off
+    /// nothing, so that no minute is found kept (a key has its top bit
+    /// set) and each timestamp's text is made whole, with no test more
+    /// than a memo that keeps.
+    keep: u64,
+    /// Minutes kept.
+    kept: u64,
 }
 
 impl MinuteMemo {
+    /// A memo that keeps the last minute with [`Caches::On`], and none
+    /// with [`Caches::Off`].
+    pub(crate) fn keeping(caches: Caches) -> Self {
+        Self {
+            key: 0,
+            text: [0; 18],
+            keep: match caches {
+                Caches::On => u64::MAX,
+                Caches::Off => 0,
+            },
+            kept: 0,
+        }
+    }
+
+    /// Minutes whose text it kept (each written again while the minute
+    /// lasts).
+    pub(crate) fn kept(&self) -> u64 {
+        self.kept
+    }
+
     /// [`push_timestamp`], with the minute's text reused when it repeats.
     #[inline]
     pub(crate) fn put<P: Put>(&mut self, out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
@@ -97,7 +125,8 @@ impl MinuteMemo {
                 b'"', y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1,
                 b':',
             ];
-            self.key = key;
+            self.key = key & self.keep;
+            self.kept += self.keep & 1;
         }
         out.put(&self.text);
         let (micros, valid) = micros(t, compat);
@@ -216,7 +245,10 @@ mod tests {
 
     #[test]
     fn the_minute_memo_writes_what_put_timestamp_writes() {
-        let mut memo = MinuteMemo::default();
+        let (mut memo, mut none) = (
+            MinuteMemo::keeping(Caches::On),
+            MinuteMemo::keeping(Caches::Off),
+        );
         let mut rng = fb_tests::Rng::new(7);
         let mut t = TimeStamp::new(0, 0, 0, 0, 0, 0, 0);
         for i in 0..20_000 {
@@ -263,8 +295,19 @@ mod tests {
                 let valid = memo.put(&mut a, &t, compat);
                 assert_eq!(valid, push_timestamp(&mut b, &t, compat));
                 assert_eq!(a, b, "{t:?}");
+                let mut c = Vec::new();
+                assert_eq!(none.put(&mut c, &t, compat), valid);
+                assert_eq!(c, b, "{t:?}, kept nothing");
             }
         }
+        // Runs of five timestamps in one minute, in both modes: a minute
+        // kept serves at least nine of each ten.
+        assert!(
+            memo.kept() > 0 && memo.kept() < 20_000 * 2 / 9,
+            "{}",
+            memo.kept()
+        );
+        assert_eq!(none.kept(), 0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `convert_parallel` against the serial joiner: the same bytes, and the
-//! same metrics and diagnostics, also when one joiner reads several inputs.
+//! same metrics and diagnostics, also when one joiner reads several inputs,
+//! and with the speed caches on or off.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,7 +9,7 @@
     clippy::panic
 )]
 
-use fb_join::{convert_into, convert_parallel, Joiner, Options, Progress, Source, Summary};
+use fb_join::{convert_into, convert_parallel, Caches, Joiner, Options, Progress, Source, Summary};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
 fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
@@ -84,34 +85,42 @@ impl std::io::Read for Trickle<'_> {
     }
 }
 
+/// The serial conversion with caches on, against the serial one with
+/// them off and the parallel ones either way.
 fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
     let (bytes, one) = serial(inputs, opts);
-    for (threads, feed) in [
-        (2, Feed::Reader),
-        (2, Feed::Trickle),
-        (3, Feed::Reader),
-        (2, Feed::Slice),
-        (3, Feed::Slice),
+    let off = opts.clone().caches(Caches::Off);
+    let (plain, _) = serial(inputs, &off);
+    assert!(plain == bytes, "{name}: serial, caches off: output differs");
+    for (threads, feed, opts) in [
+        (2, Feed::Reader, opts),
+        (2, Feed::Trickle, opts),
+        (3, Feed::Reader, opts),
+        (2, Feed::Slice, opts),
+        (3, Feed::Slice, opts),
+        (2, Feed::Reader, &off),
+        (3, Feed::Slice, &off),
     ] {
         let (pbytes, many) = parallel(inputs, opts, threads, feed);
+        let feed = format!("{feed:?}, {:?}", opts.caches);
         assert!(
             pbytes == bytes,
-            "{name}, {threads} threads, {feed:?}: output differs"
+            "{name}, {threads} threads, {feed}: output differs"
         );
         assert_eq!(
             many.metrics(),
             one.metrics(),
-            "{name}, {threads} threads, {feed:?}: metrics"
+            "{name}, {threads} threads, {feed}: metrics"
         );
         assert_eq!(
             many.diagnostics().counts(),
             one.diagnostics().counts(),
-            "{name}, {threads} threads, {feed:?}: diagnostic counts"
+            "{name}, {threads} threads, {feed}: diagnostic counts"
         );
         assert_eq!(
             many.diagnostics().kept(),
             one.diagnostics().kept(),
-            "{name}, {threads} threads, {feed:?}: diagnostics kept"
+            "{name}, {threads} threads, {feed}: diagnostics kept"
         );
     }
 }
@@ -361,9 +370,10 @@ fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
             .flatten()
             .map(|m| (m.offset, m.index))
             .collect();
-        for threads in [1, 2] {
-            let sink = LinesSink::new(Vec::new(), Options::default().compat);
-            let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
+        for (threads, caches) in [(1, Caches::On), (2, Caches::On), (1, Caches::Off)] {
+            let opts = Options::default().caches(caches);
+            let sink = LinesSink::new(Vec::new(), opts.compat);
+            let mut pipeline = Pipeline::new(opts, |_: &_| true, sink, threads);
             let mut from = (0u64, 0u64);
             let mut last = Progress::default();
             for k in cut_at {
@@ -394,7 +404,11 @@ fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
             assert_eq!(fed.offset, log.len() as u64);
             assert_eq!(last.finished, log.len() as u64, "{name}");
             let (joiner, sink) = pipeline.finish();
-            assert_eq!(sink.into_inner(), whole, "{name}, {threads} threads");
+            assert_eq!(
+                sink.into_inner(),
+                whole,
+                "{name}, {threads} threads, {caches:?}"
+            );
             assert_eq!(joiner.metrics(), one.metrics(), "{name}");
             assert_eq!(
                 joiner.diagnostics().kept(),

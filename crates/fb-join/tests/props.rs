@@ -1,7 +1,7 @@
 //! Properties of the joiner over generated logs of every shape: the
 //! parallel conversion writes the serial one's bytes for any thread count,
-//! and one log converted in pieces (several inputs, one joiner) equals the
-//! whole.
+//! one log converted in pieces (several inputs, one joiner) equals the
+//! whole, and each does with the speed caches off.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +11,8 @@
 )]
 
 use fb_join::{
-    convert, convert_into, convert_parallel, Compat, Joiner, Options, Problem, RewardFunction,
+    convert, convert_into, convert_parallel, Caches, Compat, Joiner, Options, Problem,
+    RewardFunction,
 };
 use fb_writer::synth::{generate, GenConfig, Limit};
 use proptest::prelude::*;
@@ -72,11 +73,18 @@ proptest! {
         prop_assert!(summary.framing_error.is_none());
         prop_assert!(summary.lines > 0);
 
-        let mut joiner = Joiner::new(opts.clone());
-        let mut parallel = Vec::new();
-        convert_parallel(&mut joiner, fb_join::Source::Slice(&log), &mut parallel, threads, |_| true, |_| {}).unwrap();
-        prop_assert_eq!(&parallel, &serial);
-        prop_assert_eq!(joiner.metrics(), &summary.metrics);
+        for caches in [Caches::On, Caches::Off] {
+            let opts = opts.clone().caches(caches);
+            let mut plain = Vec::new();
+            let again = convert(&log[..], &mut plain, opts.clone()).unwrap();
+            prop_assert_eq!(&plain, &serial, "serial, {:?}", caches);
+            prop_assert_eq!(&again.metrics, &summary.metrics);
+            let mut joiner = Joiner::new(opts);
+            let mut parallel = Vec::new();
+            convert_parallel(&mut joiner, fb_join::Source::Slice(&log), &mut parallel, threads, |_| true, |_| {}).unwrap();
+            prop_assert_eq!(&parallel, &serial, "{} threads, {:?}", threads, caches);
+            prop_assert_eq!(joiner.metrics(), &summary.metrics);
+        }
 
         // The same log cut at a message boundary and read as two inputs.
         let cut = fb_format::SliceReader::new(&log)
@@ -84,10 +92,12 @@ proptest! {
             .map(|m| m.offset as usize)
             .nth(3)
             .unwrap_or(log.len());
-        let mut joiner = Joiner::new(opts);
-        let mut pieces = Vec::new();
-        convert_into(&mut joiner, &log[..cut], &mut pieces).unwrap();
-        convert_into(&mut joiner, &log[cut..], &mut pieces).unwrap();
-        prop_assert_eq!(pieces, serial);
+        for caches in [Caches::On, Caches::Off] {
+            let mut joiner = Joiner::new(opts.clone().caches(caches));
+            let mut pieces = Vec::new();
+            convert_into(&mut joiner, &log[..cut], &mut pieces).unwrap();
+            convert_into(&mut joiner, &log[cut..], &mut pieces).unwrap();
+            prop_assert_eq!(&pieces, &serial, "in pieces, {:?}", caches);
+        }
     }
 }

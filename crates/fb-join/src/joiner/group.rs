@@ -9,7 +9,7 @@ use crate::config::LearningMode;
 use crate::diag::DiagnosticKind;
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex};
 use crate::interaction::{extract_cb, extract_into, extract_multi_slot, kind_of, matches};
-use crate::Problem;
+use crate::{Caches, Problem};
 
 impl Joiner {
     pub(super) fn group<'m, S: Sink>(
@@ -155,10 +155,13 @@ impl Joiner {
         // payload, so its context is copied out.
         let invalid = |err: fb_format::Error| (DiagnosticKind::InvalidPayload, err.to_string());
         // CCB and Slates read while verified, where the fast verifier
-        // takes them (the accessors would walk every vtable again).
+        // takes them (the accessors would walk every vtable again), but
+        // with caches off; the decoder's verifier is chosen likewise.
         let slots = &mut self.spare_slots;
         let fast = match view.payload_type() {
-            PayloadType::CCB | PayloadType::Slates if !view.is_compressed() => {
+            PayloadType::CCB | PayloadType::Slates
+                if !view.is_compressed() && self.opts.caches == Caches::On =>
+            {
                 extract_multi_slot(view.raw_payload(), declared, ev, slots)
             }
             _ => None,
@@ -169,23 +172,25 @@ impl Joiner {
                 borrow_context(&mut ev.context, ctx, spare);
                 mode
             }),
-            (None, PayloadType::CB) => match view.with_cb_in_place(|cb| extract_cb(cb, ev)) {
-                Some(extracted) => extracted
-                    .map_err(invalid)
-                    .and_then(|extracted| extracted)
-                    .map(|(mode, ctx)| {
-                        borrow_context(&mut ev.context, ctx, spare);
-                        mode
-                    }),
-                None => match self.decoder.cb(view) {
-                    Ok(cb) => extract_cb(&cb, ev).map(|(mode, ctx)| {
-                        copy_context(&mut ev.context, ctx, spare);
-                        mode
-                    }),
-                    Err(err) => Err(invalid(err)),
-                },
-            },
-            _ => match view.payload_in_place() {
+            (None, PayloadType::CB) => {
+                match self.decoder.with_cb_in_place(view, |cb| extract_cb(cb, ev)) {
+                    Some(extracted) => extracted
+                        .map_err(invalid)
+                        .and_then(|extracted| extracted)
+                        .map(|(mode, ctx)| {
+                            borrow_context(&mut ev.context, ctx, spare);
+                            mode
+                        }),
+                    None => match self.decoder.cb(view) {
+                        Ok(cb) => extract_cb(&cb, ev).map(|(mode, ctx)| {
+                            copy_context(&mut ev.context, ctx, spare);
+                            mode
+                        }),
+                        Err(err) => Err(invalid(err)),
+                    },
+                }
+            }
+            _ => match self.decoder.payload_in_place(view) {
                 Some(payload) => payload
                     .map_err(invalid)
                     .and_then(|payload| {

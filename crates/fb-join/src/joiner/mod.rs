@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
-use fb_schema::{IndexValue, OutcomeParts, OutcomeValue as WireValue, PayloadType, TimeStamp};
+use fb_schema::{PayloadType, TimeStamp};
 
 use crate::config::LoopConfig;
 use crate::dedup::{inline_actions, DedupCache};
@@ -13,11 +13,14 @@ use crate::diag::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::event::{Buffers, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::metrics::Metrics;
 use crate::reward::{compute, Signal};
-use crate::{time, Compat, Options, Problem, RewardFunction};
+use crate::{time, CacheCounts, Caches, Compat, Options, Problem, RewardFunction};
 
 mod group;
 mod ids;
 mod multistep;
+mod outcome_texts;
+
+use outcome_texts::{fill_outcome, set_index, set_value};
 
 /// Joins the messages of a log into [`JoinedEvent`]s.
 ///
@@ -64,6 +67,8 @@ pub struct Joiner {
     /// Slots left over by CCB and Slates decisions that had more than the
     /// decision filling their buffers next, for reuse (see `pool.rs`).
     spare_slots: Vec<crate::event::SlotDecision>,
+    /// Messages whose events came in group order, not sorted.
+    in_group_order: u64,
 }
 
 /// Events kept for reuse at most: more than one message's worth is rare.
@@ -92,8 +97,8 @@ impl Joiner {
     pub fn new(opts: Options) -> Self {
         Self {
             config: LoopConfig::new(&opts.overrides),
-            decoder: PayloadDecoder::new(opts.max_payload),
-            json: crate::json::Validator::new(),
+            decoder: PayloadDecoder::with_caches(opts.max_payload, opts.caches),
+            json: crate::json::Validator::with_caches(opts.caches),
             diags: Diagnostics::with_limit(opts.diagnostics_limit),
             dedup: DedupCache::default(),
             metrics: Metrics::default(),
@@ -104,12 +109,32 @@ impl Joiner {
             grouped: Vec::new(),
             starts: Vec::new(),
             ids: Vec::new(),
-            groups: ids::IdGroups::default(),
+            groups: ids::IdGroups::new(opts.caches),
             signals: Vec::new(),
             spare: Vec::new(),
             spare_outcomes: Vec::new(),
             spare_slots: Vec::new(),
+            in_group_order: 0,
             opts,
+        }
+    }
+
+    /// How much each of its speed caches served so far (none with
+    /// [`Caches::Off`]).
+    pub fn cache_counts(&self) -> CacheCounts {
+        let (_, json_elements) = self.json.lookups();
+        let (_, repeated_contexts) = self.json.repeats();
+        let (_, context_shapes) = self.json.shapes();
+        CacheCounts {
+            zstd_frames: self.decoder.frames_served_again(),
+            outcome_parts: self.decoder.outcome_parts_served_again(),
+            json_elements,
+            repeated_contexts,
+            context_shapes,
+            same_id_as_before: self.groups.same_as_before(),
+            messages_in_group_order: self.in_group_order,
+            verified_in_full: self.decoder.verified_in_full(),
+            ..CacheCounts::default()
         }
     }
 
@@ -176,7 +201,9 @@ impl Joiner {
         if !self.opts.inline_dedup || !self.config.is_ready() {
             return;
         }
-        let Ok(events) = msg.events() else { return };
+        let Ok(events) = msg.events_with(self.opts.caches) else {
+            return;
+        };
         let mut pending = Vec::new();
         for event in events {
             let Ok(view) = event else { break };
@@ -318,7 +345,9 @@ impl Joiner {
             message: msg.index,
         };
         if !self.config.is_ready() {
-            self.metrics.events_read += msg.events().map_or(0, |e| e.total() as u64);
+            self.metrics.events_read += msg
+                .events_with(self.opts.caches)
+                .map_or(0, |e| e.total() as u64);
             self.diag(
                 at,
                 DiagnosticKind::NotReady,
@@ -329,7 +358,7 @@ impl Joiner {
             );
             return;
         }
-        let events = match msg.events() {
+        let events = match msg.events_with(self.opts.caches) {
             Ok(events) => events,
             Err(err) => {
                 self.diag(
@@ -415,10 +444,14 @@ impl Joiner {
         }
         // Groups in order of first appearance, file order inside each.
         let mut grouped: Vec<(u32, EventView<'_>)> = reuse(std::mem::take(&mut self.grouped));
-        let in_order = if views.is_sorted_by_key(|(g, _)| *g) {
+        let in_order = if self.opts.caches == Caches::On && views.is_sorted_by_key(|(g, _)| *g) {
+            self.in_group_order += 1;
             &views
         } else {
-            group_order(&views, ids.len(), &mut self.starts, &mut grouped);
+            // No id was grouped where all are one batch (multistep under
+            // `Compat::Reference`): that is group 0.
+            let groups = ids.len().max(1);
+            ids::group_order(&views, groups, &mut self.starts, &mut grouped);
             &grouped
         };
         for group in in_order.chunk_by(|a, b| a.0 == b.0) {
@@ -696,112 +729,10 @@ fn copy_context(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>) 
     *slot = Cow::Owned(buf);
 }
 
-/// Puts `views` (each with its group, below `groups`) into `out` in group
-/// order, file order inside each group: a counting sort of positions, then
-/// one move per view. A comparison sort moved these large views about
-/// log2(n) times each, and a message of 377 events then spent more time in
-/// `memmove` than in grouping.
-fn group_order<'m>(
-    views: &[(u32, EventView<'m>)],
-    groups: usize,
-    scratch: &mut Vec<u32>,
-    out: &mut Vec<(u32, EventView<'m>)>,
-) {
-    // `scratch`: where each group starts, then the positions in order.
-    scratch.clear();
-    scratch.resize(groups + views.len(), 0);
-    let (starts, order) = scratch.split_at_mut(groups);
-    for (g, _) in views {
-        if let Some(n) = starts.get_mut(*g as usize) {
-            *n += 1;
-        }
-    }
-    let mut at = 0;
-    for n in starts.iter_mut() {
-        let count = *n;
-        *n = at;
-        at += count;
-    }
-    for (position, (g, _)) in views.iter().enumerate() {
-        if let Some(n) = starts.get_mut(*g as usize) {
-            if let Some(slot) = order.get_mut(*n as usize) {
-                *slot = position as u32;
-            }
-            *n += 1;
-        }
-    }
-    out.clear();
-    out.extend(order.iter().filter_map(|&p| views.get(p as usize)));
-}
-
 fn signal(o: &Outcome, timed: bool) -> Signal {
     Signal {
         value: o.value.number(),
         time: if timed { time::key(&o.time) } else { (0, 0) },
         activation: o.action_taken,
-    }
-}
-
-/// Copies value, index and activation of `o` into `out`, reusing text
-/// buffers: the ones `out` has, else spares from `spare`, where a text
-/// replaced by a number leaves its buffer.
-///
-/// Written case by case, so that a number replacing a number (nearly every
-/// outcome) is a test and a store: moving each field out and back through
-/// `mem::replace` cost 69 instructions an outcome.
-#[inline(always)]
-fn fill_outcome(out: &mut Outcome, o: &OutcomeParts<'_>, spare: &mut Vec<String>) {
-    match o.value {
-        WireValue::Literal(s) => match &mut out.value {
-            OutcomeValue::Literal(buf) => refill(buf, s),
-            slot => *slot = OutcomeValue::Literal(spare_text(spare, s)),
-        },
-        WireValue::Numeric(v) => set_value(&mut out.value, OutcomeValue::Numeric(v), spare),
-        WireValue::None | WireValue::Unknown(_) => {
-            set_value(&mut out.value, OutcomeValue::None, spare)
-        }
-    }
-    match o.index {
-        IndexValue::Literal(s) => match &mut out.index {
-            OutcomeIndex::Literal(buf) => refill(buf, s),
-            slot => *slot = OutcomeIndex::Literal(spare_text(spare, s)),
-        },
-        IndexValue::Numeric(i) => set_index(&mut out.index, OutcomeIndex::Numeric(i), spare),
-        IndexValue::None | IndexValue::Unknown(_) => {
-            set_index(&mut out.index, OutcomeIndex::None, spare)
-        }
-    }
-    out.action_taken = o.action_taken;
-}
-
-/// `buf` holding `s` instead.
-#[inline(always)]
-fn refill(buf: &mut String, s: &str) {
-    buf.clear();
-    buf.push_str(s);
-}
-
-/// A buffer holding `s`: a spare one, or a new one that holds any id of
-/// up to 64 bytes (a buffer made for a short index, "slot-0", and handed
-/// later to an event id would grow again, long after the warm-up).
-fn spare_text(spare: &mut Vec<String>, s: &str) -> String {
-    let mut buf = spare.pop().unwrap_or_else(|| String::with_capacity(64));
-    refill(&mut buf, s);
-    buf
-}
-
-/// `slot` set to `value`, which holds no text; a text it held is spare.
-#[inline(always)]
-fn set_value(slot: &mut OutcomeValue, value: OutcomeValue, spare: &mut Vec<String>) {
-    if let OutcomeValue::Literal(buf) = std::mem::replace(slot, value) {
-        spare.push(buf);
-    }
-}
-
-/// [`set_value`] for an index.
-#[inline(always)]
-fn set_index(slot: &mut OutcomeIndex, index: OutcomeIndex, spare: &mut Vec<String>) {
-    if let OutcomeIndex::Literal(buf) = std::mem::replace(slot, index) {
-        spare.push(buf);
     }
 }

@@ -15,14 +15,14 @@
 
 use fb_schema::{IndexValue, OutcomeParts, OutcomeValue};
 
-use crate::rate::Rate;
+use crate::hit_rate::DecoderRate;
 
 /// Slots of the table (a power of two).
 const SLOTS: usize = 64;
 /// The longest payload kept.
 const BYTES: usize = 64;
 /// Fewer hits than one lookup in this many, and lookups rest for a while
-/// (`rate.rs`).
+/// (`hit_rate.rs`).
 const POOR: u32 = 4;
 
 /// One payload and its parts; `len` 0 holds nothing.
@@ -47,32 +47,45 @@ const EMPTY: Slot = Slot {
 pub(crate) enum Find {
     /// Not looked up: resting, or a payload too short or too long to keep.
     Skipped,
-    /// Held in this slot: [`Known::parts`].
+    /// Held in this slot: [`OutcomePartsCache::parts`].
     Found(usize),
-    /// Not held: verify it, and [`Known::keep`] it in this slot.
+    /// Not held: verify it, and [`OutcomePartsCache::keep`] it in this slot.
     Missing(usize),
 }
 
 /// The table, and how often it pays.
-pub(crate) struct Known {
+pub(crate) struct OutcomePartsCache {
     slots: Box<[Slot; SLOTS]>,
-    rate: Rate<POOR>,
+    rate: DecoderRate<POOR>,
 }
 
-impl Default for Known {
+impl Default for OutcomePartsCache {
     fn default() -> Self {
         Self {
             slots: Box::new([EMPTY; SLOTS]),
-            rate: Rate::default(),
+            rate: DecoderRate::default(),
         }
     }
 }
 
-impl Known {
+impl OutcomePartsCache {
+    /// A table that looks nothing up, so keeps nothing.
+    pub(crate) fn off() -> Self {
+        Self {
+            rate: DecoderRate::off(),
+            ..Self::default()
+        }
+    }
+
+    /// Payloads found, with their parts, since the table was made.
+    pub(crate) fn hits(&self) -> u64 {
+        self.rate.totals().1
+    }
+
     /// Looks the payload `bytes` up.
     #[inline(always)]
     pub(crate) fn find(&mut self, bytes: &[u8]) -> Find {
-        if self.rate.resting() {
+        if self.rate.rests() {
             return Find::Skipped;
         }
         let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) else {
@@ -149,7 +162,7 @@ fn slot_of(len: usize, head: &[u8; 8], tail: &[u8; 8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::SAMPLE;
+    const SAMPLE: u32 = DecoderRate::<POOR>::SAMPLE;
 
     fn numeric(v: f32) -> OutcomeParts<'static> {
         OutcomeParts {
@@ -169,35 +182,35 @@ mod tests {
 
     #[test]
     fn only_kept_payloads_are_found_with_their_parts() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         let a = payload(1);
-        let Find::Missing(at) = known.find(&a) else {
+        let Find::Missing(at) = cache.find(&a) else {
             panic!("found in an empty table");
         };
-        known.keep(at, &a, &numeric(1.5));
-        let Find::Found(found) = known.find(&a) else {
+        cache.keep(at, &a, &numeric(1.5));
+        let Find::Found(found) = cache.find(&a) else {
             panic!("a kept payload not found");
         };
-        let parts = known.parts(found).expect("a slot");
+        let parts = cache.parts(found).expect("a slot");
         assert_eq!(parts.value, OutcomeValue::Numeric(1.5));
         assert_eq!(parts.index, IndexValue::Numeric(3));
         assert!(parts.action_taken);
         // Another payload, even one in the same slot, is not found.
         for v in 2..200 {
-            if let Find::Found(_) = known.find(&payload(v)) {
+            if let Find::Found(_) = cache.find(&payload(v)) {
                 panic!("payload {v} found without being kept");
             }
         }
         // One byte longer or shorter than a kept one is not it either.
         let mut longer = a.clone();
         longer.push(0);
-        assert!(!matches!(known.find(&longer), Find::Found(_)));
-        assert!(!matches!(known.find(&a[..39]), Find::Found(_)));
+        assert!(!matches!(cache.find(&longer), Find::Found(_)));
+        assert!(!matches!(cache.find(&a[..39]), Find::Found(_)));
     }
 
     #[test]
     fn parts_that_borrow_are_not_kept() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         let a = payload(9);
         for parts in [
             OutcomeParts {
@@ -211,41 +224,61 @@ mod tests {
                 action_taken: false,
             },
         ] {
-            let Find::Missing(at) = known.find(&a) else {
+            let Find::Missing(at) = cache.find(&a) else {
                 panic!("found, yet never kept");
             };
-            known.keep(at, &a, &parts);
+            cache.keep(at, &a, &parts);
         }
-        assert!(matches!(known.find(&a), Find::Missing(_)));
+        assert!(matches!(cache.find(&a), Find::Missing(_)));
+    }
+
+    #[test]
+    fn a_table_made_off_finds_nothing() {
+        let mut cache = OutcomePartsCache::off();
+        for _ in 0..4 * SAMPLE {
+            let p = payload(1);
+            match cache.find(&p) {
+                Find::Skipped => {}
+                Find::Found(_) | Find::Missing(_) => panic!("looked up"),
+            }
+        }
+        assert_eq!(cache.hits(), 0);
+        let mut on = OutcomePartsCache::default();
+        for _ in 0..3 {
+            if let Find::Missing(at) = on.find(&payload(1)) {
+                on.keep(at, &payload(1), &numeric(1.0));
+            }
+        }
+        assert_eq!(on.hits(), 2);
     }
 
     #[test]
     fn payloads_too_short_or_too_long_are_not_looked_up() {
-        let mut known = Known::default();
-        assert!(matches!(known.find(&[1; 7]), Find::Skipped));
-        assert!(matches!(known.find(&[1; BYTES + 1]), Find::Skipped));
-        assert!(matches!(known.find(&[1; BYTES]), Find::Missing(_)));
+        let mut cache = OutcomePartsCache::default();
+        assert!(matches!(cache.find(&[1; 7]), Find::Skipped));
+        assert!(matches!(cache.find(&[1; BYTES + 1]), Find::Skipped));
+        assert!(matches!(cache.find(&[1; BYTES]), Find::Missing(_)));
     }
 
     #[test]
     fn lookups_rest_where_payloads_never_repeat() {
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         for v in 0..SAMPLE {
-            if let Find::Missing(at) = known.find(&payload(v)) {
-                known.keep(at, &payload(v), &numeric(v as f32));
+            if let Find::Missing(at) = cache.find(&payload(v)) {
+                cache.keep(at, &payload(v), &numeric(v as f32));
             }
         }
-        assert!(matches!(known.find(&payload(0)), Find::Skipped));
+        assert!(matches!(cache.find(&payload(0)), Find::Skipped));
         // Payloads that repeat keep being looked up (even where two of
         // them share a slot, half the lookups hit).
-        let mut known = Known::default();
+        let mut cache = OutcomePartsCache::default();
         for v in 0..4 * SAMPLE {
             let p = payload(v % 4);
-            if let Find::Missing(at) = known.find(&p) {
-                known.keep(at, &p, &numeric(0.0));
+            if let Find::Missing(at) = cache.find(&p) {
+                cache.keep(at, &p, &numeric(0.0));
             }
         }
-        assert!(!matches!(known.find(&payload(1)), Find::Skipped));
+        assert!(!matches!(cache.find(&payload(1)), Find::Skipped));
     }
 
     #[test]

@@ -3,16 +3,16 @@
 //! A loop's explorer gives the same few probability vectors to decision
 //! after decision (`[0.5,0.5]` in the corpus's CB log; in a CCB log each
 //! slot's `[0.85,0.05,0.05,0.05]` and its permutations), and each float of
-//! them was looked up in the float cache one by one, some sixty
+//! them was looked up in the float texts' cache one by one, some sixty
 //! instructions a float. The whole array's text is found by its bits at
 //! once instead.
 //!
 //! Where arrays do not repeat, the lookups and the copy into the table
 //! would cost without paying: hits are counted, and the table rests for a
-//! while when fewer than a quarter of the lookups hit (`rate.rs`).
+//! while when fewer than a quarter of the lookups hit (`caches.rs`).
 
+use crate::caches::MemoRate;
 use crate::put::{Cursor, Put};
-use crate::rate::Rate;
 
 /// Entries of the table (a power of two).
 const ENTRIES: usize = 16;
@@ -33,30 +33,31 @@ struct Entry {
 
 /// The table, and how often it pays.
 #[derive(Clone)]
-pub(crate) struct Arrays {
+pub(super) struct ProbabilityArrayCache {
     entries: Box<[Entry]>,
-    rate: Rate,
+    rate: MemoRate,
 }
 
-impl std::fmt::Debug for Arrays {
+impl std::fmt::Debug for ProbabilityArrayCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arrays").finish_non_exhaustive()
+        f.debug_struct("ProbabilityArrayCache")
+            .finish_non_exhaustive()
     }
 }
 
 /// No table: every lookup is skipped (for a line written alone).
-impl Default for Arrays {
+impl Default for ProbabilityArrayCache {
     fn default() -> Self {
         Self {
             entries: Box::new([]),
-            rate: Rate::default(),
+            rate: MemoRate::default(),
         }
     }
 }
 
-impl Arrays {
+impl ProbabilityArrayCache {
     /// A table of [`ENTRIES`] arrays, allocated here once (4.3 KiB).
-    pub(crate) fn new() -> Self {
+    pub(super) fn new() -> Self {
         let empty = Entry {
             count: 0,
             bits: [0; FLOATS],
@@ -65,27 +66,33 @@ impl Arrays {
         };
         Self {
             entries: vec![empty; ENTRIES].into_boxed_slice(),
-            rate: Rate::default(),
+            rate: MemoRate::default(),
         }
     }
 }
 
+impl ProbabilityArrayCache {
+    /// Arrays written from the table since it was made.
+    pub(super) fn hits(&self) -> u64 {
+        self.rate.totals().1
+    }
+}
+
 /// Where an array's text is, or is to go.
-pub(crate) enum Found {
+pub(super) enum Found {
     /// Not looked up: resting, or too long an array.
     Skipped,
     /// Written from the table.
     Written,
-    /// Not held: write it with [`Arrays::keep`] into this entry.
+    /// Not held: write it with [`ProbabilityArrayCache::keep`] into this entry.
     Missing(usize),
 }
 
-impl Arrays {
+impl ProbabilityArrayCache {
     /// Writes the text of `values` to `out` if the table holds it.
     #[inline(always)]
-    pub(crate) fn put<P: Put>(&mut self, out: &mut P, values: &[f32]) -> Found {
-        if self.rate.resting() {
-            self.rate.pass();
+    pub(super) fn put<P: Put>(&mut self, out: &mut P, values: &[f32]) -> Found {
+        if self.rate.rests() {
             return Found::Skipped;
         }
         if values.is_empty() || values.len() > FLOATS || self.entries.is_empty() {
@@ -120,7 +127,7 @@ impl Arrays {
     /// [`Found::Missing`]), keeps it there and copies it to `out`; false,
     /// with nothing written to `out` and nothing kept, where the text does
     /// not fit (the caller then writes it itself).
-    pub(crate) fn keep<P: Put>(
+    pub(super) fn keep<P: Put>(
         &mut self,
         out: &mut P,
         at: usize,
@@ -163,7 +170,7 @@ fn entry_of(bits: &[u32; FLOATS]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::SAMPLE;
+    const SAMPLE: u32 = MemoRate::SAMPLE;
 
     fn text(values: &[f32]) -> String {
         values
@@ -174,7 +181,11 @@ mod tests {
     }
 
     /// Writes `values` through the table, as the DSJSON writer does.
-    fn write(arrays: &mut Arrays, out: &mut Vec<u8>, values: &[f32]) -> &'static str {
+    fn write(
+        arrays: &mut ProbabilityArrayCache,
+        out: &mut Vec<u8>,
+        values: &[f32],
+    ) -> &'static str {
         match arrays.put(out, values) {
             Found::Written => "written",
             Found::Skipped => {
@@ -207,7 +218,7 @@ mod tests {
             ("negative zero", &[-0.0, 0.0]),
             ("zero", &[0.0, 0.0]),
         ];
-        let mut arrays = Arrays::new();
+        let mut arrays = ProbabilityArrayCache::new();
         for round in 0..3 {
             for (name, values) in cases {
                 let mut out = Vec::new();
@@ -226,7 +237,7 @@ mod tests {
 
     #[test]
     fn too_long_an_array_is_not_looked_up_nor_kept() {
-        let mut arrays = Arrays::new();
+        let mut arrays = ProbabilityArrayCache::new();
         let mut out = Vec::new();
         assert_eq!(write(&mut arrays, &mut out, &[0.1; 9]), "skipped");
         assert_eq!(write(&mut arrays, &mut out, &[]), "skipped");
@@ -243,7 +254,7 @@ mod tests {
 
     #[test]
     fn without_a_table_nothing_is_looked_up() {
-        let mut arrays = Arrays::default();
+        let mut arrays = ProbabilityArrayCache::default();
         let mut out = Vec::new();
         assert_eq!(write(&mut arrays, &mut out, &[0.5, 0.5]), "skipped");
         assert_eq!(write(&mut arrays, &mut out, &[0.5, 0.5]), "skipped");
@@ -251,7 +262,7 @@ mod tests {
 
     #[test]
     fn the_table_rests_where_arrays_never_repeat() {
-        let mut arrays = Arrays::new();
+        let mut arrays = ProbabilityArrayCache::new();
         let mut out = Vec::new();
         for i in 0..SAMPLE {
             write(&mut arrays, &mut out, &[i as f32, 1.0]);

@@ -3,7 +3,7 @@
 //! alone) sends the same bytes event after event, and a text identical to
 //! one found valid is valid.
 
-use crate::rate::Rate;
+use crate::caches::MemoRate;
 use crate::same::same_bytes;
 
 /// Longest text kept. Longer ones are checked every time; a copy of them
@@ -11,20 +11,19 @@ use crate::same::same_bytes;
 const LIMIT: usize = 4096;
 
 #[derive(Clone, Default)]
-pub(super) struct Last {
+pub(super) struct LastValidText {
     text: Vec<u8>,
     /// Comparisons and matches; a turn is a text. Resting, neither a
     /// comparison nor a copy is made: where every context differs, neither
     /// is worth its cost.
-    pub(super) rate: Rate,
+    pub(super) rate: MemoRate,
 }
 
-impl Last {
+impl LastValidText {
     /// Whether `text` is the last text remembered (and so valid).
     #[inline(always)]
     pub(super) fn matches(&mut self, text: &[u8]) -> bool {
-        if self.rate.resting() {
-            self.rate.pass();
+        if self.rate.rests() {
             return false;
         }
         // Nothing remembered is an empty text, which is not JSON.
@@ -36,7 +35,7 @@ impl Last {
     /// Remembers `text`, just found valid.
     #[inline(always)]
     pub(super) fn keep(&mut self, text: &[u8]) {
-        if !self.rate.resting() && text.len() <= LIMIT {
+        if !self.rate.is_resting() && text.len() <= LIMIT {
             self.text.clear();
             self.text.extend_from_slice(text);
         }

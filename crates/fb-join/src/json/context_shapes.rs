@@ -17,11 +17,12 @@
 //! objects are looked up whole in the validator's table). Objects are
 //! kept open: their names and brackets are fixed bytes.
 
-use super::seen::Seen;
-use super::{number, remembered, string, value, Failure};
-use crate::rate::Rate;
+use super::element_memo::remembered;
+use super::element_memo::JsonElementMemo;
+use super::scan::{any_value, number, string, Failure};
+use crate::caches::MemoRate;
 
-/// Longest text a shape is learned from: as [`super::last`]'s.
+/// Longest text a shape is learned from: as `last_valid_text.rs`'s.
 const LIMIT: usize = 4096;
 
 /// One part of a shape, in order: up to sixteen fixed bytes, then what
@@ -54,20 +55,20 @@ pub(super) enum Then {
 /// (a loop may write two kinds of context, or a member only now and then),
 /// the one that fitted last first; and how often texts have one.
 #[derive(Clone, Default)]
-pub(super) struct Shapes {
+pub(super) struct ContextShapes {
     /// Each empty until a shape is learned.
     pub(super) known: [Vec<Part>; 2],
     /// Texts compared with the shapes, and those that had one. Resting,
     /// neither a comparison nor a lesson is made.
-    pub(super) rate: Rate,
+    pub(super) rate: MemoRate,
 }
 
-impl Shapes {
+impl ContextShapes {
     /// Shapes that never rest (for tests: every text is compared).
     #[cfg(test)]
     pub(super) fn fixed() -> Self {
         Self {
-            rate: Rate::fixed(),
+            rate: MemoRate::fixed(),
             ..Self::default()
         }
     }
@@ -76,17 +77,17 @@ impl Shapes {
     #[cfg(test)]
     pub(super) fn off() -> Self {
         Self {
-            rate: Rate::off(),
+            rate: MemoRate::off(),
             ..Self::default()
         }
     }
 
     /// Learns the shape of `text`, a valid JSON text, in place of the
     /// older one known, and puts it first; nothing while resting. Its
-    /// arrays are stepped over with `seen`, where the check of `text` has
+    /// arrays are stepped over with `elements`, where the check of `text` has
     /// just put them.
-    pub(super) fn learn(&mut self, text: &[u8], seen: Option<&mut Seen>) {
-        if self.rate.resting() {
+    pub(super) fn learn(&mut self, text: &[u8], elements: Option<&mut JsonElementMemo>) {
+        if self.rate.is_resting() {
             return;
         }
         self.known.swap(0, 1);
@@ -94,27 +95,26 @@ impl Shapes {
         parts.clear();
         // The lesson's lookups are not the check's: the table's rate is
         // left as the check left it.
-        let rate = seen.as_ref().map(|seen| seen.rate.clone());
+        let rate = elements.as_ref().map(|elements| elements.rate);
         let mut error = Failure {
             left: 0,
             what: "",
-            seen,
+            elements,
         };
         if text.len() > LIMIT || learn(text, parts, &mut error).is_none() {
             parts.clear();
         }
-        if let (Some(seen), Some(rate)) = (error.seen, rate) {
-            seen.rate = rate;
+        if let (Some(elements), Some(rate)) = (error.elements, rate) {
+            elements.rate = rate;
         }
     }
 
     /// Whether `text` has a shape known, and valid values where the text
     /// it was learned from had its own: then it is valid. Its arrays are
-    /// looked up in `seen`. The shape it has is put first.
+    /// looked up in `elements`. The shape it has is put first.
     #[inline(always)]
-    pub(super) fn fit(&mut self, text: &[u8], seen: &mut Seen) -> bool {
-        if self.rate.resting() {
-            self.rate.pass();
+    pub(super) fn fit(&mut self, text: &[u8], elements: &mut JsonElementMemo) -> bool {
+        if self.rate.rests() {
             return false;
         }
         if self.known[0].is_empty() {
@@ -129,7 +129,7 @@ impl Shapes {
             let mut error = Failure {
                 left: 0,
                 what: "",
-                seen: Some(&mut *seen),
+                elements: Some(&mut *elements),
             };
             if fits(parts, text, &mut error) {
                 fitted = Some(k);
@@ -195,12 +195,6 @@ fn fits(parts: &[Part], text: &[u8], error: &mut Failure) -> bool {
     rest.is_empty() && error.what.is_empty()
 }
 
-/// A value of a shape, out of line: arrays and literals.
-#[inline(never)]
-fn any_value<'a>(rest: &'a [u8], depth: usize, error: &mut Failure) -> &'a [u8] {
-    value::<false>(rest, depth, error)
-}
-
 /// Appends the fixed bytes `run`, then `then`, to `parts`.
 fn push(run: &[u8], then: Then, parts: &mut Vec<Part>) {
     let mut pieces = run.chunks(16).peekable();
@@ -252,10 +246,9 @@ fn learn(text: &[u8], parts: &mut Vec<Part>, error: &mut Failure) -> Option<()> 
                 (after, Then::Str)
             }
             b'-' | b'0'..=b'9' => (number(rest, error), Then::Num),
-            b'[' | b't' | b'f' | b'n' => (
-                value::<false>(rest, depth as usize, error),
-                Then::Value(depth),
-            ),
+            b'[' | b't' | b'f' | b'n' => {
+                (any_value(rest, depth as usize, error), Then::Value(depth))
+            }
             b'{' => {
                 depth += 1;
                 rest = tail;

@@ -6,7 +6,7 @@
 //! a chain of misses, one per message. The hardware prefetchers do not see
 //! it coming (messages differ in size), and a log of small messages (about
 //! 1 KB for CCB, 800 bytes for the generated CB log) spends more time
-//! waiting than working. [`Ahead`] asks for every cache line a little
+//! waiting than working. [`Prefetcher`] asks for every cache line a little
 //! beyond the message being read, so the lines stream in while the message
 //! is worked on (bench/NOTES.md: `fb index` 1.6 times faster).
 //!
@@ -34,12 +34,20 @@ const LINE: usize = 64;
 
 /// Where the lines asked for end, for a reader of one slice.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Ahead {
-    /// Offset in the slice up to which lines were asked for.
+pub(crate) struct Prefetcher {
+    /// Offset in the slice up to which lines were asked for; `usize::MAX`
+    /// for a prefetcher made off.
     asked: usize,
 }
 
-impl Ahead {
+impl Prefetcher {
+    /// A prefetcher that asks for nothing: as if it had asked for every
+    /// line there is, each window it is asked for is empty (decided here
+    /// once, not tested per message).
+    pub(crate) fn off() -> Self {
+        Self { asked: usize::MAX }
+    }
+
     /// The bytes to ask for once the message at `start..end` of a slice of
     /// `len` bytes is framed: from where the last request stopped (or the
     /// message's start, after a jump) to [`AHEAD`] beyond its end, at most
@@ -57,6 +65,14 @@ impl Ahead {
         let asked = from + (to - from).div_ceil(LINE) * LINE;
         self.asked = asked;
         from..to
+    }
+
+    /// Where the lines asked for end: 0 when none was.
+    pub(crate) fn asked(&self) -> usize {
+        match self.asked {
+            usize::MAX => 0,
+            asked => asked,
+        }
     }
 
     /// Asks for the lines after the message at `start..end` of `data`.
@@ -149,9 +165,20 @@ mod tests {
     ];
 
     #[test]
+    fn a_prefetcher_made_off_asks_for_nothing() {
+        let mut off = Prefetcher::off();
+        for case in CASES {
+            for &(start, end) in case.messages {
+                assert!(off.window(case.len, start, end).is_empty(), "{}", case.name);
+            }
+        }
+        assert_eq!(off.asked(), 0);
+    }
+
+    #[test]
     fn the_window_runs_ahead_of_the_reader_and_within_the_slice() {
         for case in CASES {
-            let mut ahead = Ahead::default();
+            let mut ahead = Prefetcher::default();
             let got: Vec<Range<usize>> = case
                 .messages
                 .iter()

@@ -15,7 +15,7 @@
 //! hits, and rests (neither looks up nor keeps its frames) for a while when
 //! fewer than one in [`POOR`] hit.
 
-use crate::rate::Rate;
+use crate::hit_rate::DecoderRate;
 
 /// Slots of the table, each holding one frame (a power of two).
 const SLOTS: usize = 64;
@@ -29,26 +29,26 @@ pub(crate) const RAW_MAX: usize = 4 << 10;
 pub(crate) const OUT_MAX: usize = 32 << 10;
 const STRIDE: usize = RAW_MAX + OUT_MAX;
 /// A kind whose frames hit fewer than one lookup in this many rests for a
-/// while (`rate.rs`).
+/// while (`hit_rate.rs`).
 const POOR: u32 = 16;
 
 /// The table of frames, and each payload kind's rate.
 #[derive(Default)]
-pub(crate) struct Recent {
+pub(crate) struct ZstdFrameCache {
     /// Slot `i`'s frame at `i * STRIDE`, what it decompressed to
     /// `RAW_MAX` bytes further.
     arena: Vec<u8>,
     /// Each slot's frame and decompressed lengths; a frame of length 0:
     /// nothing held.
     lens: Vec<(u16, u16)>,
-    rates: [Rate<POOR>; 16],
+    rates: [DecoderRate<POOR>; 16],
     hits: u64,
     misses: u64,
 }
 
-impl std::fmt::Debug for Recent {
+impl std::fmt::Debug for ZstdFrameCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recent")
+        f.debug_struct("ZstdFrameCache")
             .field("hits", &self.hits)
             .field("misses", &self.misses)
             .finish_non_exhaustive()
@@ -59,20 +59,29 @@ impl std::fmt::Debug for Recent {
 pub(crate) enum Lookup {
     /// Not looked up: the kind rests, or the frame is too large to keep.
     Skipped,
-    /// Held in this slot: serve its bytes ([`Recent::served`]).
+    /// Held in this slot: serve its bytes ([`ZstdFrameCache::served`]).
     Found(usize),
-    /// Not held: decompress it into this slot ([`Recent::out`]), and say
-    /// so with [`Recent::keep`].
+    /// Not held: decompress it into this slot ([`ZstdFrameCache::out`]), and say
+    /// so with [`ZstdFrameCache::keep`].
     Missing(usize),
 }
 
-impl Recent {
+impl ZstdFrameCache {
+    /// A cache that looks nothing up and keeps nothing (its table is
+    /// never made): every frame is decompressed.
+    pub(crate) fn off() -> Self {
+        Self {
+            rates: [DecoderRate::off(); 16],
+            ..Self::default()
+        }
+    }
+
     /// Looks `raw`, a frame of payload kind `kind`, up.
     pub(crate) fn lookup(&mut self, kind: u8, raw: &[u8]) -> Lookup {
         let Some(rate) = self.rates.get_mut(usize::from(kind & 15)) else {
             return Lookup::Skipped;
         };
-        if rate.resting() {
+        if rate.rests() {
             return Lookup::Skipped;
         }
         if raw.len() > RAW_MAX || raw.is_empty() {
@@ -112,7 +121,7 @@ impl Recent {
     }
 
     /// Slot `at`'s room for a decompressed frame, [`OUT_MAX`] bytes; the
-    /// slot holds no frame until [`Recent::keep`] says which.
+    /// slot holds no frame until [`ZstdFrameCache::keep`] says which.
     pub(crate) fn out(&mut self, at: usize) -> Option<&mut [u8]> {
         *self.lens.get_mut(at)? = (0, 0);
         let start = at * STRIDE + RAW_MAX;
@@ -156,29 +165,30 @@ fn slot_of(raw: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rate::{REST, SAMPLE};
+    const SAMPLE: u32 = DecoderRate::<POOR>::SAMPLE;
+    const REST: u32 = DecoderRate::<POOR>::REST;
 
     /// A kind's lookups stop after a sample without hits, and start again
     /// after the rest.
     #[test]
     fn a_kind_whose_frames_never_repeat_rests() {
-        let mut recent = Recent::default();
+        let mut cache = ZstdFrameCache::default();
         let frame = |i: u32| i.to_le_bytes().repeat(4);
         let mut looked = 0;
         for i in 0..SAMPLE + REST {
-            if !matches!(recent.lookup(0, &frame(i)), Lookup::Skipped) {
+            if !matches!(cache.lookup(0, &frame(i)), Lookup::Skipped) {
                 looked += 1;
             }
         }
         assert_eq!(looked, SAMPLE);
-        assert!(matches!(recent.lookup(0, &frame(0)), Lookup::Missing(_)));
+        assert!(matches!(cache.lookup(0, &frame(0)), Lookup::Missing(_)));
         // Another kind was not rested.
-        assert!(matches!(recent.lookup(1, &frame(0)), Lookup::Missing(_)));
+        assert!(matches!(cache.lookup(1, &frame(0)), Lookup::Missing(_)));
     }
 
     #[test]
     fn a_kind_whose_frames_repeat_does_not_rest() {
-        let mut recent = Recent::default();
+        let mut cache = ZstdFrameCache::default();
         // One lookup in eight hits: above the poor rate.
         for i in 0..4 * SAMPLE {
             let raw = if i % 8 == 0 {
@@ -186,18 +196,18 @@ mod tests {
             } else {
                 i.to_le_bytes().repeat(3)
             };
-            match recent.lookup(3, &raw) {
+            match cache.lookup(3, &raw) {
                 Lookup::Skipped => panic!("rested at lookup {i}"),
                 Lookup::Found(_) => {}
                 Lookup::Missing(at) => {
-                    if let Some(out) = recent.out(at) {
+                    if let Some(out) = cache.out(at) {
                         out[..raw.len()].copy_from_slice(&raw);
                     }
-                    assert_eq!(recent.keep(at, &raw, raw.len()), raw);
+                    assert_eq!(cache.keep(at, &raw, raw.len()), raw);
                 }
             }
         }
-        assert!(recent.counts().0 > 0);
+        assert!(cache.counts().0 > 0);
     }
 
     /// A frame whose decompression failed (its slot emptied by `out`, never
@@ -205,21 +215,21 @@ mod tests {
     /// was half written.
     #[test]
     fn only_kept_frames_are_found() {
-        let mut recent = Recent::default();
+        let mut cache = ZstdFrameCache::default();
         let raw = b"frame".as_slice();
-        let Lookup::Missing(at) = recent.lookup(5, raw) else {
+        let Lookup::Missing(at) = cache.lookup(5, raw) else {
             panic!("an empty table found a frame");
         };
-        if let Some(out) = recent.out(at) {
+        if let Some(out) = cache.out(at) {
             out[..4].copy_from_slice(b"half");
         }
-        assert!(matches!(recent.lookup(5, raw), Lookup::Missing(_)));
-        if let Some(out) = recent.out(at) {
+        assert!(matches!(cache.lookup(5, raw), Lookup::Missing(_)));
+        if let Some(out) = cache.out(at) {
             out[..5].copy_from_slice(b"whole");
         }
-        assert_eq!(recent.keep(at, raw, 5), b"whole");
-        assert!(matches!(recent.lookup(5, raw), Lookup::Found(a) if a == at));
-        assert_eq!(recent.served(at), b"whole");
+        assert_eq!(cache.keep(at, raw, 5), b"whole");
+        assert!(matches!(cache.lookup(5, raw), Lookup::Found(a) if a == at));
+        assert_eq!(cache.served(at), b"whole");
         // A frame of the same slot but other bytes is not this one.
         let Some(other) = (0u64..1 << 20)
             .map(|i| i.to_le_bytes().repeat(2))
@@ -227,18 +237,30 @@ mod tests {
         else {
             panic!("no frame of slot {at}");
         };
-        assert!(matches!(recent.lookup(5, &other), Lookup::Missing(_)));
+        assert!(matches!(cache.lookup(5, &other), Lookup::Missing(_)));
+    }
+
+    #[test]
+    fn a_cache_made_off_looks_nothing_up() {
+        let mut cache = ZstdFrameCache::off();
+        for kind in 0..16 {
+            for _ in 0..2 * SAMPLE + REST {
+                assert!(matches!(cache.lookup(kind, b"frame"), Lookup::Skipped));
+            }
+        }
+        assert!(cache.lens.is_empty(), "the table was made");
+        assert_eq!(cache.counts(), (0, 0));
     }
 
     #[test]
     fn a_frame_too_large_to_keep_is_not_looked_up() {
-        let mut recent = Recent::default();
+        let mut cache = ZstdFrameCache::default();
         assert!(matches!(
-            recent.lookup(0, &vec![7; RAW_MAX + 1]),
+            cache.lookup(0, &vec![7; RAW_MAX + 1]),
             Lookup::Skipped
         ));
         assert!(matches!(
-            recent.lookup(0, &vec![7; RAW_MAX]),
+            cache.lookup(0, &vec![7; RAW_MAX]),
             Lookup::Missing(_)
         ));
     }
