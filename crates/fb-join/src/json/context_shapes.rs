@@ -17,8 +17,8 @@
 //! objects are looked up whole in the validator's table). Objects are
 //! kept open: their names and brackets are fixed bytes.
 
-use super::element_memo::remembered;
 use super::element_memo::JsonElementMemo;
+use super::scan::remembered;
 use super::scan::{any_value, number, string, Failure};
 use crate::caches::MemoRate;
 

@@ -2,8 +2,9 @@
 //! each function taking what is left of the text and returning what is
 //! left after what it scanned.
 
-use super::element_memo::{remembered, JsonElementMemo};
+use super::element_memo::{remember, JsonElementMemo, HEAD};
 use super::{JsonError, MAX_DEPTH};
+use crate::same::same_bytes;
 
 pub(super) fn check(text: &[u8], elements: Option<&mut JsonElementMemo>) -> Result<(), JsonError> {
     let mut error = Failure {
@@ -364,4 +365,101 @@ pub(super) fn number<'a>(start: &'a [u8], error: &mut Failure) -> &'a [u8] {
         }
     }
     rest
+}
+
+/// The object array element, or the array, `rest` starts with (at its `{`
+/// or `[`; `ARRAY` says which), inside `depth` open containers: stepped
+/// over when remembered, else checked and remembered.
+///
+/// Arrays are remembered whole as well as element by element: a loop
+/// offers the same few sets of actions, so a context's `"_multi"` and
+/// `"_slots"` arrays repeat as a whole, and one lookup steps over all
+/// their elements.
+#[inline(always)]
+pub(super) fn remembered<'a, const ARRAY: bool>(
+    rest: &'a [u8],
+    depth: usize,
+    error: &mut Failure,
+) -> &'a [u8] {
+    if let (Some(elements), Some(head)) =
+        (error.elements.as_deref_mut(), rest.first_chunk::<HEAD>())
+    {
+        if !elements.rate.is_resting() {
+            let index = JsonElementMemo::index(head);
+            if let Some(entry) = elements.entries.get(index) {
+                let len = usize::from(entry.len);
+                if let (Some(mine), Some(known)) = (rest.get(..len), entry.bytes.get(..len)) {
+                    if len > 0 && depth <= usize::from(entry.depth) && same_bytes(mine, known) {
+                        elements.rate.count(true);
+                        return rest.get(len..).unwrap_or_default();
+                    }
+                }
+            }
+            return if ARRAY {
+                unseen_array(rest, depth, error, index)
+            } else {
+                unseen(rest, depth, error, index)
+            };
+        }
+    }
+    not_looked_up::<ARRAY>(rest, depth, error)
+}
+
+/// An element or array checked without a lookup: too short to hash, or
+/// the table resting.
+#[inline(never)]
+fn not_looked_up<'a, const ARRAY: bool>(
+    rest: &'a [u8],
+    depth: usize,
+    error: &mut Failure,
+) -> &'a [u8] {
+    if let Some(elements) = error.elements.as_deref_mut() {
+        if rest.len() >= HEAD {
+            elements.rate.pass();
+        }
+    }
+    let inside = rest.get(1..).unwrap_or_default();
+    if ARRAY {
+        array(inside, depth, error)
+    } else {
+        object(inside, depth, error)
+    }
+}
+
+/// An array not found in entry `index`: checked with the table at hand
+/// (its elements may repeat where the array does not), then remembered
+/// there.
+#[inline(never)]
+fn unseen_array<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
+    if let Some(elements) = error.elements.as_deref_mut() {
+        elements.rate.count(false);
+    }
+    let after = array(rest.get(1..).unwrap_or_default(), depth, error);
+    let len = rest.len() - after.len();
+    if let (true, Some(elements), Some(bytes)) = (
+        error.what.is_empty(),
+        error.elements.as_deref_mut(),
+        rest.get(..len),
+    ) {
+        remember(elements, index, bytes, depth);
+    }
+    after
+}
+
+/// An element not found in entry `index`: checked, and remembered there.
+#[inline(never)]
+fn unseen<'a>(rest: &'a [u8], depth: usize, error: &mut Failure, index: usize) -> &'a [u8] {
+    let Some(elements) = error.elements.take() else {
+        return object(rest.get(1..).unwrap_or_default(), depth, error);
+    };
+    elements.rate.count(false);
+    // Checked with the table put aside: elements inside this one are not
+    // looked up, nor remembered apart from it.
+    let after = object(rest.get(1..).unwrap_or_default(), depth, error);
+    let len = rest.len() - after.len();
+    if let (true, Some(bytes)) = (error.what.is_empty(), rest.get(..len)) {
+        remember(elements, index, bytes, depth);
+    }
+    error.elements = Some(elements);
+    after
 }
