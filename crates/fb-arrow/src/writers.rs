@@ -86,8 +86,8 @@ pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// Text columns whose values repeat (a few distinct per file): the only
 /// ones with dictionaries. Elsewhere zstd does the work of a dictionary
-/// for less: with dictionaries on every column the export took 9% more
-/// instructions (callgrind, 20 MiB CB log) for a file 2% smaller.
+/// for less: dictionaries on every column cost more instructions than the
+/// bytes they saved were worth (bench/NOTES.md).
 const REPEATED: &[&[&str]] = &[
     &["problem_type"],
     &["learning_mode"],
@@ -99,8 +99,8 @@ const REPEATED: &[&[&str]] = &[
 ];
 
 /// Long or unique texts: lengths delta-encoded, bytes as they are (the v2
-/// default, prefix deltas, compares every value with the one before; 3%
-/// of the instructions).
+/// default, prefix deltas, compares every value with the one before, for
+/// nothing on such texts).
 const PLAIN_TEXT: &[&[&str]] = &[
     &["event_id"],
     &["context"],
@@ -108,8 +108,8 @@ const PLAIN_TEXT: &[&[&str]] = &[
 ];
 
 /// Times: v2 pages hold them as deltas bit-packed, which leaves zstd
-/// nothing to find (on the 20 MiB CB bench log the three columns came
-/// out of it the same size, for 0.8% of the export's instructions).
+/// nothing to find: compressing them again costs time for no bytes
+/// (bench/NOTES.md).
 const DELTA_PACKED: &[&[&str]] = &[
     &["timestamp"],
     &["client_time"],

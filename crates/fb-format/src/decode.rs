@@ -257,7 +257,7 @@ impl<'a> EventView<'a> {
         // Each arm makes its own view: joined into one `parts` first, the
         // two would be copied into one place, and the copy's wide loads of
         // the verifier's narrow stores wait for them (a store-forwarding
-        // stall of each event, about 10% of a conversion's time).
+        // stall of each event; bench/NOTES.md has its cost).
         let quick = match caches {
             Caches::On => fb_schema::event_parts(bytes),
             Caches::Off => None,

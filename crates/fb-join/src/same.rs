@@ -3,8 +3,8 @@
 //! to `memcmp` costs more than the compare.
 
 /// Length from which `memcmp` (the C library picks the widest compare the
-/// processor has) beats a loop of 16-byte words: remembered JSON arrays of
-/// a couple of hundred bytes took 9% fewer instructions of the check.
+/// processor has) beats a loop of 16-byte words, as remembered JSON arrays
+/// of a couple of hundred bytes showed (bench/NOTES.md).
 const LONG: usize = 64;
 
 /// `a == b`: overlapping words from each end for 4 to 16 bytes, sixteen

@@ -314,8 +314,8 @@ fn filter_chunk(
     }
     let buf = buf.get_mut(..at).unwrap_or_default();
     // From a file, the second half of the bytes is read and filtered on a
-    // thread of its own: a sample's reads are many small `pread`s (1.3 µs
-    // each for ~800 bytes), mostly the kernel's time, and each message is
+    // thread of its own: a sample's reads are many small `pread`s, mostly
+    // the kernel's time (bench/NOTES.md), and each message is
     // decoded once more to filter it; two cores share both. Messages are
     // written one by one, so the halves' outputs, one after the other,
     // are the bytes one pass writes.

@@ -25,8 +25,9 @@ fn from_day(day: i64, t: &TimeStamp) -> i64 {
         .saturating_add(i64::from(t.subsecond() / 10))
 }
 
-/// [`micros`], remembering the last day met: the calendar was 8% of what
-/// `fb index` computed. A day, not a minute: an outcome comes minutes
+/// [`micros`], remembering the last day met: the calendar was a good part
+/// of what `fb index` computed (bench/NOTES.md). A day, not a minute: an
+/// outcome comes minutes
 /// after its decision, often in the same message, and the two alternate.
 #[derive(Default)]
 pub(super) struct Micros {
