@@ -40,6 +40,7 @@ mod pipeline;
 mod pool;
 mod put;
 pub mod rawjoin;
+pub mod reorder;
 mod reward;
 mod same;
 mod simd;

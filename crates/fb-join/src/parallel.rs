@@ -8,7 +8,6 @@
 //! is joined exactly as the serial joiner would join it, and the output is
 //! byte-identical whatever the number of threads.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
@@ -23,6 +22,7 @@ use crate::event::JoinedEvent;
 use crate::feed::{Fed, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
 use crate::metrics::Metrics;
+use crate::reorder::Reorder;
 use crate::sink::{Maker, Sink};
 use crate::{Error, Options};
 
@@ -487,14 +487,12 @@ fn write_in_order<S: Sink>(
     (diags, metrics): &mut (Diagnostics, Metrics),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, u64, u64), Error> {
-    let mut next = 0;
-    let mut waiting: BTreeMap<u64, Done<S::Batch>> = BTreeMap::new();
+    let mut in_order = Reorder::default();
     let (mut kept, mut filtered, mut events) = (0u64, 0u64, 0u64);
     let mut failure = None;
     for done in rx.iter() {
-        waiting.insert(done.seq, done);
-        while let Some(mut done) = waiting.remove(&next) {
-            next += 1;
+        in_order.put(done.seq, done);
+        while let Some(mut done) = in_order.pop() {
             if failure.is_none() {
                 if let Err(err) = sink.take(&mut done.lines) {
                     failure = Some(err);

@@ -14,11 +14,12 @@
 //! at most two pieces per thread in flight, so memory stays flat when the
 //! output is slower than the input.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+
+use fb_join::reorder::Reorder;
 
 /// Uncompressed bytes per piece. A megabyte costs zstd level 1 nothing in
 /// ratio on DSJSON (it did better than one level-3 stream on the bench
@@ -127,11 +128,10 @@ struct Pool {
     jobs: Option<Sender<Job>>,
     done: Receiver<Packed>,
     threads: Vec<JoinHandle<()>>,
-    /// Sequence number of the next piece sent, and of the next written.
+    /// Sequence number of the next piece sent.
     sent: u64,
-    written: u64,
-    /// Packed pieces that came back before their turn.
-    waiting: BTreeMap<u64, Packed>,
+    /// Packed pieces, handed on in the order they were sent.
+    in_order: Reorder<Packed>,
     /// Buffers back from written pieces: (piece, packed).
     free: Vec<(Vec<u8>, Vec<u8>)>,
     limit: u64,
@@ -174,8 +174,7 @@ impl Pool {
             done,
             threads: handles,
             sent: 0,
-            written: 0,
-            waiting: BTreeMap::new(),
+            in_order: Reorder::default(),
             free: Vec::new(),
             limit: 2 * threads as u64,
         })
@@ -184,7 +183,7 @@ impl Pool {
     /// Sends `piece` to be packed, and gives back an empty buffer for the
     /// next one; writes what is ready, waiting while too much is in flight.
     fn send<W: Write>(&mut self, piece: Vec<u8>, out: &mut W) -> io::Result<Vec<u8>> {
-        while self.sent - self.written >= self.limit {
+        while self.sent - self.in_order.next() >= self.limit {
             self.write_next(out, true)?;
         }
         let (next, packed) = self
@@ -211,11 +210,11 @@ impl Pool {
     /// Writes the next piece in order if it is packed (or, with `wait`,
     /// once it is). False when it is not there yet (or nothing is left).
     fn write_next<W: Write>(&mut self, out: &mut W, wait: bool) -> io::Result<bool> {
-        if self.written == self.sent {
+        if self.in_order.next() == self.sent {
             return Ok(false);
         }
         let packed = loop {
-            if let Some(p) = self.waiting.remove(&self.written) {
+            if let Some(p) = self.in_order.pop() {
                 break p;
             }
             let next = match wait {
@@ -227,11 +226,10 @@ impl Pool {
                 },
             };
             let p = next.map_err(|_| io::Error::other("a compressing thread stopped"))?;
-            self.waiting.insert(p.seq, p);
+            self.in_order.put(p.seq, p);
         };
         packed.result?;
         out.write_all(&packed.packed)?;
-        self.written += 1;
         let mut piece = packed.piece;
         piece.clear();
         self.free.push((piece, packed.packed));
