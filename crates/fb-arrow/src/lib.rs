@@ -25,7 +25,7 @@
 //! .unwrap();
 //! let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), 65_536);
 //! let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
-//! pipeline.feed(Source::Slice(&log), (0, 0), &|| false, &mut |_| {}).unwrap();
+//! pipeline.feed(Source::Slice(&log), fb_format::Position::START, &|| false, &mut |_| {}).unwrap();
 //! let (_, sink) = pipeline.finish();
 //! let bytes = sink.finish().unwrap();
 //! let batches = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None).unwrap();

@@ -43,7 +43,12 @@ fn ipc(log: &[u8], opts: &Options, columns: Columns, threads: usize) -> RecordBa
     let sink =
         ArrowSink::new(IpcFile::with_schema(Vec::new(), &schema).unwrap(), 5).with_columns(columns);
     let mut p = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
-    let _ = p.feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {});
+    let _ = p.feed(
+        Source::Slice(log),
+        fb_format::Position::START,
+        &|| false,
+        &mut |_| {},
+    );
     let bytes = p.finish().1.finish().unwrap();
     let batches: Vec<RecordBatch> =
         arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None)
@@ -58,7 +63,12 @@ fn parquet(log: &[u8], opts: &Options, columns: Columns) -> RecordBatch {
     let out = ParquetFile::with_schema(Vec::new(), 7, 1 << 20, schema.clone()).unwrap();
     let sink = ArrowSink::new(out, 3).with_columns(columns);
     let mut p = Pipeline::new(opts.clone(), |_: &_| true, sink, 2);
-    let _ = p.feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {});
+    let _ = p.feed(
+        Source::Slice(log),
+        fb_format::Position::START,
+        &|| false,
+        &mut |_| {},
+    );
     let bytes = bytes::Bytes::from(p.finish().1.finish().unwrap());
     let batches: Vec<RecordBatch> =
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)

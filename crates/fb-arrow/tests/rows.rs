@@ -48,7 +48,12 @@ fn export_ipc(log: &[u8], opts: &Options, threads: usize) -> Vec<RecordBatch> {
     let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), 7);
     let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
     let _ = pipeline
-        .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+        .feed(
+            Source::Slice(log),
+            fb_format::Position::START,
+            &|| false,
+            &mut |_| {},
+        )
         .unwrap();
     let (_, sink) = pipeline.finish();
     let bytes = sink.finish().unwrap();
@@ -61,7 +66,12 @@ fn export_parquet(log: &[u8], opts: &Options) -> Vec<RecordBatch> {
     let sink = ArrowSink::new(ParquetFile::new(Vec::new(), 5).unwrap(), 3);
     let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, 2);
     let _ = pipeline
-        .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+        .feed(
+            Source::Slice(log),
+            fb_format::Position::START,
+            &|| false,
+            &mut |_| {},
+        )
         .unwrap();
     let (_, sink) = pipeline.finish();
     let bytes = bytes::Bytes::from(sink.finish().unwrap());
@@ -272,7 +282,12 @@ fn feed_logs<S: fb_join::Sink, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
 ) {
     for log in logs {
         let _ = p
-            .feed(Source::Slice(log), (0, 0), &|| false, &mut |_| {})
+            .feed(
+                Source::Slice(log),
+                fb_format::Position::START,
+                &|| false,
+                &mut |_| {},
+            )
             .unwrap();
     }
 }

@@ -14,7 +14,7 @@ use flatbuffers::{Follow, Verifiable};
 
 use crate::caches::Caches;
 use crate::error::{Error, Result};
-use crate::framer::{Message, DEFAULT_MAX_PAYLOAD};
+use crate::framer::{Message, Position, DEFAULT_MAX_PAYLOAD};
 use crate::outcome_parts_cache::{Find, OutcomePartsCache};
 use crate::zstd_frame_cache::{Lookup, ZstdFrameCache, OUT_MAX};
 
@@ -51,7 +51,7 @@ where
 /// in `verified_in_full`).
 fn verify_with<'a, T>(
     buf: &'a [u8],
-    at: (u64, u64),
+    at: Position,
     what: &'static str,
     caches: Caches,
     verified_in_full: &mut u64,
@@ -60,10 +60,10 @@ where
     T: Follow<'a> + Verifiable + QuickVerify + 'a,
 {
     match caches {
-        Caches::On => verify_at::<T>(buf, at.0, at.1, what),
+        Caches::On => verify_at::<T>(buf, at.offset, at.index, what),
         Caches::Off => {
             *verified_in_full += 1;
-            verify_slow::<T>(buf, at.0, at.1, what)
+            verify_slow::<T>(buf, at.offset, at.index, what)
         }
     }
 }
@@ -579,7 +579,7 @@ impl PayloadDecoder {
     /// through the flatbuffers verifier and accessors where it declines
     /// (which also gives the errors). The payload is decompressed once.
     pub fn cb<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<CbParts<'s>> {
-        let at = (view.offset, view.index);
+        let at = Position::new(view.offset, view.index);
         let full = &mut self.verified_in_full;
         with_cb(self.unpack.bytes(view)?, at, self.caches, full, |cb| *cb)
     }
@@ -601,7 +601,7 @@ impl PayloadDecoder {
         view: &EventView<'a>,
         mut f: impl FnMut(&OutcomeParts<'s>) -> R,
     ) -> Result<R> {
-        let at = (view.offset, view.index);
+        let at = Position::new(view.offset, view.index);
         let (caches, full) = (self.caches, &mut self.verified_in_full);
         let bytes = self.unpack.bytes(view)?;
         // With caches off the table is off too: every lookup is skipped.
@@ -621,7 +621,7 @@ impl PayloadDecoder {
 
     /// The verified typed payload of `view`.
     pub fn payload<'s, 'a: 's>(&'s mut self, view: &EventView<'a>) -> Result<Payload<'s>> {
-        let (at, kind) = ((view.offset, view.index), view.payload_type());
+        let (at, kind) = (Position::new(view.offset, view.index), view.payload_type());
         let full = &mut self.verified_in_full;
         payload_of(self.unpack.bytes(view)?, kind, at, self.caches, full)
     }
@@ -667,9 +667,9 @@ impl<'a> EventView<'a> {
             .then(|| payload_of(self.payload, self.kind, self.at(), Caches::On, &mut 0))
     }
 
-    /// The offset and index of the event's message.
-    fn at(&self) -> (u64, u64) {
-        (self.offset, self.index)
+    /// Where the event's message is.
+    fn at(&self) -> Position {
+        Position::new(self.offset, self.index)
     }
 }
 
@@ -681,7 +681,7 @@ impl<'a> EventView<'a> {
 #[inline(always)]
 fn with_cb<'b, R>(
     bytes: &'b [u8],
-    (offset, index): (u64, u64),
+    Position { offset, index }: Position,
     caches: Caches,
     verified_in_full: &mut u64,
     mut f: impl FnMut(&CbParts<'b>) -> R,
@@ -703,7 +703,7 @@ fn with_cb<'b, R>(
 #[inline(always)]
 fn with_outcome<'b, R>(
     bytes: &'b [u8],
-    (offset, index): (u64, u64),
+    Position { offset, index }: Position,
     caches: Caches,
     verified_in_full: &mut u64,
     mut f: impl FnMut(&OutcomeParts<'b>) -> R,
@@ -726,7 +726,7 @@ fn with_outcome<'b, R>(
 fn payload_of<'b>(
     bytes: &'b [u8],
     kind: PayloadType,
-    at: (u64, u64),
+    at: Position,
     caches: Caches,
     full: &mut u64,
 ) -> Result<Payload<'b>> {

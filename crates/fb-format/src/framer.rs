@@ -25,6 +25,31 @@ pub fn frame_len(size: u32) -> u64 {
     HEADER_LEN as u64 + u64::from(size) + u64::from(size % 8)
 }
 
+/// Where a message starts in a log: its byte offset and its index among
+/// the log's messages, both counted from 0. A source that starts inside a
+/// log starts at a `Position`, so that offsets in errors and diagnostics
+/// are always the log's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// Byte offset of the message's first byte.
+    pub offset: u64,
+    /// 0-based position of the message in the log.
+    pub index: u64,
+}
+
+impl Position {
+    /// The start of a log: byte 0, message 0.
+    pub const START: Self = Self {
+        offset: 0,
+        index: 0,
+    };
+
+    /// The message at `offset` with index `index`.
+    pub const fn new(offset: u64, index: u64) -> Self {
+        Self { offset, index }
+    }
+}
+
 /// One framed message, borrowing its payload from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Message<'a> {
@@ -119,11 +144,16 @@ impl Framer {
         }
     }
 
-    /// Starts counting at `offset` / `index` (for reading from the middle).
-    pub fn starting_at(mut self, offset: u64, index: u64) -> Self {
-        self.offset = offset;
-        self.index = index;
+    /// Starts counting at `at` (for reading from the middle of a log).
+    pub fn starting_at(mut self, at: Position) -> Self {
+        self.offset = at.offset;
+        self.index = at.index;
         self
+    }
+
+    /// Where the next message starts.
+    pub fn position(&self) -> Position {
+        Position::new(self.offset, self.index)
     }
 
     /// Stream offset of the next unread byte.

@@ -55,7 +55,9 @@ mod zstd_frame_cache;
 pub use caches::Caches;
 pub use decode::{EventView, Events, Payload, PayloadDecoder};
 pub use error::{Error, Result, Warning};
-pub use framer::{frame_len, Frame, Framer, Message, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN};
+pub use framer::{
+    frame_len, Frame, Framer, Message, Position, Step, DEFAULT_MAX_PAYLOAD, HEADER_LEN,
+};
 pub use hit_rate::HitRate;
 pub use kind::*;
 pub use loop_kind::{parse_name, Problem, RewardFunction, UnknownName};

@@ -188,7 +188,7 @@ impl RawStreamReader<'_> {
     /// such message is left (the reader is then at its end). Verification
     /// is budgeted (16 times the input, and a mebibyte), so that bytes
     /// made to look like many preambles cannot make this quadratic.
-    pub fn resync(&mut self) -> Option<(u64, u64)> {
+    pub fn resync(&mut self) -> Option<std::ops::Range<u64>> {
         let from = self.pos;
         let mut budget = self.data.len().saturating_mul(16).saturating_add(1 << 20);
         let mut at = from + 1;
@@ -223,7 +223,7 @@ impl RawStreamReader<'_> {
         match found {
             Some(at) => {
                 self.pos = at;
-                Some((from as u64, at as u64))
+                Some(from as u64..at as u64)
             }
             None => {
                 self.pos = self.data.len();

@@ -2,7 +2,7 @@
 //! conversion: REGULAR messages read out of a stream, or the span of a log
 //! in memory they lie in, with the ordered state they start from.
 
-use fb_format::{Caches, Framer, Message, MessageKind, SliceReader};
+use fb_format::{Caches, Framer, Message, MessageKind, Position, SliceReader};
 
 use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
@@ -33,14 +33,13 @@ pub(crate) struct Messages<'m> {
 }
 
 /// Consecutive REGULAR messages: `bytes` holds them whole (from `start`
-/// in the log, when borrowed from it), the first at `offset` with index
-/// `index`, `count` in all.
+/// in the log, when borrowed from it), the first at `first`, `count` in
+/// all.
 #[derive(Default)]
 struct Span<'m> {
     bytes: &'m [u8],
     start: usize,
-    offset: u64,
-    index: u64,
+    first: Position,
     count: u64,
     max_payload: u32,
 }
@@ -51,20 +50,18 @@ impl<'m> Messages<'m> {
     }
 
     /// A batch that owns `data`, whose bytes `own` hold `count` REGULAR
-    /// messages with `bytes` payload bytes, the first at `offset` with
-    /// index `index`.
+    /// messages with `bytes` payload bytes, the first at `first`.
     pub(crate) fn owned(
         data: Vec<u8>,
         own: std::ops::Range<usize>,
-        (offset, index): (u64, u64),
+        first: Position,
         (count, bytes): (u64, usize),
         max_payload: u32,
     ) -> Self {
         Self {
             data,
             span: Span {
-                offset,
-                index,
+                first,
                 count,
                 max_payload,
                 ..Span::default()
@@ -87,8 +84,7 @@ impl<'m> Messages<'m> {
         if span.count == 0 {
             *span = Span {
                 start: at,
-                offset: msg.offset,
-                index: msg.index,
+                first: Position::new(msg.offset, msg.index),
                 max_payload,
                 ..Span::default()
             };
@@ -114,8 +110,7 @@ impl<'m> Messages<'m> {
             true => self.data.get(self.own.clone()).unwrap_or_default(),
             false => span.bytes,
         };
-        let framer =
-            Framer::with_max_payload(span.max_payload).starting_at(span.offset, span.index);
+        let framer = Framer::with_max_payload(span.max_payload).starting_at(span.first);
         let mut reader = SliceReader::with_framer(bytes, framer).with_caches(caches);
         for _ in 0..span.count {
             match reader.next_message()? {

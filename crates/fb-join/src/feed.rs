@@ -5,7 +5,7 @@ use std::io::Read;
 
 use fb_format::recover::Skipped;
 use fb_format::salvage::SalvageReport;
-use fb_format::MessageKind;
+use fb_format::{MessageKind, Position};
 
 /// Where a pipeline reads messages from.
 pub enum Source<'a> {
@@ -89,7 +89,7 @@ pub struct Fed {
     pub framing_error: Option<fb_format::Error>,
     /// Where reading stopped because `stop` said so: the next message's
     /// offset and index, to go on from.
-    pub stopped_at: Option<(u64, u64)>,
+    pub stopped_at: Option<Position>,
     /// Byte ranges skipped by [`Source::Recover`], with why.
     pub skipped: Vec<Skipped>,
     /// Damaged REGULAR messages whose good events [`Source::Recover`]

@@ -48,6 +48,7 @@ mod sink;
 pub mod split;
 pub mod time;
 
+use fb_format::Position;
 use std::io::{Read, Write};
 
 pub use caches::CacheCounts;
@@ -291,7 +292,15 @@ fn serial_lines<W: Write>(
     output: &mut W,
 ) -> Result<(Summary, Fed), Error> {
     let all = |_: &JoinedEvent<'_>| true;
-    run_lines(joiner, source, (0, 0), output, 1, &all, &mut |_| {})
+    run_lines(
+        joiner,
+        source,
+        Position::START,
+        output,
+        1,
+        &all,
+        &mut |_| {},
+    )
 }
 
 /// Runs a DSJSON pipeline of `joiner` over `source`: the one loop behind
@@ -299,7 +308,7 @@ fn serial_lines<W: Write>(
 fn run_lines<W: Write, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
     joiner: &mut Joiner,
     source: Source<'_>,
-    start: (u64, u64),
+    start: Position,
     output: &mut W,
     threads: usize,
     keep: &K,
@@ -356,7 +365,16 @@ where
     K: Fn(&JoinedEvent) -> bool + Sync,
     P: FnMut(Progress),
 {
-    run_lines(joiner, input, (0, 0), output, threads, &keep, &mut progress).map(|(s, _)| s)
+    run_lines(
+        joiner,
+        input,
+        Position::START,
+        output,
+        threads,
+        &keep,
+        &mut progress,
+    )
+    .map(|(s, _)| s)
 }
 
 /// Joined events of one log as an iterator, for code that wants rewards

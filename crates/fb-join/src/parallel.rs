@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use fb_format::{Framer, Message, MessageKind, SliceReader};
+use fb_format::{Framer, Message, MessageKind, Position, SliceReader};
 
 use crate::batch::{Batch, Messages};
 use crate::config::LoopConfig;
@@ -228,12 +228,12 @@ where
                             None => Ok(false),
                         }
                     });
-                    (error, (reader.offset(), reader.index()))
+                    (error, Position::new(reader.offset(), reader.index()))
                 }
                 // The pipeline recovers on one thread.
-                Source::Recover(_) => (None, (0, 0)),
+                Source::Recover(_) => (None, Position::START),
             };
-            batcher.send(at.0);
+            batcher.send(at.offset);
             let counts = (batcher.messages, batcher.kinds);
             (batcher.joiner, counts, framing_error, at, batcher.stopped)
         });
@@ -260,15 +260,15 @@ where
         let (diags, metrics) = merged;
         joiner.absorb_in_order(&diags, metrics);
         progress(Progress {
-            read: at.0,
-            finished: at.0,
+            read: at.offset,
+            finished: at.offset,
             events,
         });
         Ok(Ran {
             fed: Fed {
                 messages,
                 kinds,
-                offset: at.0,
+                offset: at.offset,
                 framing_error,
                 stopped_at: stopped.then_some(at),
                 skipped: Vec::new(),

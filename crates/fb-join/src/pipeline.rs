@@ -24,7 +24,7 @@
 //! .unwrap();
 //! let sink = LinesSink::new(Vec::new(), Options::default().compat);
 //! let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
-//! let fed = pipeline.feed(Source::Slice(&log), (0, 0), &|| false, &mut |_| {}).unwrap();
+//! let fed = pipeline.feed(Source::Slice(&log), fb_format::Position::START, &|| false, &mut |_| {}).unwrap();
 //! assert!(fed.framing_error.is_none());
 //! assert_eq!(pipeline.kept(), 1);
 //! let (_, sink) = pipeline.finish();
@@ -35,7 +35,7 @@ use std::io::Read;
 
 use fb_format::recover::{Recovered, RecoveringReader, Skipped};
 use fb_format::salvage::{SalvageReport, Salvaged};
-use fb_format::{Framer, Message, SliceReader, StreamReader};
+use fb_format::{Framer, Message, Position, SliceReader, StreamReader};
 
 use crate::event::JoinedEvent;
 use crate::feed::{Fed, Progress, Source};
@@ -104,19 +104,19 @@ where
         (self.joiner, self.sink)
     }
 
-    /// Reads `source`, whose first byte is message `start.1` at byte
-    /// `start.0` of the log (offsets and indices in diagnostics and errors
-    /// are the log's), until its end, a framing error, or `stop` says so
-    /// before a message. `progress` is told how far the work has got.
+    /// Reads `source`, whose first byte is the message at `start` in the
+    /// log (offsets and indices in diagnostics and errors are the log's),
+    /// until its end, a framing error, or `stop` says so before a message.
+    /// `progress` is told how far the work has got.
     pub fn feed(
         &mut self,
         source: Source<'_>,
-        start: (u64, u64),
+        start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, Error> {
         let limit = u32::try_from(self.joiner.options().max_payload).unwrap_or(u32::MAX);
-        let framer = Framer::with_max_payload(limit).starting_at(start.0, start.1);
+        let framer = Framer::with_max_payload(limit).starting_at(start);
         // Recovery resynchronizes on one thread, whatever the count.
         if let Source::Recover(data) = source {
             let mut reader = Recovering {
@@ -124,7 +124,7 @@ where
                 skipped: Vec::new(),
                 salvaged: Vec::new(),
                 current: None,
-                at: (0, 0),
+                at: Position::START,
                 len: data.len() as u64,
             };
             let mut fed = self.serial(&mut reader, stop, progress)?;
@@ -212,7 +212,7 @@ where
             });
         }
         self.sink.take(&mut batch)?;
-        fed.offset = reader.at().0;
+        fed.offset = reader.at().offset;
         Ok(fed)
     }
 }
@@ -220,8 +220,8 @@ where
 /// The two framing readers, as the one-thread loop uses them.
 trait Reader {
     fn next(&mut self) -> fb_format::Result<Option<Message<'_>>>;
-    /// Offset and index of the next unread message.
-    fn at(&self) -> (u64, u64);
+    /// Where the next unread message is.
+    fn at(&self) -> Position;
 }
 
 impl Reader for SliceReader<'_> {
@@ -229,8 +229,8 @@ impl Reader for SliceReader<'_> {
         self.next_message()
     }
 
-    fn at(&self) -> (u64, u64) {
-        (self.offset(), self.index())
+    fn at(&self) -> Position {
+        Position::new(self.offset(), self.index())
     }
 }
 
@@ -239,8 +239,8 @@ impl<R: Read> Reader for StreamReader<R> {
         self.next_message()
     }
 
-    fn at(&self) -> (u64, u64) {
-        (self.offset(), self.index())
+    fn at(&self) -> Position {
+        Position::new(self.offset(), self.index())
     }
 }
 
@@ -252,7 +252,7 @@ struct Recovering<'a> {
     salvaged: Vec<SalvageReport>,
     /// The salvaged message last handed out (it borrows from here).
     current: Option<Box<Salvaged>>,
-    at: (u64, u64),
+    at: Position,
     len: u64,
 }
 
@@ -261,25 +261,25 @@ impl Reader for Recovering<'_> {
         loop {
             match self.inner.next() {
                 Some(Recovered::Message(msg)) => {
-                    self.at = (msg.offset + msg.len as u64, msg.index + 1);
+                    self.at = Position::new(msg.offset + msg.len as u64, msg.index + 1);
                     return Ok(Some(msg));
                 }
                 Some(Recovered::Salvaged(s)) => {
-                    self.at = (s.report.offset + s.len as u64, s.report.index + 1);
+                    self.at = Position::new(s.report.offset + s.len as u64, s.report.index + 1);
                     self.salvaged.push(s.report.clone());
                     let s = self.current.insert(s);
                     return Ok(Some(s.message()));
                 }
                 Some(Recovered::Skipped(range)) => self.skipped.push(range),
                 None => {
-                    self.at.0 = self.len;
+                    self.at.offset = self.len;
                     return Ok(None);
                 }
             }
         }
     }
 
-    fn at(&self) -> (u64, u64) {
+    fn at(&self) -> Position {
         self.at
     }
 }

@@ -395,7 +395,7 @@ fn in_use(n: usize, sides: [&SideReader<'_>; 2], open: &VecDeque<Open<'_>>) -> V
     };
     for side in sides {
         for c in side.chains.iter().flat_map(|chain| &chain.cursors) {
-            keep(c.input, c.at.0);
+            keep(c.input, c.at.offset);
         }
         for h in side.heads.iter().flatten() {
             keep(h.input, h.offset);

@@ -366,38 +366,38 @@ fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
         ("corpus", &corpus, [1, 2, 3]),
     ] {
         let (whole, one) = serial(&[log], &Options::default());
-        let starts: Vec<(u64, u64)> = fb_format::SliceReader::new(log)
+        let starts: Vec<fb_format::Position> = fb_format::SliceReader::new(log)
             .flatten()
-            .map(|m| (m.offset, m.index))
+            .map(|m| fb_format::Position::new(m.offset, m.index))
             .collect();
         for (threads, caches) in [(1, Caches::On), (2, Caches::On), (1, Caches::Off)] {
             let opts = Options::default().caches(caches);
             let sink = LinesSink::new(Vec::new(), opts.compat);
             let mut pipeline = Pipeline::new(opts, |_: &_| true, sink, threads);
-            let mut from = (0u64, 0u64);
+            let mut from = fb_format::Position::START;
             let mut last = Progress::default();
             for k in cut_at {
                 let cut = starts[k];
-                let section = &log[from.0 as usize..cut.0 as usize];
+                let section = &log[from.offset as usize..cut.offset as usize];
                 let fed = pipeline
                     .feed(Source::Slice(section), from, &|| false, &mut |at| last = at)
                     .unwrap();
-                assert_eq!(fed.offset, cut.0, "{name}");
+                assert_eq!(fed.offset, cut.offset, "{name}");
                 // Progress is in the log's offsets.
-                assert_eq!(last.finished, cut.0, "{name}");
+                assert_eq!(last.finished, cut.offset, "{name}");
                 from = cut;
             }
             // Asked to stop at once, the feed says where it was.
             let fed = pipeline
                 .feed(
-                    Source::Slice(&log[from.0 as usize..]),
+                    Source::Slice(&log[from.offset as usize..]),
                     from,
                     &|| true,
                     &mut |_| {},
                 )
                 .unwrap();
             assert_eq!(fed.stopped_at, Some(from), "{name}");
-            let rest: Box<dyn std::io::Read + Send> = Box::new(&log[from.0 as usize..]);
+            let rest: Box<dyn std::io::Read + Send> = Box::new(&log[from.offset as usize..]);
             let fed = pipeline
                 .feed(Source::Stream(rest), from, &|| false, &mut |at| last = at)
                 .unwrap();

@@ -200,11 +200,16 @@ where
         let mut releaser = Releaser::default();
         let stop = || mapped::broken() || (drive.cancel)();
         let mut fed = pipeline
-            .feed(Source::Slice(&map), (0, 0), &stop, &mut |at| {
-                // Pages already joined are not needed again.
-                releaser.done(&map, at.finished);
-                told.tell(at, observer)
-            })
+            .feed(
+                Source::Slice(&map),
+                fb_format::Position::START,
+                &stop,
+                &mut |at| {
+                    // Pages already joined are not needed again.
+                    releaser.done(&map, at.finished);
+                    told.tell(at, observer)
+                },
+            )
             .map_err(fail)?;
         framing(report, &name, &mut fed, observer, drive)?;
         match fed.stopped_at {
@@ -213,8 +218,8 @@ where
             Some(at) => {
                 // Another process wants to change the file: read on from
                 // here, through `read`.
-                let rest = map.into_rest(at.0).map_err(|e| {
-                    Error::Msg(format!("{name}: reading on after byte {}: {e}", at.0))
+                let rest = map.into_rest(at.offset).map_err(|e| {
+                    Error::Msg(format!("{name}: reading on after byte {}: {e}", at.offset))
                 })?;
                 resume = Some((Box::new(rest) as Box<dyn Read + Send>, at));
             }
@@ -264,7 +269,7 @@ where
                 return Ok(());
             }
             let stream: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(first).chain(reader));
-            (stream, (0, 0))
+            (stream, fb_format::Position::START)
         }
     };
     let mut fed = pipeline
@@ -426,7 +431,12 @@ where
             .map_err(|why| Error::Msg(format!("{name}: {why}")))?;
         let stop = || (mapped && mapped::broken()) || (drive.cancel)();
         let mut fed = pipeline
-            .feed(Source::Slice(slice), (start, at), &stop, &mut |_| {})
+            .feed(
+                Source::Slice(slice),
+                fb_format::Position::new(start, at),
+                &stop,
+                &mut |_| {},
+            )
             .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
         if fed.stopped_at.is_some() {
             return Err(match (drive.cancel)() {
@@ -487,9 +497,12 @@ where
     let stop = || (is_mapped && (mapped::broken() || mapped::tripped())) || (drive.cancel)();
     let mut told = Told::default();
     let mut fed = pipeline
-        .feed(Source::Recover(bytes), (0, 0), &stop, &mut |at| {
-            told.tell(at, observer)
-        })
+        .feed(
+            Source::Recover(bytes),
+            fb_format::Position::START,
+            &stop,
+            &mut |at| told.tell(at, observer),
+        )
         .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
     if (drive.cancel)() {
         return Err(Stop::Cancelled);

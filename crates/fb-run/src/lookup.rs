@@ -39,9 +39,14 @@ pub fn event_lines(
         let slice = fb_format::index::span(data, start, end)
             .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))?;
         read += slice.len() as u64;
-        p.feed(Source::Slice(slice), (start, 0), &|| false, &mut |_| {})
-            .map_err(|e| Error::Msg(e.to_string()))
-            .map(drop)
+        p.feed(
+            Source::Slice(slice),
+            fb_format::Position::new(start, 0),
+            &|| false,
+            &mut |_| {},
+        )
+        .map_err(|e| Error::Msg(e.to_string()))
+        .map(drop)
     };
     match index {
         None => feed(&mut pipeline, 0, data.len() as u64)?,

@@ -378,10 +378,13 @@ fn read_and_filter(
         let bytes = buf
             .get(range.start - base..range.end - base)
             .unwrap_or_default();
-        let msg = SliceReader::with_framer(bytes, Framer::default().starting_at(offset, 0))
-            .next_message()
-            .map_err(|e| Error::Msg(e.to_string()))?
-            .ok_or_else(|| Error::Msg(format!("no message at byte {offset}: run fb index")))?;
+        let msg = SliceReader::with_framer(
+            bytes,
+            Framer::default().starting_at(fb_format::Position::new(offset, 0)),
+        )
+        .next_message()
+        .map_err(|e| Error::Msg(e.to_string()))?
+        .ok_or_else(|| Error::Msg(format!("no message at byte {offset}: run fb index")))?;
         let Some(ordinals) = ordinals else {
             writer
                 .message(msg.kind.type_id(), msg.payload)
@@ -633,7 +636,12 @@ fn write_lines(
         let mut joined = || -> Result<(), Error> {
             for mut chunk in &chunks {
                 pipeline
-                    .feed(Source::Slice(&chunk), (0, 0), &|| false, &mut |_| {})
+                    .feed(
+                        Source::Slice(&chunk),
+                        fb_format::Position::START,
+                        &|| false,
+                        &mut |_| {},
+                    )
                     .map_err(|e| Error::joining(&target, e))?;
                 chunk.clear();
                 let _ = recycle.send(chunk);

@@ -19,7 +19,12 @@ pub fn corpus_batch() -> RecordBatch {
     let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
     for name in &names {
         let log = std::fs::read(name).unwrap();
-        let _ = pipeline.feed(Source::Slice(&log), (0, 0), &|| false, &mut |_| {});
+        let _ = pipeline.feed(
+            Source::Slice(&log),
+            fb_format::Position::START,
+            &|| false,
+            &mut |_| {},
+        );
     }
     let (_, sink) = pipeline.finish();
     let bytes = sink.finish().unwrap();

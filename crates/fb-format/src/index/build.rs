@@ -10,7 +10,7 @@ use super::micros::Micros;
 use super::records::{put_varint, Block, Checkpoint};
 use crate::decode::{EventView, Payload, PayloadDecoder};
 use crate::error::Result;
-use crate::framer::{Framer, Message};
+use crate::framer::{Framer, Message, Position};
 use crate::kind::MessageKind;
 use crate::reader::SliceReader;
 
@@ -40,7 +40,7 @@ pub(super) struct Part {
     pub(super) checkpoints: Vec<Checkpoint>,
     /// Where it stopped, when at its stop: the offset, and the messages
     /// read from its start.
-    pub(super) stopped: Option<(u64, u64)>,
+    pub(super) stopped: Option<Position>,
 }
 
 /// Bytes of a part indexed between two calls of its `done`.
@@ -50,11 +50,11 @@ const DONE_EVERY: u64 = 8 << 20;
 /// and referenced no more.
 pub(super) type Done<'d> = &'d (dyn Fn(u64, u64) + Sync);
 
-/// Indexes `log` from message `start.1` at byte `start.0`, to the end or
-/// to the first block end at or after `stop`.
+/// Indexes `log` from the message at `start`, to the end or to the first
+/// block end at or after `stop`.
 pub(super) fn build_part(
     log: &[u8],
-    start: (u64, u64),
+    start: Position,
     stop: Option<u64>,
     done: Done<'_>,
 ) -> Result<Part> {
@@ -63,15 +63,15 @@ pub(super) fn build_part(
         checkpoints: Vec::new(),
         stopped: None,
     };
-    let from = usize::try_from(start.0).unwrap_or(usize::MAX);
+    let from = usize::try_from(start.offset).unwrap_or(usize::MAX);
     let data = log.get(from..).unwrap_or_default();
-    let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(start.0, start.1));
+    let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(start));
     let mut decoder = PayloadDecoder::default();
-    let mut block = Block::new(start.0);
+    let mut block = Block::new(start.offset);
     let mut ids = Ids::default();
     // Bytes before this are told done. A closed block keeps nothing of
     // the log (its ids are hashed into its filters).
-    let mut told = start.0;
+    let mut told = start.offset;
     while let Some(msg) = reader.next_message()? {
         let end = msg.offset + msg.len as u64;
         if msg.kind == MessageKind::Checkpoint {
@@ -104,7 +104,7 @@ pub(super) fn build_part(
             }
             if stop.is_some_and(|stop| end >= stop) {
                 done(told, end);
-                part.stopped = Some((end, reader.index() - start.1));
+                part.stopped = Some(Position::new(end, reader.index() - start.index));
                 return Ok(part);
             }
         }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::build::{build_part, ends_block, Done, Part};
 use super::log_index::{ends, Index, LogStamp};
 use crate::error::Result;
-use crate::framer::Framer;
+use crate::framer::{Framer, Position};
 use crate::kind::MessageKind;
 use crate::reader::SliceReader;
 
@@ -73,7 +73,8 @@ fn block_end_from(log: &[u8], at: u64, budget: &mut usize) -> std::result::Resul
         .ok()
         .and_then(|at| log.get(at..))
         .ok_or(Spent::Tried)?;
-    let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(at, 0));
+    let mut reader =
+        SliceReader::with_framer(data, Framer::new().starting_at(Position::new(at, 0)));
     let mut framed = 0;
     let mut first_end = None;
     loop {
@@ -132,7 +133,7 @@ fn parts_from(log: &[u8], starts: &[u64], threads: usize, done: Done<'_>) -> Vec
             let Some(&(start, stop)) = bounds.get(k) else {
                 return built;
             };
-            built.push((k, build_part(log, (start, 0), stop, done)));
+            built.push((k, build_part(log, Position::new(start, 0), stop, done)));
         }
     };
     let mut built: Vec<(usize, Result<Part>)> = std::thread::scope(|scope| {
@@ -149,10 +150,10 @@ fn parts_from(log: &[u8], starts: &[u64], threads: usize, done: Done<'_>) -> Vec
     built.sort_unstable_by_key(|(k, _)| *k);
     let guessed = built.into_iter().map(|(_, part)| part);
     let mut out = Vec::new();
-    // The confirmed start of the next part: offset and message index.
-    let mut at = (0u64, 0u64);
+    // The confirmed start of the next part.
+    let mut at = Position::START;
     for (&(start, stop), part) in bounds.iter().zip(guessed) {
-        let part = if start != at.0 {
+        let part = if start != at.offset {
             build_part(log, at, None, done)
         } else if part.is_err() && start > 0 {
             build_part(log, at, stop, done)
@@ -161,9 +162,9 @@ fn parts_from(log: &[u8], starts: &[u64], threads: usize, done: Done<'_>) -> Vec
         };
         let next = match &part {
             Ok(Part {
-                stopped: Some((end, read)),
+                stopped: Some(stopped),
                 ..
-            }) => Some((*end, at.1 + read)),
+            }) => Some(Position::new(stopped.offset, at.index + stopped.index)),
             _ => None,
         };
         out.push(part);
@@ -227,7 +228,7 @@ impl Index {
             threads.saturating_mul(PARTS_PER_THREAD).min(most.max(1))
         };
         let results: Vec<Result<Part>> = if parts == 1 {
-            vec![build_part(log, (0, 0), None, done)]
+            vec![build_part(log, Position::START, None, done)]
         } else {
             // Each part after the first starts where a guess says, near an
             // even share of the log, so that no thread waits for framing

@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use fb_format::{Framer, MessageKind, Step};
+use fb_format::{Framer, MessageKind, Position, Step};
 
 use super::{Batcher, BATCH_BYTES};
 use crate::batch::Messages;
@@ -27,8 +27,8 @@ pub(super) struct Chunked<R> {
     framed: usize,
     /// Where the run of REGULAR messages starts in `buf`.
     start: usize,
-    /// Offset and index of the run's first message.
-    first: (u64, u64),
+    /// Where the run's first message is.
+    first: Position,
     /// Messages in the run, and their payload bytes.
     count: u64,
     bytes: usize,
@@ -44,16 +44,16 @@ impl<R: Read> Chunked<R> {
             filled: 0,
             framed: 0,
             start: 0,
-            first: (0, 0),
+            first: Position::START,
             count: 0,
             bytes: 0,
             eof: false,
         }
     }
 
-    /// The offset and index of the next message.
-    pub(super) fn at(&self) -> (u64, u64) {
-        (self.framer.offset(), self.framer.index())
+    /// Where the next message is.
+    pub(super) fn at(&self) -> Position {
+        self.framer.position()
     }
 
     /// Takes the next message of the stream into `b`: false once the
@@ -86,7 +86,7 @@ impl<R: Read> Chunked<R> {
         if frame.kind == MessageKind::Regular {
             if self.count == 0 {
                 self.start = at;
-                self.first = (frame.offset, frame.index);
+                self.first = Position::new(frame.offset, frame.index);
                 b.begin_batch();
             }
             self.count += 1;

@@ -6,6 +6,7 @@
 //! (`Damage`), and streams that go back in time (`WentBack`).
 
 use fb_format::raw::{RawEvent, RawStreamReader};
+use fb_format::Position;
 
 /// An event as read, with where it came from.
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +66,7 @@ pub(super) struct Cursor<'a> {
     reader: RawStreamReader<'a>,
     batch: std::vec::IntoIter<RawEvent<'a>>,
     /// Offset and index of the batch being read.
-    pub(super) at: (u64, u64),
+    pub(super) at: Position,
     done: bool,
 }
 
@@ -75,7 +76,7 @@ impl<'a> Cursor<'a> {
             input,
             reader: RawStreamReader::new(bytes),
             batch: Vec::new().into_iter(),
-            at: (0, 0),
+            at: Position::START,
             done: false,
         }
     }
@@ -87,8 +88,8 @@ impl<'a> Cursor<'a> {
                     event,
                     time: event.client_time.as_ref().map(fb_format::index::micros),
                     input: self.input,
-                    offset: self.at.0,
-                    message: self.at.1,
+                    offset: self.at.offset,
+                    message: self.at.index,
                 });
             }
             if self.done {
@@ -98,7 +99,7 @@ impl<'a> Cursor<'a> {
                 Ok(Some(msg)) => match msg.raw_events() {
                     Ok(events) => {
                         self.batch = events.into_iter();
-                        self.at = (msg.offset, msg.index);
+                        self.at = Position::new(msg.offset, msg.index);
                     }
                     Err(error) => {
                         let next = msg.offset + 8 + msg.payload.len() as u64;
@@ -113,7 +114,7 @@ impl<'a> Cursor<'a> {
                 Ok(None) => self.done = true,
                 Err(error) => {
                     let resumed_at = if recover {
-                        self.reader.resync().map(|(_, at)| at)
+                        self.reader.resync().map(|skipped| skipped.end)
                     } else {
                         None
                     };
