@@ -34,6 +34,7 @@
 
 mod columns;
 mod error;
+mod lanes;
 mod partition;
 mod prepare;
 mod rows;

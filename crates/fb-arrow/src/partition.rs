@@ -35,6 +35,8 @@ pub struct Partitioned {
     root: PathBuf,
     by: Partitioning,
     row_group: usize,
+    /// Threads encoding each file's columns (see `ParquetFile::encoding_threads`).
+    encoding_threads: usize,
     open: BTreeMap<i64, Open>,
     /// Files made per partition so far (the next part's number).
     parts: BTreeMap<i64, u32>,
@@ -57,10 +59,18 @@ impl Partitioned {
             root: root.to_path_buf(),
             by,
             row_group,
+            encoding_threads: 1,
             open: BTreeMap::new(),
             parts: BTreeMap::new(),
             clock: 0,
         }
+    }
+
+    /// Encodes each file's columns on `threads` threads; the files are
+    /// the same bytes for any number.
+    pub fn encoding_threads(mut self, threads: usize) -> Self {
+        self.encoding_threads = threads;
+        self
     }
 
     /// The partition of a timestamp (µs since 1970, UTC): days or hours
@@ -118,7 +128,8 @@ impl Partitioned {
                 self.row_group,
                 crate::ROW_GROUP_BYTES / Self::OPEN,
                 schema,
-            )?;
+            )?
+            .encoding_threads(self.encoding_threads)?;
             self.open.insert(
                 bucket,
                 Open {

@@ -6,6 +6,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 
 use crate::error::Error;
+use crate::lanes::LaneWriter;
 use crate::schema::schema;
 
 /// Where finished batches go.
@@ -71,7 +72,11 @@ ipc!(
 /// [`ROW_GROUP_BYTES`], statistics per page, dictionaries where columns
 /// repeat.
 pub struct ParquetFile<W: Write + Send> {
-    writer: parquet::arrow::ArrowWriter<W>,
+    writer: Encoder<W>,
+    /// Rows at most in a row group.
+    rows: usize,
+    /// The batches' schema.
+    schema: arrow_schema::SchemaRef,
     /// Arrow bytes of the rows in the open row group.
     pending: usize,
     /// Where a row group ends, in Arrow bytes.
@@ -168,9 +173,74 @@ impl<W: Write + Send> ParquetFile<W> {
             props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);
         }
         Ok(Self {
-            writer: parquet::arrow::ArrowWriter::try_new(out, schema, Some(props.build()))?,
+            writer: Encoder::Plain(parquet::arrow::ArrowWriter::try_new(
+                out,
+                schema.clone(),
+                Some(props.build()),
+            )?),
+            schema,
+            rows: rows.max(1),
             pending: 0,
             bytes,
+        })
+    }
+
+    /// Encodes the columns on `threads` threads when more than one (see
+    /// `lanes.rs`); the file is the same bytes for any number. Call before
+    /// the first batch.
+    pub fn encoding_threads(self, threads: usize) -> Result<Self, Error> {
+        let Encoder::Plain(writer) = self.writer else {
+            return Ok(self);
+        };
+        if threads < 2 || writer.in_progress_rows() > 0 {
+            return Ok(Self {
+                writer: Encoder::Plain(writer),
+                ..self
+            });
+        }
+        let lanes = LaneWriter::new(writer, self.schema.clone(), Some(self.rows), threads)?;
+        Ok(Self {
+            writer: Encoder::Lanes(lanes),
+            ..self
+        })
+    }
+}
+
+/// What encodes a Parquet file's columns: arrow-rs' writer on the
+/// caller's thread (the plain path), or lanes of threads.
+enum Encoder<W: Write + Send> {
+    Plain(parquet::arrow::ArrowWriter<W>),
+    Lanes(LaneWriter<W>),
+}
+
+impl<W: Write + Send> Encoder<W> {
+    fn in_progress_rows(&self) -> usize {
+        match self {
+            Self::Plain(w) => w.in_progress_rows(),
+            Self::Lanes(w) => w.in_progress_rows(),
+        }
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        match self {
+            Self::Plain(w) => w.write(batch)?,
+            Self::Lanes(w) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        match self {
+            Self::Plain(w) => w.flush()?,
+            Self::Lanes(w) => w.flush()?,
+        }
+        Ok(())
+    }
+
+    fn into_inner(self) -> Result<W, Error> {
+        Ok(match self {
+            Self::Plain(w) => w.into_inner()?,
+            Self::Lanes(w) => w.into_inner()?,
         })
     }
 }
@@ -209,6 +279,6 @@ impl<W: Write + Send> BatchWriter for ParquetFile<W> {
     }
 
     fn finish(self) -> Result<W, Error> {
-        Ok(self.writer.into_inner()?)
+        self.writer.into_inner()
     }
 }

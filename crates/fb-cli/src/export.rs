@@ -152,6 +152,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     } else {
         let rows = args.row_group_rows;
         let parquet = ParquetFile::with_schema(&mut out, rows, fb_arrow::ROW_GROUP_BYTES, schema)
+            .and_then(|p| p.encoding_threads(encoding_threads(args)))
             .map_err(failed)?;
         export(args, global, &inputs, parquet, columns, &target)?
     };
@@ -190,7 +191,8 @@ fn partitioned(
     let target = args.output.display().to_string();
     let dir =
         fb_run::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
-    let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows);
+    let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows)
+        .encoding_threads(encoding_threads(args));
     let (rows, report) = export(args, global, inputs, writer, columns, &target)?;
     if report.failed() && !args.recover {
         if rows == 0 {
@@ -213,6 +215,16 @@ fn partitioned(
         );
     }
     Ok(crate::say::exit_code(&report))
+}
+
+/// Threads that encode Parquet columns: as many as join, or one (arrow-rs'
+/// own writer, the plain path) under `--no-caches`. The file is the same
+/// bytes either way.
+fn encoding_threads(args: &Args) -> usize {
+    match args.join.no_caches {
+        true => 1,
+        false => args.threads.unwrap_or_else(default_threads),
+    }
 }
 
 /// `--columns` as a choice of columns; every one when not given.

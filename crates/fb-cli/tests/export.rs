@@ -604,3 +604,95 @@ fn export_refuses_outputs_it_cannot_write() {
         assert!(!target.exists(), "{}: wrote {target:?}", case.name);
     }
 }
+
+/// Every file of a tree, by its path under `root`, with its bytes.
+fn tree(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let name = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Parquet columns encoded on several threads make the file that arrow-rs'
+/// own writer makes on one (`--no-caches`), for a file and a partitioned
+/// tree, with row groups cut by rows.
+#[test]
+fn parquet_is_the_same_bytes_for_any_number_of_encoding_threads() {
+    let dir = scratch_dir("export-encoding");
+    let log = dir.join("gen.fb");
+    let out = fb(&[
+        "gen",
+        "-q",
+        "--problem-type",
+        "ccb",
+        "--events",
+        "3000",
+        "--seed",
+        "7",
+        "-o",
+        p(&log),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    struct Case {
+        name: &'static str,
+        input: std::path::PathBuf,
+        extra: &'static [&'static str],
+    }
+    let cases = [
+        Case {
+            name: "corpus folder, small row groups",
+            input: data("valid_joined_logs"),
+            extra: &["--row-group-rows", "50"],
+        },
+        Case {
+            name: "generated CCB, row groups inside batches",
+            input: log.clone(),
+            extra: &["--row-group-rows", "700", "--batch-rows", "256"],
+        },
+        Case {
+            name: "generated CCB by hour",
+            input: log.clone(),
+            extra: &["--partition-by", "hour", "--row-group-rows", "300"],
+        },
+    ];
+    for case in &cases {
+        let run = |name: &str, flags: &[&str]| {
+            let target = dir.join(name);
+            let mut args = vec!["export", "-q", p(&case.input), "-o", p(&target)];
+            args.extend_from_slice(case.extra);
+            args.extend_from_slice(flags);
+            let out = fb(&args);
+            assert_eq!(out.code, 0, "{}: {}", case.name, out.stderr);
+            if target.is_dir() {
+                let files = tree(&target);
+                std::fs::remove_dir_all(&target).unwrap();
+                files
+            } else {
+                let bytes = std::fs::read(&target).unwrap();
+                std::fs::remove_file(&target).unwrap();
+                vec![(String::new(), bytes)]
+            }
+        };
+        let plain = run("plain", &["--no-caches", "--threads", "4"]);
+        assert!(!plain.is_empty() && plain.iter().all(|(_, b)| b.starts_with(b"PAR1")));
+        for threads in ["1", "2", "4"] {
+            let lanes = run(&format!("t{threads}"), &["--threads", threads]);
+            assert!(
+                lanes == plain,
+                "{}: --threads {threads} differs from the plain writer",
+                case.name
+            );
+        }
+    }
+}

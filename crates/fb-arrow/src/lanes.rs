@@ -1,0 +1,363 @@
+//! Parquet column chunks encoded on several threads.
+//!
+//! arrow-rs' `ArrowWriter` encodes every column of a row group on the
+//! caller's thread, so an export runs no faster than one core encodes and
+//! compresses. Here each top-level column belongs to one of a few *lanes*,
+//! threads that own that column's writers for the row group in progress.
+//! Every batch is handed to every lane (a `RecordBatch` is shared, not
+//! copied); each lane cuts its own columns into leaves and encodes them.
+//! When the row group ends, the lanes close their writers and the caller
+//! appends the chunks in leaf order.
+//!
+//! The bytes are those of `ArrowWriter`: each column writer sees the same
+//! calls with the same leaves, in the same order, and the row groups are
+//! cut at the same rows (the row bound below mirrors `ArrowWriter::write`).
+//! Which lane owns a column changes only when the work is done, never what
+//! is written; `tests/lanes.rs` compares the two writers byte for byte.
+//!
+//! Memory: a lane holds at most [`QUEUE`] batches it has not encoded yet
+//! beside the encoded pages of the row group in progress, which
+//! `ArrowWriter` holds too.
+
+use std::io::Write;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::errors::ParquetError;
+use parquet::file::writer::SerializedFileWriter;
+
+/// Batches a lane may have waiting: enough that a lane that is a little
+/// behind does not stop the others, few enough to bound memory.
+const QUEUE: usize = 2;
+
+/// The columns of one top-level field, with the index of each leaf.
+type FieldWriters = (usize, Vec<(usize, ArrowColumnWriter)>);
+
+/// What a lane is told to do.
+enum Job {
+    /// A row group starts: the writers of this lane's fields.
+    Start(Vec<FieldWriters>),
+    /// Encode this batch's columns of this lane's fields.
+    Batch(RecordBatch),
+    /// The row group ends: close the writers and send the chunks back.
+    Close,
+}
+
+/// The chunks of a lane's columns with their leaf indexes, or why not.
+type Closed = Result<Vec<(usize, ArrowColumnChunk)>, ParquetError>;
+
+struct Lane {
+    jobs: Option<SyncSender<Job>>,
+    closed: Receiver<Closed>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A Parquet file whose row groups are encoded on several lanes.
+pub(crate) struct LaneWriter<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    /// The top-level field each leaf column belongs to, in leaf order.
+    leaf_fields: Vec<usize>,
+    max_rows: Option<usize>,
+    lanes: Lanes,
+    /// Which lane encodes each top-level field; chosen at the first batch.
+    lane_of_field: Vec<usize>,
+    /// Rows of the row group in progress; `None` when none is open.
+    open: Option<usize>,
+}
+
+impl<W: Write + Send> LaneWriter<W> {
+    /// Takes over `writer`, which must have no rows in progress, with
+    /// `lanes` threads (at least 2; at most one per column).
+    pub(crate) fn new(
+        writer: ArrowWriter<W>,
+        schema: SchemaRef,
+        max_rows: Option<usize>,
+        lanes: usize,
+    ) -> Result<Self, ParquetError> {
+        let (file, factory) = writer.into_serialized_writer()?;
+        let descr = file.schema_descr();
+        let leaf_fields = (0..descr.num_columns())
+            .map(|leaf| descr.get_column_root_idx(leaf))
+            .collect();
+        let lanes = Lanes(
+            (0..lanes.clamp(1, schema.fields().len().max(1)))
+                .map(|_| Lane::spawn(schema.clone()))
+                .collect(),
+        );
+        Ok(Self {
+            file,
+            factory,
+            leaf_fields,
+            max_rows,
+            lanes,
+            lane_of_field: Vec::new(),
+            open: None,
+        })
+    }
+}
+
+impl<W: Write + Send> LaneWriter<W> {
+    /// Rows in the row group in progress.
+    pub(crate) fn in_progress_rows(&self) -> usize {
+        self.open.unwrap_or(0)
+    }
+
+    /// Encodes `batch`, ending row groups where `ArrowWriter` would.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ParquetError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        if self.open.is_none() {
+            self.start(batch)?;
+        }
+        let buffered = self.in_progress_rows();
+        if let Some(max) = self.max_rows {
+            if buffered + batch.num_rows() > max {
+                let first = max - buffered;
+                self.write(&batch.slice(0, first))?;
+                return self.write(&batch.slice(first, batch.num_rows() - first));
+            }
+        }
+        for lane in 0..self.lanes.0.len() {
+            self.send(lane, Job::Batch(batch.clone()))?;
+        }
+        let rows = buffered + batch.num_rows();
+        self.open = Some(rows);
+        if self.max_rows.is_some_and(|max| rows >= max) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the row group in progress, if any.
+    pub(crate) fn flush(&mut self) -> Result<(), ParquetError> {
+        if self.open.take().is_none() {
+            return Ok(());
+        }
+        for lane in 0..self.lanes.0.len() {
+            self.send(lane, Job::Close)?;
+        }
+        let mut chunks = Vec::with_capacity(self.leaf_fields.len());
+        let mut first_error = None;
+        for lane in &self.lanes.0 {
+            match lane.closed.recv() {
+                Ok(Ok(mine)) => chunks.extend(mine),
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_error.get_or_insert(lane_gone());
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        chunks.sort_unstable_by_key(|(leaf, _)| *leaf);
+        let mut group = self.file.next_row_group()?;
+        for (_, chunk) in chunks {
+            chunk.append_to_row_group(&mut group)?;
+        }
+        group.close()?;
+        Ok(())
+    }
+
+    /// Ends the last row group, writes the footer and gives `W` back.
+    pub(crate) fn into_inner(mut self) -> Result<W, ParquetError> {
+        self.flush()?;
+        let Self { file, lanes, .. } = self;
+        drop(lanes);
+        file.into_inner()
+    }
+
+    /// Opens a row group: new writers, shared out among the lanes.
+    fn start(&mut self, first: &RecordBatch) -> Result<(), ParquetError> {
+        if self.lane_of_field.is_empty() {
+            self.lane_of_field = share_out(first, self.lanes.0.len());
+        }
+        let index = self.file.flushed_row_groups().len();
+        let writers = self.factory.create_column_writers(index)?;
+        let mut per_lane: Vec<Vec<FieldWriters>> =
+            (0..self.lanes.0.len()).map(|_| Vec::new()).collect();
+        for (leaf, writer) in writers.into_iter().enumerate() {
+            let field = self.leaf_fields.get(leaf).copied().unwrap_or(0);
+            let lane = self.lane_of_field.get(field).copied().unwrap_or(0);
+            let Some(mine) = per_lane.get_mut(lane) else {
+                return Err(lane_gone());
+            };
+            match mine.last_mut() {
+                Some((f, leaves)) if *f == field => leaves.push((leaf, writer)),
+                _ => mine.push((field, vec![(leaf, writer)])),
+            }
+        }
+        for (lane, fields) in per_lane.into_iter().enumerate() {
+            self.send(lane, Job::Start(fields))?;
+        }
+        self.open = Some(0);
+        Ok(())
+    }
+
+    /// Hands `job` to a lane; a lane that has stopped reports its error
+    /// when the row group closes, so here it only says that it is gone.
+    fn send(&self, lane: usize, job: Job) -> Result<(), ParquetError> {
+        let sent = self
+            .lanes
+            .0
+            .get(lane)
+            .and_then(|l| l.jobs.as_ref())
+            .map(|jobs| jobs.send(job).is_ok());
+        match sent {
+            Some(true) => Ok(()),
+            _ => Err(lane_gone()),
+        }
+    }
+}
+
+/// The lanes of a writer; dropping them closes their queues and waits
+/// for their threads.
+struct Lanes(Vec<Lane>);
+
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        for lane in &mut self.0 {
+            lane.jobs = None;
+        }
+        for lane in &mut self.0 {
+            if let Some(thread) = lane.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+impl Lane {
+    fn spawn(schema: SchemaRef) -> Self {
+        let (jobs, queue) = sync_channel::<Job>(QUEUE);
+        let (done, closed) = sync_channel::<Closed>(1);
+        let thread = std::thread::Builder::new()
+            .name("fb-parquet-lane".into())
+            .spawn(move || run_lane(&schema, &queue, &done))
+            .ok();
+        Self {
+            // A lane whose thread could not start has no queue: sending to
+            // it fails, and the export says so.
+            jobs: thread.as_ref().map(|_| jobs),
+            closed,
+            thread,
+        }
+    }
+}
+
+/// A lane's loop: encode what it is given until its queue closes.
+fn run_lane(schema: &SchemaRef, queue: &Receiver<Job>, done: &SyncSender<Closed>) {
+    let mut fields: Vec<FieldWriters> = Vec::new();
+    let mut failed: Option<ParquetError> = None;
+    for job in queue {
+        match job {
+            Job::Start(mine) => {
+                fields = mine;
+                failed = None;
+            }
+            Job::Batch(batch) => {
+                if failed.is_none() {
+                    if let Err(e) = encode(schema, &batch, &mut fields) {
+                        failed = Some(e);
+                    }
+                }
+            }
+            Job::Close => {
+                let closed = match failed.take() {
+                    Some(e) => Err(e),
+                    None => close(std::mem::take(&mut fields)),
+                };
+                if done.send(closed).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes this lane's columns of `batch`, leaf by leaf, as
+/// `ArrowWriter` does.
+fn encode(
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+    fields: &mut [FieldWriters],
+) -> Result<(), ParquetError> {
+    for (field, writers) in fields {
+        let (Some(f), Some(column)) = (schema.fields().get(*field), batch.columns().get(*field))
+        else {
+            return Err(ParquetError::General(format!(
+                "a batch has no column {field}"
+            )));
+        };
+        let leaves = compute_leaves(f.as_ref(), column)?;
+        if leaves.len() != writers.len() {
+            return Err(ParquetError::General(format!(
+                "column {} has {} leaves, its writers {}",
+                f.name(),
+                leaves.len(),
+                writers.len()
+            )));
+        }
+        for (leaf, (_, writer)) in leaves.iter().zip(writers.iter_mut()) {
+            writer.write(leaf)?;
+        }
+    }
+    Ok(())
+}
+
+fn close(fields: Vec<FieldWriters>) -> Closed {
+    fields
+        .into_iter()
+        .flat_map(|(_, writers)| writers)
+        .map(|(leaf, writer)| writer.close().map(|chunk| (leaf, chunk)))
+        .collect()
+}
+
+fn lane_gone() -> ParquetError {
+    ParquetError::General("a Parquet encoding thread stopped".into())
+}
+
+/// Which lane encodes each field: the largest columns of the first batch
+/// first, each to the lane with the least so far, so that the lanes
+/// finish together (longest-processing-time-first).
+fn share_out(batch: &RecordBatch, lanes: usize) -> Vec<usize> {
+    let mut sizes: Vec<(usize, usize)> = batch
+        .columns()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let bytes = c
+                .to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size());
+            (i, bytes)
+        })
+        .collect();
+    sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut load = vec![0usize; lanes.max(1)];
+    let mut lane_of = vec![0usize; sizes.len()];
+    for (field, bytes) in sizes {
+        let (lane, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, l)| (**l, *i))
+            .unwrap_or((0, &0));
+        if let Some(l) = load.get_mut(lane) {
+            *l += bytes.max(1);
+        }
+        if let Some(slot) = lane_of.get_mut(field) {
+            *slot = lane;
+        }
+    }
+    lane_of
+}
