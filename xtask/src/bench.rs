@@ -364,6 +364,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         table,
         "| log | command | median s | min s | max s | MB/s | events/s | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
     );
+    if option(args, "--only") == Some("folders") {
+        // Printed: the figures depend on the machine's cores, and
+        // RESULTS.md keeps them per machine by hand.
+        let size = option(args, "--size").unwrap_or("200MiB");
+        println!("{}", crate::folders::section(&fb, &cache, size, runs)?);
+        return Ok(());
+    }
     let only_speed = args.iter().any(|a| a == "--only-speed");
     let reference = option(args, "--reference").map(PathBuf::from);
     let speed = crate::speed::section(root, &fb, &cache, runs, reference.as_deref())?;

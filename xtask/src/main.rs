@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod folders;
 mod pgo;
 mod speed;
 
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("pgo") => pgo::run(&workspace_root()),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--reference VW] [--fb FB] | pgo".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--only folders] [--reference VW] [--fb FB] | pgo".to_string())
         }
     };
     match result {
