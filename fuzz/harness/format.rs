@@ -289,9 +289,11 @@ pub fn salvage(data: &[u8]) {
     let views: Vec<_> = events.collect();
     // Events of a builder's payload never share bytes; a crafted list
     // whose events do is salvaged only as far as their bytes fit.
-    let shared = fb_schema::event_list(present).is_none_or(|(_, start)| {
+    let shared = fb_format::skim::event_list(present).is_none_or(|(_, start)| {
         let total: usize = (0..views.len())
-            .map(|i| fb_schema::listed_event(present, start, i).map_or(0, |(_, b, _)| b.len()))
+            .map(|i| {
+                fb_format::skim::listed_event(present, start, i).map_or(0, |(_, b, _)| b.len())
+            })
             .sum();
         total > present.len()
     });
@@ -374,11 +376,11 @@ pub fn decode(data: &[u8]) {
 }
 
 /// The walk of a payload's events that `fb index` reads
-/// (`fb_schema::SkimmedEvents`) yields, for every event the verified
+/// (`fb_format::skim::SkimmedEvents`) yields, for every event the verified
 /// events (`Message::events`) give whole, the same id, kind and times.
 /// (It reads less than they do, so it may yield where they refuse.)
 fn skimmed_events_agree(msg: &Message<'_>) {
-    let walked: Vec<_> = fb_schema::SkimmedEvents::new(msg.payload).collect();
+    let walked: Vec<_> = fb_format::skim::SkimmedEvents::new(msg.payload).collect();
     let Ok(events) = msg.events() else { return };
     let views: Vec<_> = events.collect();
     if views.iter().any(Result::is_err) {
@@ -453,9 +455,11 @@ fn parts_agree(buf: &[u8]) {
                 &m.pass_probability(),
                 "Metadata.pass_probability",
             );
+            // The parts borrow the `TimeStamp`'s 12 bytes; the accessor
+            // gives the struct: compare the bytes.
             same(
-                &p.client_time,
-                &m.client_time_utc().copied(),
+                &p.client_time.copied(),
+                &m.client_time_utc().map(|t| t.0),
                 "Metadata.client_time_utc",
             );
         }

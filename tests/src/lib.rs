@@ -45,6 +45,30 @@ pub fn valid_logs() -> Vec<String> {
     out
 }
 
+/// Every input a fuzz target's regression replay runs through the
+/// target's harness: its seeds (`fuzz/seeds/<target>/*`), then the inputs
+/// its runs found (`tests/data/fuzz/<target>/*`, README files apart), each
+/// folder sorted. Panics when either folder is missing or holds no input,
+/// so that a replay cannot pass having run nothing.
+pub fn fuzz_inputs(target: &str) -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in [
+        root.join("../fuzz/seeds").join(target),
+        data_dir().join("fuzz").join(target),
+    ] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_none_or(|e| e != "md"))
+            .collect();
+        assert!(!paths.is_empty(), "no input in {}", dir.display());
+        paths.sort();
+        out.extend(paths);
+    }
+    out
+}
+
 /// xorshift64*: deterministic, seeded, good enough to pick corruptions.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -129,11 +129,12 @@ fn biggest_batch(log: &[u8]) -> (u64, Vec<Listed>) {
             continue;
         }
         let base = msg.offset as usize + 8;
-        let (listed, start) = fb_schema::event_list(msg.payload).unwrap();
+        let (listed, start) = fb_format::skim::event_list(msg.payload).unwrap();
         let mut events = Vec::new();
         for (position, view) in msg.events().unwrap().enumerate() {
             let view = view.unwrap();
-            let (_, bytes, _) = fb_schema::listed_event(msg.payload, start, position).unwrap();
+            let (_, bytes, _) =
+                fb_format::skim::listed_event(msg.payload, start, position).unwrap();
             let at = base + (bytes.as_ptr() as usize - msg.payload.as_ptr() as usize);
             let decision = !matches!(
                 view.payload_type(),

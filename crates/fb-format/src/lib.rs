@@ -49,6 +49,7 @@ pub mod raw;
 mod reader;
 pub mod recover;
 pub mod salvage;
+pub mod skim;
 pub mod splitmix;
 mod zstd_frame_cache;
 

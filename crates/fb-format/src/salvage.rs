@@ -163,7 +163,7 @@ pub fn salvage(
     len: usize,
     cut: bool,
 ) -> Option<Salvaged> {
-    let (listed, start) = fb_schema::event_list(payload)?;
+    let (listed, start) = crate::skim::event_list(payload)?;
     // Only the slots inside the buffer can be read: a corrupt length must
     // not make this loop (or the account) as long as it says.
     let readable = listed.min(payload.len().saturating_sub(start) / 4);
@@ -191,7 +191,7 @@ pub fn salvage(
         }
     };
     for position in 0..readable {
-        let (at, bytes, stamp) = match fb_schema::listed_event(payload, start, position) {
+        let (at, bytes, stamp) = match crate::skim::listed_event(payload, start, position) {
             Ok(found) => found,
             Err(why) => {
                 // Where its table would be, when its slot says.

@@ -12,7 +12,7 @@ mod common;
 #[path = "../../../fuzz/harness/format.rs"]
 mod harness;
 
-use common::{data_dir, read, read_all, valid_logs, Owned};
+use common::{read, read_all, valid_logs, Owned};
 use fb_format::recover::{Recovered, RecoveringReader, SkipReason};
 use fb_format::{MessageKind, TYPE_CHECKPOINT, TYPE_EOF, TYPE_FILEMAGIC, TYPE_REGULAR};
 use fb_tests::Rng;
@@ -617,28 +617,20 @@ fn random_inputs_are_accounted_for() {
     }
 }
 
-/// Inputs the fuzzers found, replayed: `tests/data/fuzz/framing/*` through
-/// the `framing` target's code, `tests/data/fuzz/decode/*` through the
-/// `decode` target's, `tests/data/fuzz/salvage/*` through `salvage`'s.
+/// The seeds of the `framing`, `decode` and `salvage` fuzz targets and
+/// the inputs they found (`fuzz/seeds/<target>/*`,
+/// `tests/data/fuzz/<target>/*`), replayed through each target's code: a
+/// harness that cannot run on its own seeds fails here.
 #[test]
-fn fuzz_regressions_replay() {
-    for (dir, run) in [
-        ("fuzz/framing", harness::framing as fn(&[u8])),
-        ("fuzz/decode", harness::decode),
-        ("fuzz/salvage", harness::salvage),
+fn fuzz_seeds_and_regressions_replay() {
+    for (target, run) in [
+        ("framing", harness::framing as fn(&[u8])),
+        ("decode", harness::decode),
+        ("salvage", harness::salvage),
     ] {
-        let Ok(entries) = std::fs::read_dir(data_dir().join(dir)) else {
-            continue;
-        };
-        let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-        paths.sort();
-        for path in paths {
-            if path.extension().is_some_and(|e| e == "md") {
-                continue;
-            }
-            let data = std::fs::read(&path).unwrap();
+        for path in fb_tests::fuzz_inputs(target) {
             eprintln!("replaying {}", path.display());
-            run(&data);
+            run(&std::fs::read(&path).unwrap());
         }
     }
 }

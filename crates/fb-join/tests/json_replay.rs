@@ -14,27 +14,13 @@ mod harness;
 
 use std::path::PathBuf;
 
-fn files(dir: PathBuf) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_none_or(|e| e != "md"))
-        .collect();
-    paths.sort();
-    paths
-}
-
+/// The `json` fuzz target's seeds and the inputs it found
+/// (`fuzz/seeds/json/*`, `tests/data/fuzz/json/*`), replayed through its
+/// code.
 #[test]
-fn seeds_and_found_inputs_replay() {
-    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/json");
-    let seeds = files(seeds);
-    assert!(!seeds.is_empty(), "no seed in fuzz/seeds/json");
-    for path in seeds
-        .into_iter()
-        .chain(files(fb_tests::data_dir().join("fuzz/json")))
-    {
+fn fuzz_seeds_and_regressions_replay() {
+    for path in fb_tests::fuzz_inputs("json") {
+        eprintln!("replaying {}", path.display());
         harness::json(&std::fs::read(&path).unwrap());
     }
 }

@@ -16,7 +16,7 @@ use std::time::Instant;
 use fb_format::recover::SkipReason;
 use fb_format::{Message, MessageKind, SliceReader};
 use fb_join::{convert, convert_recovering, DiagnosticKind, Joiner, Options, RecoverySummary};
-use fb_tests::{data_dir, read, valid_logs, Rng};
+use fb_tests::{read, valid_logs, Rng};
 
 /// The options the golden tests use for `file`.
 fn options_for(file: &str) -> Options {
@@ -413,18 +413,12 @@ fn invalid_corpus_logs() {
     }
 }
 
-/// Inputs the `convert` fuzz target found, replayed through its code.
+/// The `convert` fuzz target's seeds and the inputs it found
+/// (`fuzz/seeds/convert/*`, `tests/data/fuzz/convert/*`), replayed
+/// through its code.
 #[test]
-fn fuzz_regressions_replay() {
-    let Ok(entries) = std::fs::read_dir(data_dir().join("fuzz/convert")) else {
-        return;
-    };
-    let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.extension().is_some_and(|e| e == "md") {
-            continue;
-        }
+fn fuzz_seeds_and_regressions_replay() {
+    for path in fb_tests::fuzz_inputs("convert") {
         eprintln!("replaying {}", path.display());
         harness::convert_all(&std::fs::read(&path).unwrap());
     }

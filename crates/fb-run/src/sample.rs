@@ -418,11 +418,11 @@ fn read_and_filter(
                 .map_err(failed)?;
             continue;
         }
-        let (_, list) = fb_schema::event_list(msg.payload)
+        let (_, list) = fb_format::skim::event_list(msg.payload)
             .ok_or_else(|| Error::Msg(format!("message at byte {offset}: no event list")))?;
         for (position, event) in events.iter().enumerate() {
             if kept(event) {
-                let (_, raw, stamp) = fb_schema::listed_event(msg.payload, list, position)
+                let (_, raw, stamp) = fb_format::skim::listed_event(msg.payload, list, position)
                     .map_err(|why| {
                         Error::Msg(format!("event {position} at byte {offset}: {why}"))
                     })?;

@@ -45,8 +45,8 @@ pub use outcome::{
 };
 
 pub use quick::{
-    cb_parts, event_list, event_parts, listed_event, multi_slot_parts, outcome_parts, CbParts,
-    EventParts, MultiSlotParts, OutcomeParts, QuickVerify, Skimmed, SkimmedEvents, SlotParts,
+    cb_parts, event_parts, fields, multi_slot_parts, outcome_parts, walk, CbParts, EventParts,
+    MultiSlotParts, OutcomeParts, QuickVerify, SlotParts,
 };
 
 use flatbuffers::{Follow, Verifiable, VerifierOptions};
@@ -95,10 +95,14 @@ where
     T: Follow<'a> + Verifiable + QuickVerify + 'a,
 {
     if T::quick(buf) {
-        // SAFETY: `quick` said yes only if every range, alignment, offset,
-        // string and limit the flatbuffers verifier checks for this root
-        // holds (tested against it in `tests.rs`), which is the contract
-        // of `root_unchecked`.
+        // SAFETY: `root_unchecked` asks for a buffer the flatbuffers
+        // verifier accepts with a `T` root. `QuickVerify` is sealed and
+        // says yes only where that verifier would (its contract): its
+        // checks read every field of their tables as `quick/fields.rs`
+        // lists them (`each_check_reads_every_field_of_its_tables` and
+        // `quick_mirror_matches_the_schema` in `quick/tests.rs`), and the
+        // differential tests (`crates/fb-schema/tests/quick.rs`, the
+        // `decode` fuzz target) hold its answers to the verifier's.
         Ok(unsafe { flatbuffers::root_unchecked::<T>(buf) })
     } else {
         verified::<T>(buf)

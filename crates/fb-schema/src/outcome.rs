@@ -74,13 +74,19 @@ impl<'a> OutcomeEvent<'a> {
     pub const VT_ACTION_TAKEN: VOffsetT = 12;
 
     fn tag(&self, slot: VOffsetT) -> u8 {
-        // SAFETY: the buffer was verified, and the tag slot holds a u8.
+        // SAFETY: `Table::get` asks that the slot, if present, hold a `u8`
+        // inside the buffer. An `OutcomeEvent` is reached only through a
+        // verifier (`verify_member` below, or the quick check in
+        // `quick/parts.rs`, held to it by `crates/fb-schema/tests/quick.rs`),
+        // both of which check the tag slot as a `u8`.
         unsafe { self.table.get::<u8>(slot, Some(UNION_NONE)) }.unwrap_or(UNION_NONE)
     }
 
     fn member<T: Follow<'a> + 'a>(&self, slot: VOffsetT) -> Option<T::Inner> {
-        // SAFETY: the verifier checked this slot against the tag, which the
-        // callers match before choosing `T`.
+        // SAFETY: `Table::get` asks that the slot, if present, hold an offset
+        // to a valid `T`. The verifiers checked the member as the type its
+        // tag names (`outcome_verifier_checks_member_against_its_tag` in
+        // `tests.rs`), and the callers match the tag before choosing `T`.
         unsafe { self.table.get::<ForwardsUOffset<T>>(slot, None) }
     }
 
@@ -114,7 +120,9 @@ impl<'a> OutcomeEvent<'a> {
 
     /// True for an activation (the deferred action was taken), not a reward.
     pub fn action_taken(&self) -> bool {
-        // SAFETY: the buffer was verified, and the slot holds a bool.
+        // SAFETY: `Table::get` asks that the slot, if present, hold a
+        // `bool` inside the buffer, which the verifiers check (as for the
+        // tag above).
         unsafe { self.table.get::<bool>(Self::VT_ACTION_TAKEN, Some(false)) }.unwrap_or(false)
     }
 }

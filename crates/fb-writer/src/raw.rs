@@ -245,12 +245,12 @@ fn each_event<'a>(
         if msg.kind != MessageKind::Regular {
             continue;
         }
-        let (_, list) = fb_schema::event_list(msg.payload).ok_or_else(|| {
+        let (_, list) = fb_format::skim::event_list(msg.payload).ok_or_else(|| {
             Error::Config(format!("message at byte {}: no event list", msg.offset))
         })?;
         for (position, view) in msg.events().map_err(bad)?.enumerate() {
             let view = view.map_err(bad)?;
-            let (_, raw, _) = fb_schema::listed_event(msg.payload, list, position)
+            let (_, raw, _) = fb_format::skim::listed_event(msg.payload, list, position)
                 .map_err(|why| Error::Config(format!("event {position}: {why}")))?;
             let side = match view.payload_type() {
                 PayloadType::Outcome => 1,

@@ -163,7 +163,7 @@ fn verified<'a>(
 }
 
 /// [`regular`] reading of each event only what the index keeps
-/// ([`fb_schema::SkimmedEvents`]): false where that walk does not take
+/// ([`crate::skim::SkimmedEvents`]): false where that walk does not take
 /// the message.
 fn skimmed<'a>(
     msg: &Message<'a>,
@@ -171,7 +171,7 @@ fn skimmed<'a>(
     ids: &mut Ids<'a>,
     decoder: &mut PayloadDecoder,
 ) -> Result<bool> {
-    for (position, event) in fb_schema::SkimmedEvents::new(msg.payload).enumerate() {
+    for (position, event) in crate::skim::SkimmedEvents::new(msg.payload).enumerate() {
         let Some(e) = event else {
             return Ok(false);
         };

@@ -1,7 +1,12 @@
-//! The fast verifier (`fb_schema::QuickVerify`) against the flatbuffers
-//! verifier: on every buffer of the corpus, and on thousands of seeded
-//! corruptions of them, both must give the same answer. A "yes" where
-//! flatbuffers says "no" would let corrupt input be read unchecked.
+//! The differential test of the fast verifier (`fb_schema::QuickVerify`,
+//! `src/quick/`) against the flatbuffers verifier: on every buffer of the
+//! corpus, and on thousands of seeded corruptions of them, both must give
+//! the same answer, and the parts the fast one returns must be what the
+//! accessors read. A "yes" where flatbuffers says "no" would let corrupt
+//! input be read unchecked (the contract the SAFETY comments of
+//! `src/quick/` and `verified_quick` rest on). The `decode` fuzz target
+//! (`fuzz/harness/format.rs`, `quick_agrees`) checks the same on what it
+//! grows. fb-format (a dev-dependency) only finds the buffers in the logs.
 
 #![allow(
     clippy::unwrap_used,
@@ -72,7 +77,6 @@ fn parts_agree(table: &str, buf: &[u8]) {
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{table}");
     };
     match table {
-        "JoinedPayload" => skimmed_events_agree(buf),
         "Event" => {
             let Some(p) = fb_schema::event_parts(buf) else {
                 return;
@@ -152,47 +156,6 @@ fn parts_agree(table: &str, buf: &[u8]) {
             }
         }
         _ => {}
-    }
-}
-
-/// On a payload the verifiers accept, event by event (each with an id and
-/// a timestamp), `fb_schema::SkimmedEvents` yields every event, with what
-/// the accessors read. (Where they refuse, it may still yield: it reads
-/// only what an index keeps. That it never panics is what every
-/// corruption here shows.)
-fn skimmed_events_agree(buf: &[u8]) {
-    let walked: Vec<_> = fb_schema::SkimmedEvents::new(buf).collect();
-    let Ok(payload) = verified::<JoinedPayload>(buf) else {
-        return;
-    };
-    let verified_events: Option<Vec<_>> = payload
-        .events()
-        .iter()
-        .flatten()
-        .map(|joined| {
-            let event = joined.event()?.bytes();
-            let stamp = *joined.timestamp()?;
-            let meta = verified::<Event>(event).ok()?.meta()?;
-            Some(fb_schema::Skimmed {
-                enqueued: stamp,
-                event,
-                id: meta.id()?.as_bytes(),
-                payload_type: meta.payload_type(),
-                client_time: meta.client_time_utc().copied(),
-            })
-        })
-        .collect();
-    let Some(events) = verified_events else {
-        return;
-    };
-    let walked: Vec<_> = walked
-        .into_iter()
-        .map(|e| e.expect("SkimmedEvents refused an event the verifiers accept"))
-        .collect();
-    assert_eq!(walked.len(), events.len());
-    for (w, v) in walked.iter().zip(&events) {
-        assert_eq!(w, v);
-        assert_eq!(w.event.as_ptr(), v.event.as_ptr());
     }
 }
 
@@ -405,99 +368,4 @@ fn fixed_shape_tables_above_64_mib_go_to_flatbuffers() {
     // Still read, the slow way.
     let cb = fb_schema::verified_quick::<CbEvent>(buf).expect("a valid buffer");
     assert_eq!(cb.context().map(|c| c.len()), Some((64 << 20) + 1));
-}
-
-/// A `JoinedPayload` of one event whose `app_id` is `app` (a marker the
-/// test then damages in place).
-fn one_event(app: &str) -> Vec<u8> {
-    use fb_schema::{
-        EventArgs, JoinedEventArgs, JoinedPayloadArgs, Metadata, MetadataArgs, TimeStamp,
-    };
-    let mut inner = flatbuffers::FlatBufferBuilder::new();
-    let id = inner.create_string("decision-1");
-    let app_id = inner.create_string(app);
-    let client = TimeStamp::new(2024, 3, 4, 5, 6, 7, 80);
-    let meta = Metadata::create(
-        &mut inner,
-        &MetadataArgs {
-            id: Some(id),
-            client_time_utc: Some(&client),
-            app_id: Some(app_id),
-            payload_type: PayloadType::CCB,
-            ..Default::default()
-        },
-    );
-    let event = Event::create(
-        &mut inner,
-        &EventArgs {
-            meta: Some(meta),
-            payload: None,
-        },
-    );
-    inner.finish_minimal(event);
-    let mut fbb = flatbuffers::FlatBufferBuilder::new();
-    let bytes = fbb.create_vector(inner.finished_data());
-    let enqueued = TimeStamp::new(2024, 3, 4, 5, 6, 8, 0);
-    let joined = fb_schema::JoinedEvent::create(
-        &mut fbb,
-        &JoinedEventArgs {
-            event: Some(bytes),
-            timestamp: Some(&enqueued),
-        },
-    );
-    let list = fbb.create_vector(&[joined]);
-    let root = JoinedPayload::create(&mut fbb, &JoinedPayloadArgs { events: Some(list) });
-    fbb.finish_minimal(root);
-    fbb.finished_data().to_vec()
-}
-
-#[test]
-fn skimming_reads_what_an_index_keeps_and_nothing_else() {
-    let good = one_event("app-marker");
-    fn skim(buf: &[u8]) -> Option<fb_schema::Skimmed<'_>> {
-        let all: Vec<_> = fb_schema::SkimmedEvents::new(buf).collect();
-        assert_eq!(all.len(), 1);
-        all[0]
-    }
-    let first = skim(&good).expect("a valid event is skimmed");
-    assert_eq!(first.id, b"decision-1");
-    assert_eq!(first.payload_type, PayloadType::CCB);
-    assert_eq!(
-        first.client_time,
-        Some(fb_schema::TimeStamp::new(2024, 3, 4, 5, 6, 7, 80))
-    );
-    // The app id made invalid UTF-8: the verifiers refuse the event, the
-    // skim (which does not read it) still gives the same parts.
-    let mut bad = good.clone();
-    let at = bad.windows(10).position(|w| w == b"app-marker").unwrap();
-    bad[at] = 0xff;
-    let verified_all = verified::<JoinedPayload>(&bad).ok().and_then(|p| {
-        let joined = p.events()?.get(0);
-        verified::<Event>(joined.event()?.bytes()).ok()
-    });
-    assert!(
-        verified_all.is_none(),
-        "the damage should be seen by the verifiers"
-    );
-    let again = skim(&bad).expect("the damage is in what the skim does not read");
-    assert_eq!(
-        (
-            again.id,
-            again.payload_type,
-            again.client_time,
-            again.enqueued
-        ),
-        (
-            first.id,
-            first.payload_type,
-            first.client_time,
-            first.enqueued
-        )
-    );
-    // The id cut off from its bytes (its length past the buffer): not
-    // skimmed, so that the reader asks the verifiers what is wrong.
-    let mut cut = good.clone();
-    let at = cut.windows(10).position(|w| w == b"decision-1").unwrap();
-    cut[at - 4..at].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert_eq!(skim(&cut), None);
 }
