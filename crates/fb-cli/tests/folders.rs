@@ -221,3 +221,37 @@ fn sample_is_the_same_at_any_thread_count() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_time_window_over_indexed_pieces_is_the_whole_logs_at_any_thread_count() {
+    let dir = scratch_dir("folders-window");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let indexed = fb(&["index", "-q", p(&pieces)]);
+    assert_eq!(indexed.code, 0, "{}", indexed.stderr);
+    let window = [
+        "--since",
+        "2024-01-01T00:10:00Z",
+        "--until",
+        "2024-01-01T00:30:00Z",
+    ];
+    let mut args = vec!["convert", "-q", "--threads", "1", "--no-index"];
+    args.extend_from_slice(&window);
+    args.push(p(&whole));
+    let expected = fb(&args);
+    assert_eq!(expected.code, 0, "{}", expected.stderr);
+    let lines = expected.stdout.lines().count();
+    let all = fb(&["convert", "-q", p(&whole)]).stdout.lines().count();
+    assert!(lines > 100 && lines < all, "{lines} of {all} lines");
+    for threads in ["1", "2", "4"] {
+        let mut args = vec!["convert", "-q", "--threads", threads];
+        args.extend_from_slice(&window);
+        args.push(p(&pieces));
+        let out = fb(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout == expected.stdout,
+            "{threads} threads: the window over the pieces differs"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
