@@ -243,7 +243,7 @@ fn columns(args: &Args) -> Result<fb_arrow::Columns, Error> {
 }
 
 /// Runs the pipeline into `writer` and closes it.
-fn export<B: BatchWriter>(
+fn export<B: BatchWriter + Send>(
     args: &Args,
     global: &Global,
     inputs: &[fb_run::input::Input],

@@ -56,6 +56,11 @@ pub struct Args {
     /// How to read the logs.
     #[command(flatten)]
     pub read: crate::joinargs::ReadArgs,
+
+    /// Threads that build a missing index and join the sample (default:
+    /// all cores). The sample is the same bytes for any number.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// Parses a `--fraction`: a share from 0 to 1.
@@ -70,6 +75,9 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 /// decision.
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let input = fb_run::input::one(&args.input);
+    let threads = args
+        .threads
+        .unwrap_or_else(fb_run::options::default_threads);
     let format = args.format;
     let how = match format {
         Format::Log => How::binary(Existing::forced(args.force)),
@@ -87,6 +95,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let opened = fb_run::sample::open(
         &input,
         args.read.maps(),
+        threads,
         &mut crate::say::Voice::new(global.quiet),
     )?;
     let total = opened.decisions();
@@ -103,6 +112,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         seed: args.seed,
         format,
         join: args.join.options(),
+        threads,
     };
     let drawn = fb_run::sample::draw(&request, &input, opened, &chosen, out)?;
     if !global.quiet {

@@ -114,7 +114,7 @@ pub fn feed_all<S, K>(
     maps: Maps,
 ) -> Result<RunReport, Error>
 where
-    S: fb_join::Sink,
+    S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
     let drive = Drive {

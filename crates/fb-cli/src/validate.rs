@@ -28,6 +28,11 @@ pub struct Args {
     #[arg(long)]
     pub strict: bool,
 
+    /// Check this many inputs at once (default: all cores); one input is
+    /// checked on one thread. The listing is the same for any number.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
+
     /// How to join.
     #[command(flatten)]
     pub join: JoinArgs,
@@ -42,6 +47,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         &args.join.options(),
         args.max_errors,
         Output::stdout(),
+        args.threads
+            .unwrap_or_else(fb_run::options::default_threads),
     )?;
     let (errors, warnings) = (verdict.errors, verdict.warnings);
     if !global.quiet {

@@ -43,6 +43,7 @@ pub mod rawjoin;
 pub mod reorder;
 mod reward;
 mod same;
+mod session;
 mod simd;
 mod sink;
 pub mod split;
@@ -62,6 +63,7 @@ pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
 pub use pipeline::Pipeline;
 pub use reward::{compute as compute_reward, Signal};
+pub use session::Session;
 pub use sink::{Maker, Sink};
 
 /// Sane behaviour, or the reference's exact output including its quirks.
@@ -247,6 +249,13 @@ pub enum Error {
         /// The event's id.
         event_id: String,
     },
+    /// A parallel session was given a damaged log to recover: recovery
+    /// reads on one thread ([`Pipeline::feed`]).
+    #[error(
+        "a damaged log cannot be recovered in a parallel session: feed it to the pipeline on its \
+         own"
+    )]
+    RecoverInSession,
     /// A worker thread could not be started (too many threads for the
     /// system's limits): try fewer threads.
     #[error("starting worker thread {index} failed ({source}): try fewer threads")]

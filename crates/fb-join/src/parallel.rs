@@ -27,6 +27,7 @@ use crate::sink::{Maker, Sink};
 use crate::{Error, Options};
 
 mod chunked;
+pub(crate) mod session;
 
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
@@ -68,6 +69,36 @@ impl<B> Pools<'_, B> {
     }
 }
 
+/// What the writer takes, in the order of `seq`: a batch joined by a
+/// worker, or a mark the reading thread put between batches. One moves
+/// per batch of a megabyte of input: boxing the batch would only add an
+/// allocation.
+#[allow(clippy::large_enum_variant)]
+enum Item<B> {
+    Done(Done<B>),
+    Mark { seq: u64, mark: Mark },
+}
+
+impl<B> Item<B> {
+    fn seq(&self) -> u64 {
+        match self {
+            Self::Done(done) => done.seq,
+            Self::Mark { seq, .. } => *seq,
+        }
+    }
+}
+
+/// What a session's reading thread puts in the ordered stream besides
+/// batches.
+enum Mark {
+    /// The next input starts here.
+    Input,
+    /// What the reading thread's joiner reported here (a checkpoint it
+    /// could not read, a message of unknown type, the framing error that
+    /// ended an input): in log order among the workers' reports.
+    Diags(Diagnostics),
+}
+
 struct Done<B> {
     seq: u64,
     lines: B,
@@ -92,6 +123,17 @@ struct Flow {
     /// never written, and a closed output does not read the rest of the
     /// input for nothing.
     aborted: AtomicBool,
+    /// How far the writer got: inputs begun (marks passed), the end of
+    /// the last batch written in the last of them, events joined.
+    written: Mutex<Written>,
+}
+
+/// How far a session's writer got (see [`Flow::written`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Written {
+    inputs: u64,
+    finished: u64,
+    events: u64,
 }
 
 impl Flow {
@@ -109,6 +151,7 @@ impl Flow {
             read_pos: AtomicU64::new(0),
             give_credit,
             aborted: AtomicBool::new(false),
+            written: Mutex::new(Written::default()),
         };
         (flow, taken)
     }
@@ -137,6 +180,45 @@ pub(crate) struct Ran {
     pub(crate) filtered: u64,
 }
 
+/// The workers of a parallel run, started: each takes batches from one
+/// queue and hands what it joined to the writer. A failed start closes
+/// the queue (the workers already started then see the end of the work
+/// and return) and says which.
+#[allow(clippy::too_many_arguments)]
+fn start_workers<'scope, 'env, 'm, S, K>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    sink: &S,
+    (batch_rx, done_tx): (
+        crossbeam_channel::Receiver<Batch<'m>>,
+        mpsc::Sender<Item<S::Batch>>,
+    ),
+    threads: usize,
+    opts: &Options,
+    keep: &'env K,
+    flow: &'env Flow,
+    pools: &'env Pools<'m, S::Batch>,
+) -> Result<(), Error>
+where
+    'm: 'env,
+    S: Sink + 'env,
+    K: Fn(&JoinedEvent) -> bool + Sync,
+{
+    for index in 0..threads {
+        let maker = sink.maker_with(opts.caches);
+        let rx = batch_rx.clone();
+        let tx = done_tx.clone();
+        let opts = opts.clone();
+        std::thread::Builder::new()
+            .name(format!("fb-join-{index}"))
+            .spawn_scoped(scope, move || {
+                let _abort = AbortOnPanic(flow);
+                worker(&rx, &tx, opts, keep, maker, pools);
+            })
+            .map_err(|source| Error::Spawn { index, source })?;
+    }
+    Ok(())
+}
+
 /// Joins `input` with `threads` workers and hands the events `keep`
 /// accepts to `sink` in log order, in the batches a serial run would
 /// fill. `joiner` carries the state in and out, so several inputs make
@@ -161,104 +243,58 @@ where
     let opts: Options = joiner.options().clone();
     // Many workers take from one queue: a multi-consumer channel.
     let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
-    let (done_tx, done_rx) = mpsc::channel::<Done<S::Batch>>();
+    let (done_tx, done_rx) = mpsc::channel::<Item<S::Batch>>();
     let caches = opts.caches;
-    let makers: Vec<S::Maker> = (0..threads).map(|_| sink.maker_with(caches)).collect();
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
     let pools = &pools;
-    // What the workers report is merged here in order as batches are
-    // written, so that memory does not grow with the number of batches.
-    // Metrics continue from the joiner's own (several inputs make one
-    // stream), adding up in the same order as a serial run.
-    let mut merged = (
-        Diagnostics::with_limit(opts.diagnostics_limit),
-        joiner.metrics().clone(),
-    );
-
     std::thread::scope(|scope| {
-        // Owned here so that a failed start can close it: the workers
-        // already started then see the end of the work and return.
+        // What the workers report is merged here in order as batches are
+        // written, so that memory does not grow with the number of
+        // batches. Metrics continue from the joiner's own (several inputs
+        // make one stream), adding up in the same order as a serial run.
+        let mut ordered = Ordered::new(
+            Diagnostics::with_limit(opts.diagnostics_limit),
+            joiner.metrics().clone(),
+        );
+        // Owned here so that a failed start can close it.
         let batch_tx = batch_tx;
-        for (index, maker) in makers.into_iter().enumerate() {
-            let rx = batch_rx.clone();
-            let tx = done_tx.clone();
-            let opts = opts.clone();
-            let started = std::thread::Builder::new()
-                .name(format!("fb-join-{index}"))
-                .spawn_scoped(scope, move || {
-                    let _abort = AbortOnPanic(flow);
-                    worker(&rx, &tx, opts, keep, maker, pools);
-                });
-            if let Err(source) = started {
-                drop(batch_tx);
-                return Err(Error::Spawn { index, source });
-            }
-        }
-        drop(done_tx);
+        start_workers(
+            scope,
+            &*sink,
+            (batch_rx, done_tx),
+            threads,
+            &opts,
+            keep,
+            flow,
+            pools,
+        )?;
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools);
-            let (framing_error, at) = match input {
-                Source::Stream(input) => {
-                    let mut reader = chunked::Chunked::new(input, framer);
-                    let error = batcher.pump(|b| {
-                        if stop() {
-                            b.stopped = true;
-                            return Ok(false);
-                        }
-                        reader.next(b)
-                    });
-                    (error, reader.at())
-                }
-                Source::Slice(data) => {
-                    let (base, max_payload) = (framer.offset(), framer.max_payload());
-                    let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
-                    let error = batcher.pump(|b| {
-                        if stop() {
-                            b.stopped = true;
-                            return Ok(false);
-                        }
-                        // Where the next message starts in `data`.
-                        let at = (reader.offset() - base) as usize;
-                        match reader.next_message()? {
-                            Some(msg) => {
-                                Ok(b.take(&msg, |m| m.extend(data, at, &msg, max_payload)))
-                            }
-                            None => Ok(false),
-                        }
-                    });
-                    (error, Position::new(reader.offset(), reader.index()))
-                }
-                // The pipeline recovers on one thread.
-                Source::Recover(_) => (None, Position::START),
-            };
+            let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools, None);
+            let (framing_error, at) = frame(&mut batcher, input, framer, caches, stop, &mut |_| {});
             batcher.send(at.offset);
             let counts = (batcher.messages, batcher.kinds);
             (batcher.joiner, counts, framing_error, at, batcher.stopped)
         });
-        let written = write_in_order(
-            &done_rx,
-            sink,
-            pools,
-            flow,
-            &mut merged,
-            &mut |finished, events| {
-                flow.give_credit();
+        for item in done_rx.iter() {
+            ordered.put(item, sink, pools, flow, &mut |finished, events| {
                 progress(Progress {
                     read: flow.read_pos.load(Ordering::Relaxed),
                     finished,
                     events,
                 })
-            },
-        );
+            });
+        }
         let (joiner, (messages, kinds), framing_error, at, stopped) = match reader.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (kept, filtered, events) = written?;
-        let (diags, metrics) = merged;
-        joiner.absorb_in_order(&diags, metrics);
+        let (kept, filtered, events) = (ordered.kept, ordered.filtered, ordered.events);
+        if let Some(err) = ordered.failure.take() {
+            return Err(err);
+        }
+        joiner.absorb_in_order(&ordered.diags, ordered.metrics);
         progress(Progress {
             read: at.offset,
             finished: at.offset,
@@ -280,6 +316,54 @@ where
     })
 }
 
+/// Frames `input` on the reading thread into `batcher`, until its end, a
+/// framing error, `stop`, or the workers are gone: the framing error, and
+/// where the next message is. The last batch is left to send. `tick` is
+/// told the number of items in the ordered stream before each message.
+fn frame<'m, B>(
+    batcher: &mut Batcher<'_, 'm, '_, B>,
+    input: Source<'m>,
+    framer: Framer,
+    caches: fb_format::Caches,
+    stop: &(dyn Fn() -> bool + Sync),
+    tick: &mut dyn FnMut(u64),
+) -> (Option<fb_format::Error>, Position) {
+    match input {
+        Source::Stream(input) => {
+            let mut reader = chunked::Chunked::new(input, framer);
+            let error = batcher.pump(|b| {
+                if stop() {
+                    b.stopped = true;
+                    return Ok(false);
+                }
+                tick(b.seq);
+                reader.next(b)
+            });
+            (error, reader.at())
+        }
+        Source::Slice(data) => {
+            let (base, max_payload) = (framer.offset(), framer.max_payload());
+            let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
+            let error = batcher.pump(|b| {
+                if stop() {
+                    b.stopped = true;
+                    return Ok(false);
+                }
+                tick(b.seq);
+                // Where the next message starts in `data`.
+                let at = (reader.offset() - base) as usize;
+                match reader.next_message()? {
+                    Some(msg) => Ok(b.take(&msg, |m| m.extend(data, at, &msg, max_payload))),
+                    None => Ok(false),
+                }
+            });
+            (error, Position::new(reader.offset(), reader.index()))
+        }
+        // The pipeline recovers on one thread.
+        Source::Recover(_) => (None, Position::START),
+    }
+}
+
 /// The reading thread's side: follows the ordered state and gathers
 /// REGULAR messages into batches for the workers.
 struct Batcher<'j, 'm, 'p, B> {
@@ -288,6 +372,9 @@ struct Batcher<'j, 'm, 'p, B> {
     credits: Receiver<()>,
     flow: &'p Flow,
     pools: &'p Pools<'m, B>,
+    /// In a session: where marks go, in the writer's order (what the
+    /// reading thread's joiner reports goes there, in log order).
+    marks: Option<mpsc::Sender<Item<B>>>,
     seq: u64,
     messages: u64,
     kinds: MessageCounts,
@@ -305,6 +392,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         credits: Receiver<()>,
         flow: &'p Flow,
         pools: &'p Pools<'m, B>,
+        marks: Option<mpsc::Sender<Item<B>>>,
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
@@ -313,6 +401,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             credits,
             flow,
             pools,
+            marks,
             seq: 0,
             messages: 0,
             kinds: MessageCounts::default(),
@@ -336,7 +425,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             // starts from the state after it.
             let sent = self.send(msg.offset);
             self.joiner.track(msg);
-            return sent;
+            return sent && self.hand_diags();
         }
         if self.batch.is_empty() {
             // The state this batch starts from; the worker's joiner follows
@@ -354,13 +443,39 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         (self.config, self.dedup) = self.joiner.state();
     }
 
-    /// Counts `msg` and follows the ordered state it changes.
-    fn follow(&mut self, msg: &Message<'_>) {
+    /// Counts `msg` and follows the ordered state it changes. False when
+    /// the writer is gone.
+    fn follow(&mut self, msg: &Message<'_>) -> bool {
         self.messages += 1;
         self.kinds.add(msg.kind);
         let end = msg.offset + msg.len as u64;
         self.flow.read_pos.store(end, Ordering::Relaxed);
         self.joiner.track(msg);
+        msg.kind == MessageKind::Regular || self.hand_diags()
+    }
+
+    /// In a session, puts what the reading thread's joiner reported so
+    /// far in the ordered stream, where it happened (one run keeps it in
+    /// the joiner, before the workers' reports). False when the writer is
+    /// gone.
+    fn hand_diags(&mut self) -> bool {
+        if self.marks.is_none() || self.joiner.diagnostics().total() == 0 {
+            return true;
+        }
+        let (diags, _) = self.joiner.take_report();
+        self.mark(Mark::Diags(diags))
+    }
+
+    /// Puts `mark` in the ordered stream after the batches sent so far
+    /// (the batch being gathered must be sent first). False when the
+    /// writer is gone or there is no stream to put it in.
+    fn mark(&mut self, mark: Mark) -> bool {
+        let Some(marks) = &self.marks else {
+            return false;
+        };
+        let seq = self.seq;
+        self.seq += 1;
+        marks.send(Item::Mark { seq, mark }).is_ok()
     }
 
     /// A buffer to read into, from a batch done with when there is one.
@@ -398,6 +513,10 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     /// Sends the batch so far, if there is one, its messages all before
     /// `end`. False when the workers are gone.
     fn send(&mut self, end: u64) -> bool {
+        // Once aborted, no credit may come again: not waited for.
+        if self.flow.aborted.load(Ordering::Relaxed) {
+            return false;
+        }
         if self.batch.is_empty() {
             return true;
         }
@@ -419,7 +538,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
 
 fn worker<'m, K, M>(
     rx: &crossbeam_channel::Receiver<Batch<'m>>,
-    tx: &mpsc::Sender<Done<M::Batch>>,
+    tx: &mpsc::Sender<Item<M::Batch>>,
     opts: Options,
     keep: &K,
     mut maker: M,
@@ -459,60 +578,103 @@ fn worker<'m, K, M>(
         messages.clear();
         Pools::<M::Batch>::give(&pools.messages, messages);
         let (diags, metrics) = joiner.take_report();
-        if tx
-            .send(Done {
-                seq: batch.seq,
-                lines: out,
-                events,
-                written,
-                filtered,
-                diags,
-                metrics,
-                end: batch.end,
-            })
-            .is_err()
-        {
+        let done = Done {
+            seq: batch.seq,
+            lines: out,
+            events,
+            written,
+            filtered,
+            diags,
+            metrics,
+            end: batch.end,
+        };
+        if tx.send(Item::Done(done)).is_err() {
             return;
         }
     }
 }
 
-/// Hands the workers' batches to the sink in log order; the kept and
-/// filtered events and the events joined, counted.
-fn write_in_order<S: Sink>(
-    rx: &Receiver<Done<S::Batch>>,
-    sink: &mut S,
-    pools: &Pools<S::Batch>,
-    flow: &Flow,
-    (diags, metrics): &mut (Diagnostics, Metrics),
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<(u64, u64, u64), Error> {
-    let mut in_order = Reorder::default();
-    let (mut kept, mut filtered, mut events) = (0u64, 0u64, 0u64);
-    let mut failure = None;
-    for done in rx.iter() {
-        in_order.put(done.seq, done);
-        while let Some(mut done) = in_order.pop() {
-            if failure.is_none() {
+/// The writer's side: hands the workers' batches to the sink in log
+/// order, and merges what they report in that order, so that memory does
+/// not grow with the number of batches and the figures add up as a serial
+/// run adds them.
+struct Ordered<B> {
+    in_order: Reorder<Item<B>>,
+    kept: u64,
+    filtered: u64,
+    events: u64,
+    /// The first error of the sink: nothing is taken after it.
+    failure: Option<Error>,
+    diags: Diagnostics,
+    metrics: Metrics,
+    /// Where each input of a session starts among the kept diagnostics.
+    starts: Vec<usize>,
+    /// The end of the last batch written of the current input.
+    finished: u64,
+}
+
+impl<B> Ordered<B> {
+    fn new(diags: Diagnostics, metrics: Metrics) -> Self {
+        Self {
+            in_order: Reorder::default(),
+            kept: 0,
+            filtered: 0,
+            events: 0,
+            failure: None,
+            diags,
+            metrics,
+            starts: Vec::new(),
+            finished: 0,
+        }
+    }
+
+    /// Takes `item`, and hands on every one whose turn has come: batches
+    /// to `sink` (then `written(end, events)` is told, and the batch's
+    /// credit given back), marks recorded.
+    fn put<S: Sink<Batch = B>>(
+        &mut self,
+        item: Item<B>,
+        sink: &mut S,
+        pools: &Pools<B>,
+        flow: &Flow,
+        written: &mut dyn FnMut(u64, u64),
+    ) {
+        self.in_order.put(item.seq(), item);
+        while let Some(item) = self.in_order.pop() {
+            let mut done = match item {
+                Item::Done(done) => done,
+                Item::Mark {
+                    mark: Mark::Input, ..
+                } => {
+                    self.starts.push(self.diags.kept().len());
+                    self.finished = 0;
+                    continue;
+                }
+                Item::Mark {
+                    mark: Mark::Diags(diags),
+                    ..
+                } => {
+                    self.diags.merge(&diags);
+                    continue;
+                }
+            };
+            if self.failure.is_none() {
                 if let Err(err) = sink.take(&mut done.lines) {
-                    failure = Some(err);
+                    self.failure = Some(err);
                     // Nothing more can be taken: the reader stops taking
                     // input instead of converting the rest for nothing.
                     flow.aborted.store(true, Ordering::Relaxed);
-                    flow.give_credit();
                 }
             }
-            events += done.events;
-            kept += done.written;
-            filtered += done.filtered;
-            progress(done.end, events);
-            diags.merge(&done.diags);
-            metrics.merge(&done.metrics);
-            Pools::<S::Batch>::give(&pools.lines, done.lines);
+            flow.give_credit();
+            self.events += done.events;
+            self.kept += done.written;
+            self.filtered += done.filtered;
+            self.finished = done.end;
+            written(done.end, self.events);
+            self.diags.merge(&done.diags);
+            self.metrics.merge(&done.metrics);
+            Pools::<B>::give(&pools.lines, done.lines);
         }
-    }
-    match failure {
-        Some(err) => Err(err),
-        None => Ok((kept, filtered, events)),
     }
 }

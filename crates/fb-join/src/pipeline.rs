@@ -99,6 +99,23 @@ where
         self.filtered
     }
 
+    /// The number of threads it joins on.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The joiner, the filter and the sink, apart (a session's threads
+    /// borrow each).
+    pub(crate) fn parts(&mut self) -> (&mut Joiner, &K, &mut S) {
+        (&mut self.joiner, &self.keep, &mut self.sink)
+    }
+
+    /// Counts events a session kept and filtered.
+    pub(crate) fn add_counts(&mut self, kept: u64, filtered: u64) {
+        self.kept += kept;
+        self.filtered += filtered;
+    }
+
     /// Gives the joiner and the sink back.
     pub fn finish(self) -> (Joiner, S) {
         (self.joiner, self.sink)

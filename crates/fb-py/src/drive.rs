@@ -90,7 +90,7 @@ pub fn feed<S, K>(
     cancel: &Cancel,
 ) -> Result<(), Stop>
 where
-    S: fb_join::Sink,
+    S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
     let readables: Vec<Cancellably<'_>> = sources

@@ -7,7 +7,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use fb_join::{JoinedEvent, Pipeline, Source};
+use fb_format::Position;
+use fb_join::{Fed, JoinedEvent, Joiner, Pipeline, Progress, Session, Source};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -125,6 +126,12 @@ pub fn keeper(filter: &Filter) -> impl Fn(&JoinedEvent<'_>) -> bool + Sync + '_ 
 /// Feeds every input to `pipeline` in order, as one log, as `drive` says.
 /// What the inputs were and what went wrong with them is in `report` (also
 /// when the run stops), and told to `observer` as it happens.
+///
+/// Several inputs on several threads make one session
+/// ([`Pipeline::session`]): the workers and the writer start once, and
+/// join the batches of the inputs before while the next is opened and
+/// framed. Files are then read, not mapped (a map would have to outlive
+/// the batches that borrow it); recovery feeds each input on its own.
 pub fn feed_all<R, S, K>(
     inputs: &[R],
     pipeline: &mut Pipeline<S, K>,
@@ -134,39 +141,185 @@ pub fn feed_all<R, S, K>(
 ) -> Result<(), Stop>
 where
     R: Readable,
-    S: fb_join::Sink,
+    S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
     let total = inputs.iter().map(Readable::size).sum::<Option<u64>>();
     observer.start(total);
-    let result = inputs
-        .iter()
-        .try_for_each(|input| feed_one(input, pipeline, drive, report, observer));
+    let result = match inputs.len() > 1 && !drive.recover && pipeline.threads() > 1 {
+        true => {
+            let from = report.starts.len();
+            let ended = pipeline.session(|session| {
+                let mut feeder = InSession(session);
+                inputs
+                    .iter()
+                    .try_for_each(|input| feed_one(input, &mut feeder, drive, report, observer))
+            });
+            match ended {
+                Ok((result, starts)) => {
+                    report.place_starts(from, &starts);
+                    result
+                }
+                Err(e) => Err(Stop::Failed(Error::joining(drive.target, e))),
+            }
+        }
+        false => inputs
+            .iter()
+            .try_for_each(|input| feed_one(input, pipeline, drive, report, observer)),
+    };
     observer.finish();
     result
 }
 
-fn feed_one<S, K>(
-    input: &dyn Readable,
-    pipeline: &mut Pipeline<S, K>,
-    drive: &Drive<'_>,
-    report: &mut RunReport,
-    observer: &mut dyn Observer,
-) -> Result<(), Stop>
+/// What the driver feeds an input to: the pipeline itself, or a session
+/// of it.
+trait Feeder {
+    fn joiner(&self) -> &Joiner;
+    /// Whether a file may be mapped (as the drive says).
+    fn maps(&self) -> bool;
+    /// Notes that the input `name` starts.
+    fn begin(&mut self, name: String, report: &mut RunReport, target: &str) -> Result<(), Stop>;
+    fn feed_slice(
+        &mut self,
+        data: &[u8],
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error>;
+    fn feed_stream(
+        &mut self,
+        stream: Box<dyn Read + Send>,
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error>;
+    fn feed_recover(
+        &mut self,
+        data: &[u8],
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error>;
+}
+
+impl<S, K> Feeder for Pipeline<S, K>
 where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
+    fn joiner(&self) -> &Joiner {
+        Pipeline::joiner(self)
+    }
+
+    fn maps(&self) -> bool {
+        true
+    }
+
+    fn begin(&mut self, name: String, report: &mut RunReport, _: &str) -> Result<(), Stop> {
+        report.begin(name, Pipeline::joiner(self));
+        Ok(())
+    }
+
+    fn feed_slice(
+        &mut self,
+        data: &[u8],
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        self.feed(Source::Slice(data), start, stop, progress)
+    }
+
+    fn feed_stream(
+        &mut self,
+        stream: Box<dyn Read + Send>,
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        self.feed(Source::Stream(stream), start, stop, progress)
+    }
+
+    fn feed_recover(
+        &mut self,
+        data: &[u8],
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        self.feed(Source::Recover(data), Position::START, stop, progress)
+    }
+}
+
+/// A session as the driver feeds it: what it is fed must outlive the
+/// batches made of it, so files are read (not mapped) and the spans of an
+/// index window copied.
+struct InSession<'a, 's>(&'a mut Session<'s, 'static>);
+
+impl Feeder for InSession<'_, '_> {
+    fn joiner(&self) -> &Joiner {
+        self.0.joiner()
+    }
+
+    fn maps(&self) -> bool {
+        false
+    }
+
+    fn begin(&mut self, name: String, report: &mut RunReport, target: &str) -> Result<(), Stop> {
+        // Where its diagnostics start is known once the session ends.
+        report.begin_pending(name);
+        self.0
+            .begin_input()
+            .map_err(|e| Stop::Failed(Error::joining(target, e)))
+    }
+
+    fn feed_slice(
+        &mut self,
+        data: &[u8],
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        let owned = Box::new(std::io::Cursor::new(data.to_vec()));
+        self.0.feed(Source::Stream(owned), start, stop, progress)
+    }
+
+    fn feed_stream(
+        &mut self,
+        stream: Box<dyn Read + Send>,
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        self.0.feed(Source::Stream(stream), start, stop, progress)
+    }
+
+    fn feed_recover(
+        &mut self,
+        _: &[u8],
+        _: &(dyn Fn() -> bool + Sync),
+        _: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, fb_join::Error> {
+        // `feed_all` recovers input by input, never in a session.
+        Err(fb_join::Error::RecoverInSession)
+    }
+}
+
+fn feed_one(
+    input: &dyn Readable,
+    pipeline: &mut dyn Feeder,
+    drive: &Drive<'_>,
+    report: &mut RunReport,
+    observer: &mut dyn Observer,
+) -> Result<(), Stop> {
     if (drive.cancel)() {
         return Err(Stop::Cancelled);
     }
     let name = input.name();
-    report.begin(name.clone(), pipeline.joiner());
+    pipeline.begin(name.clone(), report, drive.target)?;
     let size = input.size();
     let mut told = Told::default();
     let fail = |e: fb_join::Error| Stop::Failed(Error::joining(drive.target, e));
     let map = match (drive.maps, input.path()) {
-        (Maps::WhereSafe, Some(path)) => mapped::Mapped::open(path),
+        (Maps::WhereSafe, Some(path)) if pipeline.maps() => mapped::Mapped::open(path),
         _ => None,
     };
     if drive.recover {
@@ -200,16 +353,11 @@ where
         let mut releaser = Releaser::default();
         let stop = || mapped::broken() || (drive.cancel)();
         let mut fed = pipeline
-            .feed(
-                Source::Slice(&map),
-                fb_format::Position::START,
-                &stop,
-                &mut |at| {
-                    // Pages already joined are not needed again.
-                    releaser.done(&map, at.finished);
-                    told.tell(at, observer)
-                },
-            )
+            .feed_slice(&map, fb_format::Position::START, &stop, &mut |at| {
+                // Pages already joined are not needed again.
+                releaser.done(&map, at.finished);
+                told.tell(at, observer)
+            })
             .map_err(fail)?;
         framing(report, &name, &mut fed, observer, drive)?;
         match fed.stopped_at {
@@ -273,7 +421,7 @@ where
         }
     };
     let mut fed = pipeline
-        .feed(Source::Stream(stream), start, drive.cancel, &mut |at| {
+        .feed_stream(stream, start, drive.cancel, &mut |at| {
             told.tell(at, observer)
         })
         .map_err(fail)?;
@@ -410,20 +558,16 @@ fn shrank(
 /// the checkpoint in force there (see [`crate::window::ranges`]), their
 /// bytes from `spans`.
 #[allow(clippy::too_many_arguments)]
-fn feed_blocks<S, K>(
+fn feed_blocks(
     mut spans: Spans<'_>,
     index: &fb_format::index::Index,
     window: (i64, i64),
-    pipeline: &mut Pipeline<S, K>,
+    pipeline: &mut dyn Feeder,
     report: &mut RunReport,
     name: &str,
     drive: &Drive<'_>,
     observer: &mut dyn Observer,
-) -> Result<(), Stop>
-where
-    S: fb_join::Sink,
-    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
-{
+) -> Result<(), Stop> {
     let mapped = matches!(spans, Spans::Borrowed(_));
     for (start, end, at) in crate::window::ranges(index, window, spans.piece()) {
         let slice = spans
@@ -431,8 +575,8 @@ where
             .map_err(|why| Error::Msg(format!("{name}: {why}")))?;
         let stop = || (mapped && mapped::broken()) || (drive.cancel)();
         let mut fed = pipeline
-            .feed(
-                Source::Slice(slice),
+            .feed_slice(
+                slice,
                 fb_format::Position::new(start, at),
                 &stop,
                 &mut |_| {},
@@ -454,18 +598,14 @@ where
 
 /// Recovery: one input read whole (mapped when it was) and
 /// resynchronized after damage; skipped ranges reported.
-fn recover_one<S, K>(
+fn recover_one(
     input: &dyn Readable,
     map: Option<mapped::Mapped>,
-    pipeline: &mut Pipeline<S, K>,
+    pipeline: &mut dyn Feeder,
     drive: &Drive<'_>,
     report: &mut RunReport,
     observer: &mut dyn Observer,
-) -> Result<(), Stop>
-where
-    S: fb_join::Sink,
-    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
-{
+) -> Result<(), Stop> {
     let name = input.name();
     let is_mapped = map.is_some();
     let read;
@@ -497,12 +637,7 @@ where
     let stop = || (is_mapped && (mapped::broken() || mapped::tripped())) || (drive.cancel)();
     let mut told = Told::default();
     let mut fed = pipeline
-        .feed(
-            Source::Recover(bytes),
-            fb_format::Position::START,
-            &stop,
-            &mut |at| told.tell(at, observer),
-        )
+        .feed_recover(bytes, &stop, &mut |at| told.tell(at, observer))
         .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
     if (drive.cancel)() {
         return Err(Stop::Cancelled);

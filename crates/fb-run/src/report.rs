@@ -137,6 +137,23 @@ impl RunReport {
         self.starts.push((joiner.diagnostics().kept().len(), name));
     }
 
+    /// Notes that the input `name` starts, where its diagnostics start to
+    /// be placed later ([`RunReport::place_starts`]): a session knows it
+    /// only once its batches are written.
+    pub(crate) fn begin_pending(&mut self, name: String) {
+        self.input_start = 0;
+        self.starts.push((0, name));
+    }
+
+    /// Places where the diagnostics of the inputs begun from number `from`
+    /// on start, in order.
+    pub(crate) fn place_starts(&mut self, from: usize, starts: &[usize]) {
+        let pending = self.starts.iter_mut().skip(from);
+        for ((at, _), start) in pending.zip(starts) {
+            *at = *start;
+        }
+    }
+
     /// The input that diagnostic number `index` (among the kept ones)
     /// came from.
     pub fn file_of(&self, index: usize) -> Option<&str> {

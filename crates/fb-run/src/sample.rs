@@ -446,6 +446,9 @@ pub struct Request {
     pub format: Format,
     /// How to join (DSJSON).
     pub join: fb_join::Options,
+    /// Threads that join (DSJSON): the sample is the same bytes for any
+    /// number.
+    pub threads: usize,
 }
 
 /// What a sample is written as.
@@ -515,15 +518,17 @@ pub fn how_many(decisions: Option<u64>, fraction: Option<f64>, total: u64) -> u6
 
 /// The log (read in pieces through a fresh index, or whole) and its
 /// index.
+/// An index missing or stale is built on `threads` threads.
 pub fn open(
     input: &Input,
     maps: crate::input::Maps,
+    threads: usize,
     observer: &mut dyn Observer,
 ) -> Result<Opened, Error> {
     let Input::File(path) = input else {
         let whole = crate::input::whole(input, maps)?;
         crate::input::is_log(input, &whole)?;
-        let index = Index::build_with_threads(&whole, crate::options::default_threads())
+        let index = Index::build_with_threads(&whole, threads.max(1))
             .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
         return Ok(Opened {
             log: Log::Whole(whole),
@@ -559,7 +564,7 @@ pub fn open(
                            keeps one beside it)",
                 });
                 let whole = crate::input::whole(input, maps)?;
-                let index = Index::build_with_threads(&whole, crate::options::default_threads())
+                let index = Index::build_with_threads(&whole, threads.max(1))
                     .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
                 Opened {
                     log: Log::Whole(whole),
@@ -615,11 +620,12 @@ fn write_lines(
     let opts = request.join.clone();
     let compat = opts.compat;
     let target = out.target().to_string();
+    let threads = request.threads.max(1);
     let mut pipeline = Pipeline::new(
         opts,
         |_: &JoinedEvent<'_>| true,
         LinesSink::new(&mut *out, compat),
-        1,
+        threads,
     );
     // Reading (mostly the kernel's work) on a thread of its own, joining
     // on this one: two chunks in flight, their buffers handed back.
@@ -633,22 +639,42 @@ fn write_lines(
                     .map_err(|_| Error::Msg("the sample's writer stopped".into()))
             })
         });
-        let mut joined = || -> Result<(), Error> {
+        let joined = if threads == 1 {
+            let mut joined = Ok(());
             for mut chunk in &chunks {
-                pipeline
-                    .feed(
-                        Source::Slice(&chunk),
-                        fb_format::Position::START,
-                        &|| false,
-                        &mut |_| {},
-                    )
-                    .map_err(|e| Error::joining(&target, e))?;
+                let fed = pipeline.feed(
+                    Source::Slice(&chunk),
+                    fb_format::Position::START,
+                    &|| false,
+                    &mut |_| {},
+                );
+                if let Err(e) = fed {
+                    joined = Err(Error::joining(&target, e));
+                    break;
+                }
                 chunk.clear();
                 let _ = recycle.send(chunk);
             }
-            Ok(())
+            joined
+        } else {
+            // Several: one session, its workers joining the chunks before
+            // while the next one is framed; each chunk goes to it whole.
+            pipeline
+                .session(|session| -> Result<(), fb_join::Error> {
+                    for chunk in &chunks {
+                        let chunk = Box::new(std::io::Cursor::new(chunk));
+                        session.feed(
+                            Source::Stream(chunk),
+                            fb_format::Position::START,
+                            &|| false,
+                            &mut |_| {},
+                        )?;
+                    }
+                    Ok(())
+                })
+                .and_then(|(fed, _)| fed)
+                .map_err(|e| Error::joining(&target, e))
         };
-        let joined = joined();
         // A failed join stops the reader at its next chunk.
         drop(chunks);
         let read = reader

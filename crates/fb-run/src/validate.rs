@@ -26,12 +26,15 @@ pub struct Verdict {
 /// Checks every input, each on its own (no checkpoint carries over),
 /// joined with `options`, and lists its problems to `out`, one line each
 /// with where it is, at most `max_listed` of them (all are counted), then
-/// finishes `out`.
+/// finishes `out`. With `threads` above 1, that many inputs are checked at
+/// once (one input is checked on one thread); what they found is listed
+/// in the order of the inputs, the same lines for any number of threads.
 pub fn validate(
     inputs: &[Input],
     options: &fb_join::Options,
     max_listed: usize,
     out: Output,
+    threads: usize,
 ) -> Result<Verdict, Error> {
     let mut problems = Problems {
         errors: 0,
@@ -41,54 +44,17 @@ pub fn validate(
         pending: None,
     };
     let (mut messages, mut events) = (0, 0);
-    for input in inputs {
-        // Each log must stand on its own: a fresh joiner per input.
-        let mut joiner = Joiner::new(options.clone());
-        let errors_before = problems.errors;
-        let (m, e) = check(input, &mut joiner, &mut problems)?;
-        messages += m;
-        events += e;
-        let diags = joiner.diagnostics();
-        let name = input.name();
-        // Sound but with nothing in it (FILEMAGIC alone, or a header and
-        // checkpoints): odd for a log, and worth a word.
-        if m > 0 && e == 0 && problems.errors == errors_before {
-            problems.add(
-                Severity::Warning,
-                &name,
-                input.len().unwrap_or(0),
-                None,
-                None,
-                &format!(
-                    "the log holds no event ({}, no REGULAR message with events): nothing \
-                     to convert",
-                    crate::plural(m, "message")
-                ),
-            )?;
-        }
-        // What the joiner finds (outcomes without decisions, events of
-        // another problem type, multistep without --multistep) is odd
-        // data, not damage.
-        for d in diags.kept().iter().filter(|d| joinability(d.kind)) {
-            problems.add(
-                Severity::Warning,
-                &name,
-                d.offset,
-                Some(d.message),
-                d.event_id.as_deref(),
-                &d.detail,
-            )?;
-        }
-        // Diagnostics beyond the joiner's keep limit are counted, not listed.
-        let kept = diags.kept().iter().filter(|d| joinability(d.kind)).count() as u64;
-        let counted: u64 = diags
-            .counts()
-            .iter()
-            .filter(|(k, _)| joinability(**k))
-            .map(|(_, v)| v)
-            .sum();
-        problems.warnings += counted - kept;
-    }
+    in_order(
+        inputs,
+        threads,
+        |input| check_one(input, options, max_listed),
+        |found| {
+            let found = found?;
+            messages += found.messages;
+            events += found.events;
+            problems.take(found)
+        },
+    )?;
     problems.flush()?;
     let listed = (problems.count() as usize).min(max_listed);
     if problems.count() as usize > listed {
@@ -111,6 +77,174 @@ pub fn validate(
         messages,
         events,
     })
+}
+
+/// Runs `work` on every input, on `threads` threads, and hands what each
+/// gave to `take` in the order of the inputs; stops at the first error
+/// `take` returns. A few inputs at most are checked ahead of the one
+/// `take` waits for, so that memory does not grow with their number.
+fn in_order<T: Send>(
+    inputs: &[Input],
+    threads: usize,
+    work: impl Fn(&Input) -> T + Sync,
+    mut take: impl FnMut(T) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if threads <= 1 || inputs.len() <= 1 {
+        return inputs.iter().try_for_each(|input| take(work(input)));
+    }
+    let ahead = threads * 2;
+    let (todo_tx, todo_rx) = std::sync::mpsc::channel::<usize>();
+    let todo_rx = std::sync::Mutex::new(todo_rx);
+    std::thread::scope(|scope| {
+        // Moved in: it goes on return, which ends the workers.
+        let give = todo_tx;
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, T)>();
+        for _ in 0..threads.min(inputs.len()) {
+            let (todo, done, work) = (&todo_rx, done_tx.clone(), &work);
+            scope.spawn(move || loop {
+                let next = todo
+                    .lock()
+                    .map_err(|_| ())
+                    .and_then(|rx| rx.recv().map_err(|_| ()));
+                let Ok(i) = next else { return };
+                {
+                    let Some(input) = inputs.get(i) else { continue };
+                    if done.send((i, work(input))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut given = 0;
+        while given < inputs.len() && given < ahead {
+            let _ = give.send(given);
+            given += 1;
+        }
+        let mut order = fb_join::reorder::Reorder::default();
+        let mut taken = 0;
+        while taken < inputs.len() {
+            // The workers only stop when no input is left to give them.
+            let Ok((i, found)) = done_rx.recv() else {
+                return Err(Error::Msg("a checking thread stopped".into()));
+            };
+            order.put(i as u64, found);
+            while let Some(found) = order.pop() {
+                taken += 1;
+                // The workers see the end once told to stop or done.
+                take(found)?;
+                if given < inputs.len() {
+                    let _ = give.send(given);
+                    given += 1;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What checking one input found: its problems' lines (as many as can be
+/// listed), every problem counted, its messages and events.
+struct Found {
+    lines: Vec<(Severity, String)>,
+    errors: u64,
+    warnings: u64,
+    messages: u64,
+    events: u64,
+    max: usize,
+}
+
+impl Found {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        severity: Severity,
+        input: &str,
+        offset: u64,
+        message: Option<u64>,
+        event: Option<&str>,
+        what: &str,
+    ) -> Result<(), Error> {
+        match severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+        }
+        // No more than the run lists in all can be listed of one input.
+        if self.lines.len() >= self.max {
+            return Ok(());
+        }
+        let mut at = format!("{input}: byte {offset}");
+        if let Some(m) = message {
+            at.push_str(&format!(", message {m}"));
+        }
+        if let Some(e) = event {
+            at.push_str(&format!(", event `{e}`"));
+        }
+        let word = match severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        self.lines.push((severity, format!("{at}: {word}: {what}")));
+        Ok(())
+    }
+}
+
+/// Checks one input on its own (a fresh joiner: each log must stand on
+/// its own).
+fn check_one(input: &Input, options: &fb_join::Options, max: usize) -> Result<Found, Error> {
+    let mut problems = Found {
+        lines: Vec::new(),
+        errors: 0,
+        warnings: 0,
+        messages: 0,
+        events: 0,
+        max,
+    };
+    let mut joiner = Joiner::new(options.clone());
+    let (m, e) = check(input, &mut joiner, &mut problems)?;
+    problems.messages = m;
+    problems.events = e;
+    let diags = joiner.diagnostics();
+    let name = input.name();
+    // Sound but with nothing in it (FILEMAGIC alone, or a header and
+    // checkpoints): odd for a log, and worth a word.
+    if m > 0 && e == 0 && problems.errors == 0 {
+        problems.add(
+            Severity::Warning,
+            &name,
+            input.len().unwrap_or(0),
+            None,
+            None,
+            &format!(
+                "the log holds no event ({}, no REGULAR message with events): nothing \
+                 to convert",
+                crate::plural(m, "message")
+            ),
+        )?;
+    }
+    // What the joiner finds (outcomes without decisions, events of
+    // another problem type, multistep without --multistep) is odd
+    // data, not damage.
+    for d in diags.kept().iter().filter(|d| joinability(d.kind)) {
+        problems.add(
+            Severity::Warning,
+            &name,
+            d.offset,
+            Some(d.message),
+            d.event_id.as_deref(),
+            &d.detail,
+        )?;
+    }
+    // Diagnostics beyond the joiner's keep limit are counted, not listed.
+    let kept = diags.kept().iter().filter(|d| joinability(d.kind)).count() as u64;
+    let counted: u64 = diags
+        .counts()
+        .iter()
+        .filter(|(k, _)| joinability(**k))
+        .map(|(_, v)| v)
+        .sum();
+    problems.warnings += counted - kept;
+    Ok(problems)
 }
 
 /// How bad a problem is.
@@ -139,16 +273,25 @@ impl Problems {
         self.errors + self.warnings
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        severity: Severity,
-        input: &str,
-        offset: u64,
-        message: Option<u64>,
-        event: Option<&str>,
-        what: &str,
-    ) -> Result<(), Error> {
+    /// Takes what one input found, in the order of the inputs: its lines
+    /// listed while the run's count is within the limit, every problem
+    /// counted.
+    fn take(&mut self, found: Found) -> Result<(), Error> {
+        let (mut errors, mut warnings) = (found.errors, found.warnings);
+        for (severity, line) in found.lines {
+            match severity {
+                Severity::Error => errors -= 1,
+                Severity::Warning => warnings -= 1,
+            }
+            self.add_line(severity, line)?;
+        }
+        self.errors += errors;
+        self.warnings += warnings;
+        Ok(())
+    }
+
+    /// Counts one problem, and lists it while within the limit.
+    fn add_line(&mut self, severity: Severity, line: String) -> Result<(), Error> {
         match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
@@ -156,18 +299,6 @@ impl Problems {
         if self.count() as usize > self.max {
             return Ok(());
         }
-        let mut at = format!("{input}: byte {offset}");
-        if let Some(m) = message {
-            at.push_str(&format!(", message {m}"));
-        }
-        if let Some(e) = event {
-            at.push_str(&format!(", event `{e}`"));
-        }
-        let word = match severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let line = format!("{at}: {word}: {what}");
         match &mut self.pending {
             Some((last, n)) if *last == line => {
                 *n += 1;
@@ -216,7 +347,7 @@ fn context_of<'a>(payload: &Payload<'a>) -> Option<&'a [u8]> {
     }
 }
 
-fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<(u64, u64), Error> {
+fn check(input: &Input, joiner: &mut Joiner, problems: &mut Found) -> Result<(u64, u64), Error> {
     use Severity::{Error as Bad, Warning};
     let name = input.name();
     let opened = input::open(input)?;
@@ -257,7 +388,7 @@ fn check(input: &Input, joiner: &mut Joiner, problems: &mut Problems) -> Result<
             }
         };
         messages += 1;
-        let at = |p: &mut Problems, sev: Severity, event: Option<&str>, what: &str| {
+        let at = |p: &mut Found, sev: Severity, event: Option<&str>, what: &str| {
             p.add(sev, &name, msg.offset, Some(msg.index), event, what)
         };
         match msg.kind {

@@ -92,7 +92,7 @@ impl<R: Read> Chunked<R> {
             self.count += 1;
             self.bytes += frame.payload.len();
             let msg = frame.message(self.buf.get(at..).unwrap_or_default());
-            b.follow(&msg);
+            let _regular = b.follow(&msg);
             let end = frame.offset + frame.len as u64;
             return Ok(self.bytes < BATCH_BYTES || self.cut(b, self.framed, end));
         }
@@ -102,8 +102,7 @@ impl<R: Read> Chunked<R> {
         // The message now starts where `cut` left the framed bytes.
         let from = self.framed - frame.len;
         let msg = frame.message(self.buf.get(from..).unwrap_or_default());
-        b.follow(&msg);
-        Ok(alive)
+        Ok(b.follow(&msg) && alive)
     }
 
     /// Hands the run, whose messages end at `at` in `buf` (`end` in the

@@ -1,0 +1,257 @@
+//! Folders of many logs: `fb split`'s pieces read as one run (a session:
+//! the workers kept from one file to the next) give the whole log's
+//! DSJSON at any `--threads`, and damaged pieces the same messages.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use common::{fb, p, scratch_dir};
+use std::path::Path;
+
+/// A CCB log of several megabytes (many batches) with checkpoints,
+/// zstd and dedup, and its pieces of at most 200 KiB.
+fn log_and_pieces(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let whole = dir.join("whole.fb");
+    let gen = fb(&[
+        "gen",
+        "--problem-type",
+        "ccb",
+        "--seed",
+        "4",
+        "--zstd",
+        "--dedup",
+        "--size",
+        "3MiB",
+        "-o",
+        p(&whole),
+    ]);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    let pieces = dir.join("pieces");
+    let split = fb(&["split", p(&whole), "--max-size", "200KiB", "-o", p(&pieces)]);
+    assert_eq!(split.code, 0, "{}", split.stderr);
+    let count = std::fs::read_dir(&pieces).unwrap().count();
+    assert!(count > 10, "{count} pieces");
+    (whole, pieces)
+}
+
+/// Standard error without the summary line's timing.
+fn messages(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(|l| match l.find(" in ") {
+            Some(at) if l.starts_with("fb: ") && l.contains("MB/s") => &l[..at],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn split_pieces_give_the_whole_logs_dsjson_at_any_thread_count() {
+    let dir = scratch_dir("folders-split");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let one = fb(&["convert", "-q", "--threads", "1", p(&whole)]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(one.stdout.lines().count() > 1000);
+    for threads in ["1", "2", "4"] {
+        for extra in [&[][..], &["--inline-dedup"][..]] {
+            let mut args = vec!["convert", "-q", "--threads", threads];
+            args.extend_from_slice(extra);
+            let whole_out = fb(&[&args[..], &[p(&whole)]].concat());
+            let pieces_out = fb(&[&args[..], &[p(&pieces)]].concat());
+            assert_eq!(pieces_out.code, 0, "{}", pieces_out.stderr);
+            assert!(
+                pieces_out.stdout == whole_out.stdout,
+                "{threads} threads {extra:?}: the pieces differ from the whole log"
+            );
+            if extra.is_empty() {
+                assert!(
+                    whole_out.stdout == one.stdout,
+                    "{threads} threads: differs from one thread"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn damaged_pieces_give_the_same_messages_at_any_thread_count() {
+    let dir = scratch_dir("folders-damaged");
+    let (_, pieces) = log_and_pieces(&dir);
+    let mut names: Vec<_> = std::fs::read_dir(&pieces)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    // Each case damages one piece: cut in the middle, a message's size
+    // past any limit, a checkpoint's payload garbled.
+    let cut = std::fs::read(&names[2]).unwrap();
+    std::fs::write(&names[2], &cut[..cut.len() / 2]).unwrap();
+    let mut big = std::fs::read(&names[5]).unwrap();
+    let at = big.len() / 3;
+    big[at..at + 8].copy_from_slice(&[0xFF; 8]);
+    std::fs::write(&names[5], &big).unwrap();
+    let mut garbled = std::fs::read(&names[8]).unwrap();
+    for b in garbled.iter_mut().skip(40).take(64) {
+        *b ^= 0x5A;
+    }
+    std::fs::write(&names[8], &garbled).unwrap();
+    let runs: Vec<_> = ["1", "2", "4"]
+        .iter()
+        .map(|threads| fb(&["convert", "-v", "--threads", threads, p(&pieces)]))
+        .collect();
+    assert_eq!(runs[0].code, 1, "{}", runs[0].stderr);
+    for piece in [&names[2], &names[5]] {
+        let name = piece.file_name().unwrap().to_str().unwrap();
+        assert!(runs[0].stderr.contains(name), "{name}: {}", runs[0].stderr);
+    }
+    for (run, threads) in runs.iter().zip(["1", "2", "4"]).skip(1) {
+        assert_eq!(run.code, runs[0].code, "{threads} threads");
+        assert!(run.stdout == runs[0].stdout, "{threads} threads: output");
+        assert_eq!(
+            messages(&run.stderr),
+            messages(&runs[0].stderr),
+            "{threads} threads: messages"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_output_ends_a_folder_run_with_one_error() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = scratch_dir("folders-full");
+    let (_, pieces) = log_and_pieces(&dir);
+    for threads in ["1", "2", "4"] {
+        let out = fb(&[
+            "convert",
+            "--threads",
+            threads,
+            p(&pieces),
+            "-o",
+            "/dev/full",
+        ]);
+        assert_eq!(out.code, 2, "{threads} threads: {}", out.stderr);
+        let errors = out.stderr.lines().filter(|l| l.contains("error")).count();
+        assert_eq!(errors, 1, "{threads} threads: {}", out.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_lists_the_same_problems_at_any_thread_count() {
+    let dir = scratch_dir("folders-validate");
+    let (_, pieces) = log_and_pieces(&dir);
+    let mut names: Vec<_> = std::fs::read_dir(&pieces)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let cut = std::fs::read(&names[3]).unwrap();
+    std::fs::write(&names[3], &cut[..cut.len() - 100]).unwrap();
+    let corpus = common::data("invalid_joined_logs");
+    for max in ["100", "3"] {
+        let runs: Vec<_> = ["1", "2", "4"]
+            .iter()
+            .map(|threads| {
+                fb(&[
+                    "validate",
+                    "--threads",
+                    threads,
+                    "--max-errors",
+                    max,
+                    p(&corpus),
+                    p(&pieces),
+                ])
+            })
+            .collect();
+        assert_eq!(runs[0].code, 1, "{}", runs[0].stderr);
+        assert!(runs[0].stdout.lines().count() >= 3, "{}", runs[0].stdout);
+        for run in &runs[1..] {
+            assert_eq!(run.code, runs[0].code, "--max-errors {max}");
+            assert_eq!(run.stdout, runs[0].stdout, "--max-errors {max}");
+            assert_eq!(run.stderr, runs[0].stderr, "--max-errors {max}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sample_is_the_same_at_any_thread_count() {
+    let dir = scratch_dir("folders-sample");
+    let (whole, _) = log_and_pieces(&dir);
+    for index in [false, true] {
+        if index {
+            let made = fb(&["index", p(&whole)]);
+            assert_eq!(made.code, 0, "{}", made.stderr);
+        }
+        let runs: Vec<_> = ["1", "2", "4"]
+            .iter()
+            .map(|threads| {
+                fb(&[
+                    "sample",
+                    "-q",
+                    "--threads",
+                    threads,
+                    "--fraction",
+                    "0.3",
+                    "--seed",
+                    "7",
+                    p(&whole),
+                ])
+            })
+            .collect();
+        assert_eq!(runs[0].code, 0, "{}", runs[0].stderr);
+        assert!(runs[0].stdout.lines().count() > 100);
+        for run in &runs[1..] {
+            assert!(
+                run.stdout == runs[0].stdout,
+                "index {index}: sample differs"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_time_window_over_indexed_pieces_is_the_whole_logs_at_any_thread_count() {
+    let dir = scratch_dir("folders-window");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let indexed = fb(&["index", "-q", p(&pieces)]);
+    assert_eq!(indexed.code, 0, "{}", indexed.stderr);
+    let window = [
+        "--since",
+        "2024-01-01T00:10:00Z",
+        "--until",
+        "2024-01-01T00:30:00Z",
+    ];
+    let mut args = vec!["convert", "-q", "--threads", "1", "--no-index"];
+    args.extend_from_slice(&window);
+    args.push(p(&whole));
+    let expected = fb(&args);
+    assert_eq!(expected.code, 0, "{}", expected.stderr);
+    let lines = expected.stdout.lines().count();
+    let all = fb(&["convert", "-q", p(&whole)]).stdout.lines().count();
+    assert!(lines > 100 && lines < all, "{lines} of {all} lines");
+    for threads in ["1", "2", "4"] {
+        let mut args = vec!["convert", "-q", "--threads", threads];
+        args.extend_from_slice(&window);
+        args.push(p(&pieces));
+        let out = fb(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout == expected.stdout,
+            "{threads} threads: the window over the pieces differs"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
