@@ -31,7 +31,7 @@ import sys
 import warnings
 from inspect import signature as _signature
 from datetime import date, datetime, timezone
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _native
 
@@ -42,6 +42,7 @@ __all__ = [
     "Reader",
     "SCHEMA_VERSION",
     "convert",
+    "evaluate",
     "inspect",
     "read",
     "schema",
@@ -439,6 +440,57 @@ def stats(source: Any, **options: Any) -> Dict[str, Any]:
     :func:`read`'s options."""
     _whole_rows("stats", options)
     return json.loads(_native.stats(_source(source), _options(**options)))
+
+
+def evaluate(
+    source: Any,
+    policy: Union[str, Sequence[str]] = "baseline",
+    by: Optional[str] = None,
+    **options: Any,
+) -> Any:
+    """How other policies would have done on the logged decisions: the
+    figures ``fb evaluate`` prints (docs/evaluate.md), as a
+    ``pyarrow.Table`` with one row per window, problem type, policy and
+    estimator: ``window`` (empty for the whole run), ``problem_type``,
+    ``policy``, ``estimator`` (``ips`` with the Gaussian interval,
+    ``snips``, ``cressie_read``, ``clopper_pearson``, ``pseudo_inverse``,
+    ``slot_N_cressie_read``), ``decisions``, ``value``, ``low``, ``high``.
+    The whole report (``fb evaluate --json``) is in the schema's metadata
+    under ``fb.evaluate``.
+
+    ``policy`` is one of ``"baseline"``, ``"uniform"``, ``"constant:K"``,
+    ``"predictions:FILE"``, or a list of them; the logged policy is always
+    the first. ``by`` is ``"hour"`` or ``"day"`` for figures per window too.
+    Takes :func:`read`'s options.
+
+    :raises ValueError: a policy that is not one, a prediction file that
+        does not match the events.
+    """
+    import pyarrow as pa
+
+    _whole_rows("evaluate", options)
+    if callable(policy):
+        raise TypeError(
+            "evaluate(): a callable policy is not supported yet; give a prediction file "
+            "(policy='predictions:FILE')"
+        )
+    policies = [policy] if isinstance(policy, str) else list(policy)
+    text = _native.evaluate(_source(source), policies, by, _options(**options))
+    out = json.loads(text)
+    schema = pa.schema(
+        [
+            ("window", pa.string()),
+            ("problem_type", pa.string()),
+            ("policy", pa.string()),
+            ("estimator", pa.string()),
+            ("decisions", pa.float64()),
+            ("value", pa.float64()),
+            ("low", pa.float64()),
+            ("high", pa.float64()),
+        ],
+        metadata={"fb.evaluate": json.dumps(out["report"])},
+    )
+    return pa.Table.from_pylist(out["rows"], schema=schema)
 
 
 def inspect(source: Any) -> Iterator[Dict[str, Any]]:
