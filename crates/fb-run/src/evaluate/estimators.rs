@@ -241,9 +241,10 @@ pub struct Bandit {
     decisions: u64,
     /// IPS: Σ w r (over `decisions`).
     ips_wr: f64,
-    /// SNIPS: Σ w, Σ w r.
+    /// SNIPS: Σ w, Σ w r; for its interval Σ w², Σ w² r, Σ w² r².
     snips_w: f64,
     snips_wr: f64,
+    snips_w2: [f64; 3],
     /// Gaussian and Clopper-Pearson: Σ (1 + n_drop), Σ r w', Σ (r w')²,
     /// max w' with w' = w / (1 − p_drop).
     count: f64,
@@ -265,6 +266,9 @@ pub struct BanditFigures {
     pub ips: Option<f64>,
     /// Self-normalized IPS: `Σ w r / Σ w`.
     pub snips: Option<f64>,
+    /// Its 95% normal interval by the delta method (fb's own: vw-estimators
+    /// has none), `m ± z √(Σ w² (r − m)²) / Σ w`.
+    pub snips_ci: Option<[f64; 2]>,
     /// Cressie-Read (power divergence −2) point estimate.
     pub cressie_read: Option<f64>,
     /// Its 95% interval (rewards in [0, 1] only).
@@ -291,6 +295,9 @@ impl Bandit {
         self.ips_wr += r * w;
         self.snips_w += w;
         self.snips_wr += r * w;
+        self.snips_w2[0] += w * w;
+        self.snips_w2[1] += w * w * r;
+        self.snips_w2[2] += w * w * r * r;
         let n_drop = p_drop / (1.0 - p_drop);
         let wd = p_pred / (p_log * (1.0 - p_drop));
         self.count += 1.0 + n_drop;
@@ -309,6 +316,9 @@ impl Bandit {
         self.ips_wr += o.ips_wr;
         self.snips_w += o.snips_w;
         self.snips_wr += o.snips_wr;
+        for (a, b) in self.snips_w2.iter_mut().zip(o.snips_w2) {
+            *a += b;
+        }
         self.count += o.count;
         self.wr += o.wr;
         self.wr_sq += o.wr_sq;
@@ -344,6 +354,14 @@ impl Bandit {
             decisions: self.decisions,
             ips: (self.decisions > 0).then(|| self.ips_wr / n),
             snips: (self.snips_w != 0.0).then(|| self.snips_wr / self.snips_w),
+            snips_ci: (self.snips_w > 0.0).then(|| {
+                let m = self.snips_wr / self.snips_w;
+                let [w2, w2r, w2r2] = self.snips_w2;
+                // Σ w² (r − m)², expanded; clamped at 0 against rounding.
+                let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
+                let delta = Z_975 * ss.sqrt() / self.snips_w;
+                [m - delta, m + delta]
+            }),
             cressie_read: cr.get(),
             cressie_read_ci: self.cressie_read_interval.get(),
             gaussian_ci,

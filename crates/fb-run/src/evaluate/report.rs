@@ -36,6 +36,7 @@ fn bandit_json(f: &BanditFigures) -> Value {
     json!({
         "ips": f.ips,
         "snips": f.snips,
+        "snips_ci95": pair(f.snips_ci),
         "cressie_read": f.cressie_read,
         "cressie_read_ci95": pair(f.cressie_read_ci),
         "gaussian_ci95": pair(f.gaussian_ci),
