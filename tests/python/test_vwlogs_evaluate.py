@@ -65,5 +65,23 @@ def test_evaluate_by_day_and_errors(tmp_path):
     pred.write_text("0:1\n")
     with pytest.raises(ValueError, match="fewer examples"):
         vwlogs.evaluate(path, policy=f"predictions:{pred}")
-    with pytest.raises(TypeError, match="callable"):
-        vwlogs.evaluate(path, policy=lambda batch: None)
+    with pytest.raises(ValueError, match="probabilities for a batch"):
+        vwlogs.evaluate(path, policy=lambda batch: [0.5])
+
+
+def test_a_callable_policy_equals_the_named_one():
+    """A callable giving the uniform policy's probabilities (1 / actions)
+    is the uniform policy: the same figures as policy="uniform"."""
+    import pyarrow.compute as pc
+
+    path = os.path.join(DATA, "average_reward_100_interactions.fb")
+
+    def uniform(batch):
+        n = pc.list_value_length(batch.column("actions")).to_pylist()
+        return [1.0 / k if k else 0.0 for k in n]
+
+    got = vwlogs.evaluate(path, policy=uniform).to_pylist()
+    want = vwlogs.evaluate(path, policy="uniform").to_pylist()
+    strip = lambda rows: [{**r, "policy": "p"} for r in rows if r["problem_type"] == "cb"]
+    assert strip(got) == strip(want)
+    assert {r["policy"] for r in got} == {"logged", "uniform"}

@@ -283,7 +283,7 @@ fn evaluate(
     by: Option<String>,
     options: &Bound<'_, PyDict>,
 ) -> PyResult<String> {
-    use fb_run::evaluate::{report, By, Evaluation, Spec};
+    use fb_run::evaluate::{By, Evaluation, Spec};
     let specs = policies
         .iter()
         .map(|p| p.parse::<Spec>().map_err(PyValueError::new_err))
@@ -324,7 +324,13 @@ fn evaluate(
     }
     let (evaluation, finished) = done;
     finished.map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let json = report::report_json(&evaluation);
+    Ok(evaluation_json(&evaluation))
+}
+
+/// An evaluation's report and its rows, as `vwlogs.evaluate` reads them.
+fn evaluation_json(evaluation: &fb_run::evaluate::Evaluation) -> String {
+    use fb_run::evaluate::report;
+    let json = report::report_json(evaluation);
     let mut rows = Vec::new();
     report::rows("", &json["by_problem_type"], &mut rows);
     for w in json["windows"].as_array().into_iter().flatten() {
@@ -344,7 +350,75 @@ fn evaluate(
             })
         })
         .collect();
-    Ok(serde_json::json!({"report": json, "rows": rows}).to_string())
+    serde_json::json!({"report": json, "rows": rows}).to_string()
+}
+
+/// An evaluation of policies whose probabilities Python gives batch by
+/// batch (`vwlogs.evaluate` with callables): the same tallies and report
+/// as `fb evaluate`.
+#[pyclass(module = "vwlogs._native")]
+struct GivenEvaluation {
+    inner: fb_run::evaluate::Evaluation,
+}
+
+#[pymethods]
+impl GivenEvaluation {
+    #[new]
+    #[pyo3(signature = (names, by=None))]
+    fn new(names: Vec<String>, by: Option<String>) -> PyResult<Self> {
+        use fb_run::evaluate::{By, Spec};
+        let specs: Vec<Spec> = names.into_iter().map(Spec::Given).collect();
+        let by = by
+            .map(|b| b.parse::<By>().map_err(PyValueError::new_err))
+            .transpose()?;
+        let inner = fb_run::evaluate::Evaluation::new(&specs, by)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Self { inner })
+    }
+
+    /// Adds learnable CB and multistep decisions, column by column;
+    /// `given[i]` holds policy i's probabilities of the logged actions.
+    fn add(
+        &mut self,
+        multistep: Vec<bool>,
+        seconds: Vec<i64>,
+        p_logs: Vec<f32>,
+        rewards: Vec<f64>,
+        p_drops: Vec<f64>,
+        given: Vec<Vec<f64>>,
+    ) -> PyResult<()> {
+        use fb_run::evaluate::Kind;
+        let n = p_logs.len();
+        let lengths_ok = [multistep.len(), seconds.len(), rewards.len(), p_drops.len()]
+            .iter()
+            .chain(given.iter().map(Vec::len).collect::<Vec<_>>().iter())
+            .all(|&l| l == n);
+        if !lengths_ok {
+            return Err(PyValueError::new_err(
+                "evaluate: every column and every policy's probabilities must have one value per decision",
+            ));
+        }
+        let mut qs = vec![0.0; given.len()];
+        for i in 0..n {
+            for (q, g) in qs.iter_mut().zip(&given) {
+                *q = g[i];
+            }
+            let kind = if multistep[i] {
+                Kind::Multistep
+            } else {
+                Kind::Cb
+            };
+            self.inner
+                .add_given(kind, seconds[i], p_logs[i], rewards[i], p_drops[i], &qs)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The report and rows, as `vwlogs.evaluate` reads them.
+    fn report(&self) -> String {
+        evaluation_json(&self.inner)
+    }
 }
 
 /// The messages of one log; see `vwlogs.inspect`.
@@ -376,6 +450,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_class::<GivenEvaluation>()?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(schema_capsule_py, m)?)?;
     Ok(())

@@ -463,19 +463,27 @@ def evaluate(
     the first. ``by`` is ``"hour"`` or ``"day"`` for figures per window too.
     Takes :func:`read`'s options.
 
+    ``policy`` may instead be a callable (or a list of callables): it is
+    given each batch of :func:`read`'s rows (a ``pyarrow.RecordBatch``) and
+    returns, per row, its probability of the row's logged action
+    (``chosen_action``): a sequence or Arrow array of the batch's length.
+    Only learnable CB and multistep decisions are evaluated then (the
+    values of other rows are not read); the policy is named by its
+    ``__name__``.
+
     :raises ValueError: a policy that is not one, a prediction file that
         does not match the events.
     """
     import pyarrow as pa
 
     _whole_rows("evaluate", options)
-    if callable(policy):
-        raise TypeError(
-            "evaluate(): a callable policy is not supported yet; give a prediction file "
-            "(policy='predictions:FILE')"
-        )
-    policies = [policy] if isinstance(policy, str) else list(policy)
-    text = _native.evaluate(_source(source), policies, by, _options(**options))
+    policies = [policy] if isinstance(policy, str) or callable(policy) else list(policy)
+    if any(callable(p) for p in policies):
+        if not all(callable(p) for p in policies):
+            raise TypeError("evaluate(): give policies as names or as callables, not both")
+        text = _evaluate_callables(source, policies, by, options)
+    else:
+        text = _native.evaluate(_source(source), policies, by, _options(**options))
     out = json.loads(text)
     schema = pa.schema(
         [
@@ -491,6 +499,50 @@ def evaluate(
         metadata={"fb.evaluate": json.dumps(out["report"])},
     )
     return pa.Table.from_pylist(out["rows"], schema=schema)
+
+
+def _evaluate_callables(source: Any, fns: List[Any], by: Optional[str], options: Dict[str, Any]) -> str:
+    """Feeds the learnable CB and multistep rows of each batch, with each
+    callable's probabilities, to the native tallies."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [getattr(f, "__name__", f"policy {i + 1}") for i, f in enumerate(fns)]
+    ev = _native.GivenEvaluation(names, by)
+    for batch in read(source, **options):
+        given = []
+        for name, f in zip(names, fns):
+            q = f(batch)
+            q = q.to_pylist() if hasattr(q, "to_pylist") else list(q)
+            if len(q) != batch.num_rows:
+                raise ValueError(
+                    f"evaluate(): the policy {name} gave {len(q)} probabilities for a batch of "
+                    f"{batch.num_rows} rows"
+                )
+            given.append(q)
+        kinds = batch.column("problem_type").to_pylist()
+        skip = batch.column("skip_learn").to_pylist()
+        pass_p = batch.column("pass_probability")
+        # 1 - pass_probability in float32, as the log's events compute it.
+        p_drop = pc.subtract(pa.scalar(1.0, pa.float32()), pass_p).to_pylist()
+        pass_p = pass_p.to_pylist()
+        first = pc.list_element(batch.column("probabilities"), 0).to_pylist()
+        reward = batch.column("original_reward").to_pylist()
+        micros = batch.column("timestamp").cast(pa.int64()).to_pylist()
+        keep = [
+            i
+            for i, k in enumerate(kinds)
+            if k in ("cb", "multistep") and not skip[i] and pass_p[i] > 0
+        ]
+        ev.add(
+            [kinds[i] == "multistep" for i in keep],
+            [micros[i] // 1_000_000 for i in keep],
+            [first[i] for i in keep],
+            [reward[i] for i in keep],
+            [p_drop[i] for i in keep],
+            [[float(q[i]) for i in keep] for q in given],
+        )
+    return ev.report()
 
 
 def inspect(source: Any) -> Iterator[Dict[str, Any]]:

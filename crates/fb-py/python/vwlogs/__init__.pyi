@@ -2,7 +2,7 @@
 
 from datetime import date, datetime
 from os import PathLike
-from typing import Any, BinaryIO, Dict, Iterator, List, Literal, Optional, Sequence, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Union
 
 import pyarrow
 
@@ -67,7 +67,7 @@ def convert(source: Source, out: Union[str, "PathLike[str]"], **options: Any) ->
 def stats(source: Source, **options: Any) -> Dict[str, Any]: ...
 def evaluate(
     source: Source,
-    policy: Union[str, Sequence[str]] = "baseline",
+    policy: Union[str, Sequence[str], Callable[[pyarrow.RecordBatch], Any], Sequence[Callable[[pyarrow.RecordBatch], Any]]] = "baseline",
     by: Optional[Literal["hour", "day"]] = None,
     **options: Any,
 ) -> pyarrow.Table: ...

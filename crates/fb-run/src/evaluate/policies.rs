@@ -28,6 +28,9 @@ pub enum Spec {
     /// A VW prediction file (`vw -p`), one example per event in the order
     /// `fb convert` writes them.
     Predictions(PathBuf),
+    /// Probabilities the caller gives decision by decision
+    /// ([`crate::evaluate::Evaluation::add_given`]), named as it says.
+    Given(String),
 }
 
 impl Spec {
@@ -71,6 +74,7 @@ impl fmt::Display for Spec {
             Self::Uniform => write!(f, "uniform"),
             Self::Constant(k) => write!(f, "constant:{k}"),
             Self::Predictions(p) => write!(f, "predictions:{}", p.display()),
+            Self::Given(name) => write!(f, "{name}"),
         }
     }
 }
@@ -157,7 +161,7 @@ pub const SUM_TOLERANCE: f64 = 1e-3;
 
 /// A VW prediction file read along the events.
 pub struct Predictions {
-    reader: Box<dyn BufRead + Send>,
+    reader: Box<dyn BufRead + Send + Sync>,
     path: String,
     line: u64,
     buf: String,
@@ -181,7 +185,7 @@ impl Predictions {
     }
 
     /// Predictions read from `reader`, called `path` in errors.
-    pub fn new(reader: Box<dyn BufRead + Send>, path: String) -> Self {
+    pub fn new(reader: Box<dyn BufRead + Send + Sync>, path: String) -> Self {
         Self {
             reader,
             path,
@@ -197,7 +201,7 @@ impl Predictions {
         // A line longer than this is not a prediction; reading it whole
         // would let a damaged file take any amount of memory.
         const LONGEST: u64 = 1 << 24;
-        let reader: &mut Box<dyn BufRead + Send> = &mut self.reader;
+        let reader: &mut Box<dyn BufRead + Send + Sync> = &mut self.reader;
         let n = std::io::Read::take(reader, LONGEST)
             .read_line(&mut self.buf)
             .map_err(|e| Error::Msg(format!("reading {}: {e}", self.path)))?;

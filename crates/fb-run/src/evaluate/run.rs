@@ -416,6 +416,12 @@ impl Evaluation {
                     c.always(a)
                 }));
             }
+            Spec::Given(_) => {
+                return Err(Error::Usage(format!(
+                    "the policy {} gives its probabilities through add_given, not along a run",
+                    pol.spec
+                )))
+            }
             Spec::Predictions(_) => {
                 if matches!(kind, None | Some(Kind::Slates)) {
                     return Err(wrong("CB, multistep and CCB decisions"));
@@ -443,6 +449,80 @@ impl Evaluation {
                     out.push(c.distribution(&shifted));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Adds one learnable CB or multistep decision whose target
+    /// probabilities the caller gives (a Python callable): its time, the
+    /// logged probability of the action taken, its reward, the drop
+    /// probability, and per policy after the logged one that policy's
+    /// probability of the logged action.
+    pub fn add_given(
+        &mut self,
+        kind: Kind,
+        seconds: i64,
+        p_log: f32,
+        reward: f64,
+        p_drop: f64,
+        given: &[f64],
+    ) -> Result<(), Error> {
+        if !matches!(kind, Kind::Cb | Kind::Multistep) {
+            return Err(Error::Usage(format!(
+                "probabilities given by the caller are for CB and multistep decisions, not {}",
+                kind.name()
+            )));
+        }
+        if given.len() + 1 != self.policies.len() {
+            return Err(Error::Usage(format!(
+                "{} probabilities given for {} policies",
+                given.len(),
+                self.policies.len() - 1
+            )));
+        }
+        if let Some(q) = given.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+            return Err(Error::Usage(format!("{q} is not a probability (0 to 1)")));
+        }
+        let rec = Rec {
+            kind: Some(kind),
+            id: (0, 0),
+            seconds,
+            learnable: true,
+            p_drop,
+            reward,
+            slots: (0, 1),
+        };
+        let slots = [SlotRec {
+            start: 0,
+            end: 1,
+            reward,
+            baseline: 1,
+        }];
+        let probs = [p_log];
+        let choices = [Choice {
+            actions: &[1],
+            probabilities: &probs,
+            baseline: 1,
+        }];
+        let mut targets = vec![vec![Target {
+            p: f64::from(p_log),
+            unsupported: 0.0,
+        }]];
+        targets.extend(given.iter().map(|&p| {
+            vec![Target {
+                p,
+                unsupported: 0.0,
+            }]
+        }));
+        self.events += 1;
+        let window = self
+            .by
+            .map(|by| seconds.div_euclid(by.seconds()) * by.seconds());
+        let n = self.policies.len();
+        add(&mut self.total, &rec, &slots, &choices, &targets);
+        if let Some(w) = window {
+            let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
+            add(t, &rec, &slots, &choices, &targets);
         }
         Ok(())
     }
