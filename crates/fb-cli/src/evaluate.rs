@@ -88,6 +88,9 @@ fn interval(v: &Value) -> String {
     }
 }
 
+/// Width of the label column: the longest label fits.
+const LABEL: usize = 36;
+
 /// The table of one set of problem types.
 fn kinds_table(t: &mut String, by: &Value, indent: &str) {
     let Some(by) = by.as_object() else {
@@ -113,7 +116,7 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
             let name = p["policy"].as_str().unwrap_or("");
             let _ = writeln!(t, "{indent}  policy {name}");
             let row = |t: &mut String, what: &str, v: String| {
-                let _ = writeln!(t, "{indent}    {what:<28} {v}");
+                let _ = writeln!(t, "{indent}    {what:<LABEL$} {v}");
             };
             if kind == "slates" {
                 row(
@@ -139,7 +142,11 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
                     &label("IPS (Gaussian CI)"),
                     format!("{} {}", num(&b["ips"]), interval(&b["gaussian_ci95"])),
                 );
-                row(t, &label("SNIPS"), num(&b["snips"]));
+                row(
+                    t,
+                    &label("SNIPS (delta-method CI)"),
+                    format!("{} {}", num(&b["snips"]), interval(&b["snips_ci95"])),
+                );
                 row(
                     t,
                     &label("Cressie-Read"),
