@@ -4,6 +4,7 @@
 //! crate and fb-py print, the library crates below them never do.
 
 pub mod convert;
+pub mod evaluate;
 pub mod export;
 pub mod gen;
 pub mod index;

@@ -1,7 +1,8 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 use fb_cli::{
-    convert, export, gen, index, inspect, join, repair, sample, split, stats, validate, Global,
+    convert, evaluate, export, gen, index, inspect, join, repair, sample, split, stats, validate,
+    Global,
 };
 
 use std::process::ExitCode;
@@ -38,6 +39,16 @@ enum Command {
         tests/data/valid_joined_logs/multistep_2_episodes.fb -o out.dsjson"
     )]
     Convert(convert::Args),
+    /// How other policies would have done on the logged decisions
+    /// (off-policy evaluation): IPS, SNIPS, Cressie-Read, Gaussian and
+    /// Clopper-Pearson intervals, CCB per slot, Slates pseudo-inverse, as
+    /// vw-estimators defines them (docs/evaluate.md).
+    #[command(
+        after_help = "Examples:\n  fb evaluate --policy baseline --policy uniform tests/data/valid_joined_logs/\n  \
+        fb evaluate --policy predictions:pred.txt --json log.fb\n  \
+        fb evaluate --policy uniform --by day --format csv log.fb"
+    )]
+    Evaluate(evaluate::Args),
     /// Export joined events to Parquet or Arrow IPC (one row per joined
     /// event; schema in docs/arrow-schema.md).
     #[command(
@@ -114,6 +125,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => convert::run(&args, &cli.global),
+        Command::Evaluate(args) => evaluate::run(&args, &cli.global),
         Command::Export(args) => export::run(&args, &cli.global),
         Command::Gen(args) => gen::run(&args, &cli.global),
         Command::Index(args) => index::run(&args, &cli.global),

@@ -118,30 +118,40 @@ fn stats_counterfactual_estimates_match_a_hand_computation() {
     );
     // By hand: the baseline (action 1) was taken in a (p .5, r 1) and
     // c (p .625, r 2): importance weights 2 and 1.6, terms 2, 0, 3.2, 0.
-    // logged = (1 + 0 + 2 + 1) / 4 = 1
-    // IPS    = (2 + 3.2) / 4 = 1.3, SE = sqrt(.49 + 1.69 + 3.61 + 1.69) / 4
-    // SNIPS  = (2 + 3.2) / (2 + 1.6) = 1.4444…,
-    //          SE = sqrt((2 (1 − m))² + (1.6 (2 − m))²) / 3.6
+    // z = 1.959964 (the normal 97.5% quantile); Gaussian intervals with
+    // the sample variance V = (Σx² − (Σx)²/n) / (n − 1), half-width
+    // z √(V / n), as vw-estimators' gaussian.Interval:
+    // logged = (1 + 0 + 2 + 1) / 4 = 1, V = (6 − 16/4) / 3
+    // IPS    = (2 + 3.2) / 4 = 1.3,     V = (14.24 − 5.2²/4) / 3 = 7.48/3
+    // SNIPS  = (2 + 3.2) / (2 + 1.6) = 1.4444…, delta method:
+    //          half-width z √((2 (1 − m))² + (1.6 (2 − m))²) / 3.6
+    let z = 1.959_963_984_540_054;
     let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
     assert_eq!(c["decisions"], 4);
     assert!(close(&c["logged_policy_reward"]["value"], 1.0), "{c}");
+    let logged_half = z * (2.0f64 / 3.0 / 4.0).sqrt();
+    assert!(
+        close(&c["logged_policy_reward"]["ci95"][1], 1.0 + logged_half),
+        "{c}"
+    );
     assert!(close(&c["baseline_ips"]["value"], 1.3), "{c}");
-    let ips_se = 7.48f64.sqrt() / 4.0;
-    assert!(
-        close(&c["baseline_ips"]["ci95"][0], 1.3 - 1.96 * ips_se),
-        "{c}"
-    );
-    assert!(
-        close(&c["baseline_ips"]["ci95"][1], 1.3 + 1.96 * ips_se),
-        "{c}"
-    );
+    let ips_half = z * (7.48f64 / 3.0 / 4.0).sqrt();
+    assert!(close(&c["baseline_ips"]["ci95"][0], 1.3 - ips_half), "{c}");
+    assert!(close(&c["baseline_ips"]["ci95"][1], 1.3 + ips_half), "{c}");
     let m = 5.2 / 3.6;
     assert!(close(&c["baseline_snips"]["value"], m), "{c}");
-    let snips_se = ((2.0 * (1.0 - m)).powi(2) + (1.6 * (2.0 - m)).powi(2)).sqrt() / 3.6;
+    let snips_half = z * ((2.0 * (1.0 - m)).powi(2) + (1.6 * (2.0 - m)).powi(2)).sqrt() / 3.6;
     assert!(
-        close(&c["baseline_snips"]["ci95"][1], m + 1.96 * snips_se),
+        close(&c["baseline_snips"]["ci95"][1], m + snips_half),
         "{c}"
     );
+    // The same numbers as fb evaluate --policy baseline.
+    let e = fb(&["evaluate", "--json", "--policy", "baseline", p(&log)]);
+    let e: serde_json::Value = serde_json::from_str(&e.stdout).unwrap();
+    let b = &e["by_problem_type"]["cb"]["policies"][1];
+    assert_eq!(b["ips"], c["baseline_ips"]["value"]);
+    assert_eq!(b["gaussian_ci95"], c["baseline_ips"]["ci95"]);
+    assert_eq!(b["snips"], c["baseline_snips"]["value"]);
 }
 
 #[test]

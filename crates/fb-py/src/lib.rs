@@ -273,6 +273,154 @@ fn stats(
     Ok(text)
 }
 
+/// The `fb evaluate --json` report and its rows, as JSON text
+/// (`{"report": ..., "rows": [...]}`); see `vwlogs.evaluate`.
+#[pyfunction]
+fn evaluate(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    policies: Vec<String>,
+    by: Option<String>,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<String> {
+    use fb_run::evaluate::{By, Evaluation, Spec};
+    let specs = policies
+        .iter()
+        .map(|p| p.parse::<Spec>().map_err(PyValueError::new_err))
+        .collect::<PyResult<Vec<_>>>()?;
+    let by = by
+        .map(|b| b.parse::<By>().map_err(PyValueError::new_err))
+        .transpose()?;
+    let opts = options::parse(options)?;
+    let sources = source::sources(source)?;
+    let evaluation = Evaluation::new(&specs, by).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let failure = evaluation.failure();
+    let cancel = interrupt::Cancel::default();
+    let ((done, stop, logs), interrupted) = interrupt::run(py, &cancel, || {
+        let filter = opts.filter.clone();
+        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        // One thread: prediction files are read in log order, as `fb
+        // evaluate` reads them.
+        let mut pipeline = Pipeline::new(opts.options(), keep, evaluation, 1);
+        let mut report = fb_run::report::RunReport::default();
+        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
+        let (_, mut evaluation) = pipeline.finish();
+        let finished = evaluation.finish();
+        ((evaluation, finished), stop, report.logs)
+    })?;
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
+    if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
+        return Err(PyValueError::new_err(e.to_string()));
+    }
+    if let Some(stop) = &stop {
+        return Err(stop_error(py, stop));
+    }
+    if logs == 0 {
+        return Err(LogError::new_err(
+            "no input is a joined log (all are empty): nothing to evaluate",
+        ));
+    }
+    let (evaluation, finished) = done;
+    finished.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(evaluation_json(&evaluation))
+}
+
+/// An evaluation's report and its rows, as `vwlogs.evaluate` reads them.
+fn evaluation_json(evaluation: &fb_run::evaluate::Evaluation) -> String {
+    use fb_run::evaluate::report;
+    let json = report::report_json(evaluation);
+    let mut rows = Vec::new();
+    report::rows("", &json["by_problem_type"], &mut rows);
+    for w in json["windows"].as_array().into_iter().flatten() {
+        report::rows(
+            w["start"].as_str().unwrap_or(""),
+            &w["by_problem_type"],
+            &mut rows,
+        );
+    }
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "window": r.window, "problem_type": r.problem_type, "policy": r.policy,
+                "estimator": r.estimator, "decisions": r.decisions, "value": r.value,
+                "low": r.ci.map(|c| c[0]), "high": r.ci.map(|c| c[1]),
+            })
+        })
+        .collect();
+    serde_json::json!({"report": json, "rows": rows}).to_string()
+}
+
+/// An evaluation of policies whose probabilities Python gives batch by
+/// batch (`vwlogs.evaluate` with callables): the same tallies and report
+/// as `fb evaluate`.
+#[pyclass(module = "vwlogs._native")]
+struct GivenEvaluation {
+    inner: fb_run::evaluate::Evaluation,
+}
+
+#[pymethods]
+impl GivenEvaluation {
+    #[new]
+    #[pyo3(signature = (names, by=None))]
+    fn new(names: Vec<String>, by: Option<String>) -> PyResult<Self> {
+        use fb_run::evaluate::{By, Spec};
+        let specs: Vec<Spec> = names.into_iter().map(Spec::Given).collect();
+        let by = by
+            .map(|b| b.parse::<By>().map_err(PyValueError::new_err))
+            .transpose()?;
+        let inner = fb_run::evaluate::Evaluation::new(&specs, by)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Self { inner })
+    }
+
+    /// Adds learnable CB and multistep decisions, column by column;
+    /// `given[i]` holds policy i's probabilities of the logged actions.
+    fn add(
+        &mut self,
+        multistep: Vec<bool>,
+        seconds: Vec<i64>,
+        p_logs: Vec<f32>,
+        rewards: Vec<f64>,
+        p_drops: Vec<f64>,
+        given: Vec<Vec<f64>>,
+    ) -> PyResult<()> {
+        use fb_run::evaluate::Kind;
+        let n = p_logs.len();
+        let lengths_ok = [multistep.len(), seconds.len(), rewards.len(), p_drops.len()]
+            .iter()
+            .chain(given.iter().map(Vec::len).collect::<Vec<_>>().iter())
+            .all(|&l| l == n);
+        if !lengths_ok {
+            return Err(PyValueError::new_err(
+                "evaluate: every column and every policy's probabilities must have one value per decision",
+            ));
+        }
+        let mut qs = vec![0.0; given.len()];
+        for i in 0..n {
+            for (q, g) in qs.iter_mut().zip(&given) {
+                *q = g[i];
+            }
+            let kind = if multistep[i] {
+                Kind::Multistep
+            } else {
+                Kind::Cb
+            };
+            self.inner
+                .add_given(kind, seconds[i], p_logs[i], rewards[i], p_drops[i], &qs)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The report and rows, as `vwlogs.evaluate` reads them.
+    fn report(&self) -> String {
+        evaluation_json(&self.inner)
+    }
+}
+
 /// The messages of one log; see `vwlogs.inspect`.
 #[pyfunction]
 fn inspect(source: &Bound<'_, PyAny>) -> PyResult<messages::Messages> {
@@ -301,6 +449,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader_summary, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_class::<GivenEvaluation>()?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(schema_capsule_py, m)?)?;
     Ok(())

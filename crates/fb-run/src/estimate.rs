@@ -1,17 +1,20 @@
-//! Off-policy estimates of a baseline policy from logged decisions.
+//! Estimates of the baseline policy for `fb stats`: the logged policy's
+//! value and the baseline's IPS and SNIPS, each with a 95% interval,
+//! computed by the tallies of off-policy evaluation
+//! ([`crate::evaluate::estimators::Bandit`]), so that `fb stats` and `fb
+//! evaluate --policy baseline` give the same numbers.
 //!
 //! Each learnable decision contributes its reward `r`, the logged
-//! probability `p` of the action that was taken, whether that action is
-//! the baseline's, and a sampling weight `u = 1 / pass_probability` (an
-//! event kept with probability q stands for 1/q events). With the
-//! importance weight `w = [taken == baseline] / p`:
+//! probability `p` of the action taken, whether that action is the
+//! baseline's, and its drop probability `1 − pass_probability`. With
+//! `w = [taken == baseline] / p`:
 //!
-//! - logged policy value: `Σ u r / Σ u`
-//! - IPS: `Σ u w r / Σ u`
-//! - SNIPS: `Σ u w r / Σ u w`
-//!
-//! with 95% normal confidence intervals from the standard errors
-//! `sqrt(Σ u² (x − m)²) / Σ u` (for SNIPS, `sqrt(Σ u² w² (r − m)²) / Σ u w`).
+//! - logged policy value: `Σ r / n`, with the Gaussian interval;
+//! - IPS: `Σ w r / n`, with the Gaussian interval (vw-estimators'
+//!   `gaussian.Interval`: decisions counted `1/pass_probability` times);
+//! - SNIPS: `Σ w r / Σ w`, with a delta-method normal interval.
+
+use crate::evaluate::estimators::{Bandit, BanditFigures};
 
 /// One logged decision.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,11 +25,13 @@ pub struct Sample {
     pub probability: f64,
     /// The taken action is the baseline policy's action.
     pub baseline: bool,
-    /// Sampling weight, 1 / pass probability.
-    pub weight: f64,
+    /// Probability that the event was dropped before the log
+    /// (`1 − pass_probability`), below 1.
+    pub p_drop: f64,
 }
 
-/// An estimate with its 95% confidence interval.
+/// An estimate with its 95% confidence interval (`low` and `high` are NaN
+/// where the interval is undefined: a single decision).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
     /// The point estimate.
@@ -38,27 +43,17 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    fn new(value: f64, se: f64) -> Self {
-        Self {
-            value,
-            low: value - 1.96 * se,
-            high: value + 1.96 * se,
-        }
+    fn new(value: Option<f64>, ci: Option<[f64; 2]>) -> Option<Self> {
+        let [low, high] = ci.unwrap_or([f64::NAN; 2]);
+        value.map(|value| Self { value, low, high })
     }
 }
 
-/// Running sums for the three estimates: constant memory however many
-/// decisions (the standard errors expand `Σ a²(x − m)²` into sums of
-/// powers, accumulated in f64).
+/// The logged policy's and the baseline's tallies: constant memory.
 #[derive(Debug, Clone, Default)]
 pub struct Estimator {
-    n: usize,
-    /// Σu, Σu·r, Σu², Σu²·r, Σu²·r²
-    logged: [f64; 5],
-    /// Σu·w·r, Σu²·(w·r), Σu²·(w·r)² (IPS terms x = w·r)
-    ips: [f64; 3],
-    /// Σu·w, Σ(u·w)², Σ(u·w)²·r, Σ(u·w)²·r²
-    snips: [f64; 4],
+    logged: Bandit,
+    baseline: Bandit,
 }
 
 /// The three estimates; `None` where undefined (no samples, or no sample
@@ -75,85 +70,38 @@ pub struct Estimates {
     pub snips: Option<Estimate>,
 }
 
-/// `sqrt(Σa²x² − 2mΣa²x + m²Σa²) / norm`, clamped at 0 against rounding.
-fn se(sum_a2: f64, sum_a2x: f64, sum_a2x2: f64, m: f64, norm: f64) -> f64 {
-    (sum_a2x2 - 2.0 * m * sum_a2x + m * m * sum_a2)
-        .max(0.0)
-        .sqrt()
-        / norm
-}
-
 impl Estimator {
-    /// Adds a decision (ignored when its probability is not positive).
+    /// Adds a decision (ignored when its probability is not positive or
+    /// its drop probability not below 1).
     pub fn add(&mut self, s: Sample) {
-        if !(s.probability > 0.0 && s.weight.is_finite() && s.weight > 0.0) {
+        if !(s.probability > 0.0 && s.p_drop < 1.0) {
             return;
         }
-        let (u, r) = (s.weight, s.reward);
-        let w = if s.baseline { 1.0 / s.probability } else { 0.0 };
-        self.n += 1;
-        let l = &mut self.logged;
-        l[0] += u;
-        l[1] += u * r;
-        l[2] += u * u;
-        l[3] += u * u * r;
-        l[4] += u * u * r * r;
-        let x = w * r;
-        self.ips[0] += u * x;
-        self.ips[1] += u * u * x;
-        self.ips[2] += u * u * x * x;
-        let uw = u * w;
-        self.snips[0] += uw;
-        self.snips[1] += uw * uw;
-        self.snips[2] += uw * uw * r;
-        self.snips[3] += uw * uw * r * r;
+        let (p, r) = (s.probability, s.reward);
+        self.logged.add(p, r, p, s.p_drop, 0.0);
+        let q = if s.baseline { 1.0 } else { 0.0 };
+        self.baseline.add(p, r, q, s.p_drop, 0.0);
     }
 
     /// Adds the decisions of another estimator, as if added here.
     pub fn merge(&mut self, o: &Self) {
-        self.n += o.n;
-        for (a, b) in self.logged.iter_mut().zip(o.logged) {
-            *a += b;
-        }
-        for (a, b) in self.ips.iter_mut().zip(o.ips) {
-            *a += b;
-        }
-        for (a, b) in self.snips.iter_mut().zip(o.snips) {
-            *a += b;
-        }
+        self.logged.merge(&o.logged);
+        self.baseline.merge(&o.baseline);
     }
 
     /// Decisions added so far.
     pub fn count(&self) -> usize {
-        self.n
+        usize::try_from(self.logged.decisions()).unwrap_or(usize::MAX)
     }
 
     /// Computes the estimates.
     pub fn finish(&self) -> Estimates {
-        let [su, sur, su2, su2r, su2r2] = self.logged;
-        if self.n == 0 || su <= 0.0 {
-            return Estimates {
-                count: self.n,
-                logged: None,
-                ips: None,
-                snips: None,
-            };
-        }
-        let logged = sur / su;
-        let ips = self.ips[0] / su;
-        let [suw, suw2, suw2r, suw2r2] = self.snips;
-        let snips = (suw > 0.0).then(|| {
-            let m = self.ips[0] / suw;
-            Estimate::new(m, se(suw2, suw2r, suw2r2, m, suw))
-        });
+        let (l, b): (BanditFigures, BanditFigures) = (self.logged.finish(), self.baseline.finish());
         Estimates {
-            count: self.n,
-            logged: Some(Estimate::new(logged, se(su2, su2r, su2r2, logged, su))),
-            ips: Some(Estimate::new(
-                ips,
-                se(su2, self.ips[1], self.ips[2], ips, su),
-            )),
-            snips,
+            count: self.count(),
+            logged: Estimate::new(l.ips, l.gaussian_ci),
+            ips: Estimate::new(b.ips, b.gaussian_ci),
+            snips: Estimate::new(b.snips, b.snips_ci),
         }
     }
 }

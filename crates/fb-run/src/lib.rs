@@ -12,7 +12,8 @@
 //! - the one driver that feeds inputs to a pipeline ([`drive`]), what it
 //!   reports ([`report`]), indexes beside logs ([`sidecar`]), lookups
 //!   through them ([`lookup`]);
-//! - statistics and estimates ([`stats`], [`estimate`]).
+//! - statistics and estimates ([`stats`], [`estimate`]), off-policy
+//!   evaluation ([`evaluate`]).
 //!
 //! It never prints: what a run has to say goes to an
 //! [`report::Observer`], and errors are [`Error`]s.
@@ -40,6 +41,7 @@ pub mod compress;
 pub mod drive;
 pub mod error;
 pub mod estimate;
+pub mod evaluate;
 pub mod gen;
 pub mod input;
 pub mod inspect;

@@ -21,16 +21,19 @@ const MAX_SLOTS: usize = 16;
 const BASELINE: &str = "CB and multistep steps: action 1 (the first action the context offers); \
     CCB and Slates: in each slot, the baseline action the log records for it (action 0 where none \
     is recorded)";
-const METHOD: &str = "every learnable decision with a pass_probability above 0 counts with \
-    weight 1/pass_probability (one with pass_probability 0 would weigh infinitely: it is left \
-    out, and counted); rewards are original rewards, the reward function over the decision's \
-    own outcomes before apprentice mode and multistep transforms; the logged policy's value is \
-    their weighted mean; IPS weights each reward by [taken == baseline] / p(taken) and divides \
-    by the decisions, SNIPS by the sum of those weights; 95% intervals are normal \
-    approximations (1.96 standard errors)";
+const METHOD: &str = "every learnable decision with a pass_probability above 0 counts (one \
+    with pass_probability 0 would weigh infinitely: it is left out, and counted); rewards are \
+    original rewards, the reward function over the decision's own outcomes before apprentice \
+    mode and multistep transforms; the logged policy's value is their mean; IPS weights each \
+    reward by [taken == baseline] / p(taken) and divides by the decisions, SNIPS by the sum of \
+    those weights; these are fb evaluate's figures for the logged and baseline policies \
+    (docs/evaluate.md): 95% Gaussian intervals as vw-estimators computes them (decisions counted \
+    1/pass_probability times), and for SNIPS a delta-method normal interval";
 
-fn weight(ev: &JoinedEvent) -> Option<f64> {
-    (!ev.skip_learn && ev.pass_probability > 0.0).then(|| 1.0 / f64::from(ev.pass_probability))
+/// The drop probability of a learnable decision with a pass_probability
+/// above 0.
+fn p_drop(ev: &JoinedEvent) -> Option<f64> {
+    (!ev.skip_learn && ev.pass_probability > 0.0).then(|| f64::from(ev.pdrop()))
 }
 
 /// Running estimates per problem type, and per slot for CCB and Slates.
@@ -66,7 +69,7 @@ impl Estimators {
     }
 
     fn add(&mut self, ev: &JoinedEvent) {
-        let Some(weight) = weight(ev) else {
+        let Some(p_drop) = p_drop(ev) else {
             let estimated = !matches!(ev.decision, Decision::Ca { .. });
             self.zero_pass += u64::from(!ev.skip_learn && estimated);
             return;
@@ -83,7 +86,7 @@ impl Estimators {
                     reward: f64::from(ev.original_reward),
                     probability: f64::from(p),
                     baseline: a == 1,
-                    weight,
+                    p_drop,
                 };
                 match ev.kind {
                     Problem::Multistep => self.multistep.add(sample),
@@ -123,7 +126,7 @@ impl Estimators {
                         }),
                         probability: f64::from(p),
                         baseline: base,
-                        weight,
+                        p_drop,
                     });
                 }
                 if !ccb && !slots.is_empty() {
@@ -131,7 +134,7 @@ impl Estimators {
                         reward: f64::from(ev.original_reward),
                         probability: joint_p,
                         baseline: joint_base,
-                        weight,
+                        p_drop,
                     });
                 }
             }
@@ -189,7 +192,11 @@ fn per_slot(slots: &[Estimator]) -> Value {
 
 fn estimate_json(e: &Estimates, count: &str) -> Value {
     let one = |x: Option<Estimate>| match x {
-        Some(x) => json!({"value": x.value, "ci95": [x.low, x.high]}),
+        Some(x) if x.low.is_finite() && x.high.is_finite() => {
+            json!({"value": x.value, "ci95": [x.low, x.high]})
+        }
+        // One decision: no interval.
+        Some(x) => json!({"value": x.value, "ci95": null}),
         None => Value::Null,
     };
     let mut v = json!({

@@ -31,7 +31,7 @@ import sys
 import warnings
 from inspect import signature as _signature
 from datetime import date, datetime, timezone
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _native
 
@@ -42,6 +42,7 @@ __all__ = [
     "Reader",
     "SCHEMA_VERSION",
     "convert",
+    "evaluate",
     "inspect",
     "read",
     "schema",
@@ -439,6 +440,109 @@ def stats(source: Any, **options: Any) -> Dict[str, Any]:
     :func:`read`'s options."""
     _whole_rows("stats", options)
     return json.loads(_native.stats(_source(source), _options(**options)))
+
+
+def evaluate(
+    source: Any,
+    policy: Union[str, Sequence[str]] = "baseline",
+    by: Optional[str] = None,
+    **options: Any,
+) -> Any:
+    """How other policies would have done on the logged decisions: the
+    figures ``fb evaluate`` prints (docs/evaluate.md), as a
+    ``pyarrow.Table`` with one row per window, problem type, policy and
+    estimator: ``window`` (empty for the whole run), ``problem_type``,
+    ``policy``, ``estimator`` (``ips`` with the Gaussian interval,
+    ``snips``, ``cressie_read``, ``clopper_pearson``, ``pseudo_inverse``,
+    ``slot_N_cressie_read``), ``decisions``, ``value``, ``low``, ``high``.
+    The whole report (``fb evaluate --json``) is in the schema's metadata
+    under ``fb.evaluate``.
+
+    ``policy`` is one of ``"baseline"``, ``"uniform"``, ``"constant:K"``,
+    ``"predictions:FILE"``, or a list of them; the logged policy is always
+    the first. ``by`` is ``"hour"`` or ``"day"`` for figures per window too.
+    Takes :func:`read`'s options.
+
+    ``policy`` may instead be a callable (or a list of callables): it is
+    given each batch of :func:`read`'s rows (a ``pyarrow.RecordBatch``) and
+    returns, per row, its probability of the row's logged action
+    (``chosen_action``): a sequence or Arrow array of the batch's length.
+    Only learnable CB and multistep decisions are evaluated then (the
+    values of other rows are not read); the policy is named by its
+    ``__name__``.
+
+    :raises ValueError: a policy that is not one, a prediction file that
+        does not match the events.
+    """
+    import pyarrow as pa
+
+    _whole_rows("evaluate", options)
+    policies = [policy] if isinstance(policy, str) or callable(policy) else list(policy)
+    if any(callable(p) for p in policies):
+        if not all(callable(p) for p in policies):
+            raise TypeError("evaluate(): give policies as names or as callables, not both")
+        text = _evaluate_callables(source, policies, by, options)
+    else:
+        text = _native.evaluate(_source(source), policies, by, _options(**options))
+    out = json.loads(text)
+    schema = pa.schema(
+        [
+            ("window", pa.string()),
+            ("problem_type", pa.string()),
+            ("policy", pa.string()),
+            ("estimator", pa.string()),
+            ("decisions", pa.float64()),
+            ("value", pa.float64()),
+            ("low", pa.float64()),
+            ("high", pa.float64()),
+        ],
+        metadata={"fb.evaluate": json.dumps(out["report"])},
+    )
+    return pa.Table.from_pylist(out["rows"], schema=schema)
+
+
+def _evaluate_callables(source: Any, fns: List[Any], by: Optional[str], options: Dict[str, Any]) -> str:
+    """Feeds the learnable CB and multistep rows of each batch, with each
+    callable's probabilities, to the native tallies."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [getattr(f, "__name__", f"policy {i + 1}") for i, f in enumerate(fns)]
+    ev = _native.GivenEvaluation(names, by)
+    for batch in read(source, **options):
+        given = []
+        for name, f in zip(names, fns):
+            q = f(batch)
+            q = q.to_pylist() if hasattr(q, "to_pylist") else list(q)
+            if len(q) != batch.num_rows:
+                raise ValueError(
+                    f"evaluate(): the policy {name} gave {len(q)} probabilities for a batch of "
+                    f"{batch.num_rows} rows"
+                )
+            given.append(q)
+        kinds = batch.column("problem_type").to_pylist()
+        skip = batch.column("skip_learn").to_pylist()
+        pass_p = batch.column("pass_probability")
+        # 1 - pass_probability in float32, as the log's events compute it.
+        p_drop = pc.subtract(pa.scalar(1.0, pa.float32()), pass_p).to_pylist()
+        pass_p = pass_p.to_pylist()
+        first = pc.list_element(batch.column("probabilities"), 0).to_pylist()
+        reward = batch.column("original_reward").to_pylist()
+        micros = batch.column("timestamp").cast(pa.int64()).to_pylist()
+        keep = [
+            i
+            for i, k in enumerate(kinds)
+            if k in ("cb", "multistep") and not skip[i] and pass_p[i] > 0
+        ]
+        ev.add(
+            [kinds[i] == "multistep" for i in keep],
+            [micros[i] // 1_000_000 for i in keep],
+            [first[i] for i in keep],
+            [reward[i] for i in keep],
+            [p_drop[i] for i in keep],
+            [[float(q[i]) for i in keep] for q in given],
+        )
+    return ev.report()
 
 
 def inspect(source: Any) -> Iterator[Dict[str, Any]]:

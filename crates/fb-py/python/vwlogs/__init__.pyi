@@ -2,7 +2,7 @@
 
 from datetime import date, datetime
 from os import PathLike
-from typing import Any, BinaryIO, Dict, Iterator, List, Literal, Optional, Sequence, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Union
 
 import pyarrow
 
@@ -65,5 +65,11 @@ def read(
 ) -> Reader: ...
 def convert(source: Source, out: Union[str, "PathLike[str]"], **options: Any) -> Dict[str, Any]: ...
 def stats(source: Source, **options: Any) -> Dict[str, Any]: ...
+def evaluate(
+    source: Source,
+    policy: Union[str, Sequence[str], Callable[[pyarrow.RecordBatch], Any], Sequence[Callable[[pyarrow.RecordBatch], Any]]] = "baseline",
+    by: Optional[Literal["hour", "day"]] = None,
+    **options: Any,
+) -> pyarrow.Table: ...
 def inspect(source: Source) -> Iterator[Dict[str, Any]]: ...
 def schema() -> pyarrow.Schema: ...

@@ -1,0 +1,288 @@
+//! `fb evaluate`: estimates of target policies against hand computations,
+//! prediction files and their errors, windows.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use common::{data, fb, p, scratch};
+use serde_json::Value;
+
+/// Four CB decisions, a second apart: (actions, chosen first; their
+/// probabilities; reward).
+const DECISIONS: [(&[u64], &[f32], f32); 4] = [
+    (&[1, 2], &[0.5, 0.5], 1.0),
+    (&[2, 1], &[0.25, 0.75], 0.0),
+    (&[1, 2], &[0.625, 0.375], 2.0),
+    (&[2, 1], &[0.5, 0.5], 1.0),
+];
+
+/// The log of [`DECISIONS`] (event ids a, b, c, d), written once.
+fn four_decisions() -> std::path::PathBuf {
+    use fb_schema::{
+        LearningModeType, OutcomeEventArgs, ProblemType, RewardFunctionType, TimeStamp, UnionArg,
+    };
+    use fb_writer::{CbSpec, CheckpointConfig, JoinedEventSpec, LogWriter, PayloadSpec};
+    let log = scratch("evaluate-four.fb");
+    if log.exists() {
+        return log;
+    }
+    let ctx = br#"{"U":{"a":1},"_multi":[{"x":1},{"x":2}]}"#;
+    let mut w = LogWriter::new(Vec::new());
+    w.file_magic(1).unwrap();
+    w.checkpoint(&CheckpointConfig {
+        reward_function: RewardFunctionType::Earliest,
+        default_reward: 0.0,
+        learning_mode: LearningModeType::Online,
+        problem_type: ProblemType::CB,
+        use_client_time: false,
+    })
+    .unwrap();
+    let ids = ["a", "b", "c", "d"];
+    for (i, (actions, probs, reward)) in DECISIONS.iter().enumerate() {
+        // Two decisions on each of two days.
+        let t = TimeStamp::new(2024, 1, 1 + (i as u8) / 2, 0, 0, i as u8, 0);
+        let cb = PayloadSpec::Cb(CbSpec {
+            action_ids: Some(actions),
+            probabilities: Some(probs),
+            context: Some(ctx),
+            ..CbSpec::default()
+        });
+        let outcome = PayloadSpec::Outcome(OutcomeEventArgs {
+            value: UnionArg::Numeric(*reward),
+            index: UnionArg::None,
+            action_taken: false,
+        });
+        w.regular(&[
+            JoinedEventSpec::new(ids[i], t, cb),
+            JoinedEventSpec::new(ids[i], t, outcome),
+        ])
+        .unwrap();
+    }
+    w.eof().unwrap();
+    // Written aside and renamed: tests run in parallel.
+    let tmp = log.with_extension(format!("tmp{:?}", std::thread::current().id()));
+    std::fs::write(&tmp, w.into_inner()).unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+    log
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = fb(args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+fn close(v: &Value, want: f64) -> bool {
+    v.as_f64()
+        .is_some_and(|x| (x - want).abs() <= 1e-12 * want.abs().max(1.0))
+}
+
+/// Each policy's IPS and SNIPS by hand. Weights w = q / p of the logged
+/// action, rewards 1, 0, 2, 1:
+/// - logged: w = 1: IPS = SNIPS = 4/4;
+/// - baseline (action 1): w = 2, 0, 1.6, 0: Σwr = 5.2, Σw = 3.6;
+/// - uniform (1/2): w = 1, 2, 0.8, 1: Σwr = 3.6, Σw = 4.8;
+/// - constant:2: w = 0, 4, 0, 2: Σwr = 2, Σw = 6.
+#[test]
+fn policies_match_a_hand_computation() {
+    let log = four_decisions();
+    let v = json(&[
+        "evaluate",
+        "--json",
+        "--policy",
+        "baseline",
+        "--policy",
+        "uniform",
+        "--policy",
+        "constant:2",
+        p(&log),
+    ]);
+    let cb = &v["by_problem_type"]["cb"];
+    assert_eq!(cb["decisions"], 4);
+    assert!(close(&cb["smallest_logged_probability"], 0.25), "{cb}");
+    let cases = [
+        ("logged", 1.0, 1.0),
+        ("baseline", 1.3, 5.2 / 3.6),
+        ("uniform", 0.9, 0.75),
+        ("constant:2", 0.5, 2.0 / 6.0),
+    ];
+    for (i, (name, ips, snips)) in cases.iter().enumerate() {
+        let got = &cb["policies"][i];
+        assert_eq!(got["policy"], *name);
+        assert!(close(&got["ips"], *ips), "{name}: {got}");
+        assert!(close(&got["snips"], *snips), "{name}: {got}");
+        // A reward of 2: no interval that needs rewards in [0, 1].
+        assert!(got["clopper_pearson_ci95"].is_null(), "{name}: {got}");
+        assert!(got["cressie_read_ci95"].is_null(), "{name}: {got}");
+        assert!(got["gaussian_ci95"].is_array(), "{name}: {got}");
+    }
+    let warnings = cb["warnings"].to_string();
+    assert!(warnings.contains("only 4 decisions"), "{warnings}");
+    let table = fb(&["evaluate", "--policy", "uniform", p(&log)]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(table.stdout.contains("policy uniform"), "{}", table.stdout);
+    let row = format!("{:<36} 0.900000", "IPS (Gaussian CI)");
+    assert!(table.stdout.contains(&row), "{}", table.stdout);
+}
+
+/// VW numbers its actions from 0: `1:1` is action 2 of the DSJSON.
+#[test]
+fn predictions_file_is_read_along_the_events() {
+    let log = four_decisions();
+    let pred = scratch("evaluate-ok.pred");
+    std::fs::write(&pred, "1:1,0:0\n0:0.5,1:0.5 b\n\n1:1\n1:1\n").unwrap();
+    let arg = format!("predictions:{}", p(&pred));
+    let v = json(&["evaluate", "--json", "--policy", &arg, p(&log)]);
+    let got = &v["by_problem_type"]["cb"]["policies"][1];
+    // q = 0, 0.5, 0, 1 of the logged actions: w = 0, 2, 0, 2; Σwr = 2.
+    assert!(close(&got["ips"], 0.5), "{got}");
+    assert!(close(&got["snips"], 0.5), "{got}");
+}
+
+#[test]
+fn bad_policies_and_prediction_files_are_refused() {
+    let log = four_decisions();
+    let cases: [(&str, &str, &str); 6] = [
+        ("fewer", "0:1\n0:1\n0:1\n", "fewer examples than the log"),
+        (
+            "more",
+            "0:1\n0:1\n0:1\n0:1\n0:1\n",
+            "more examples than the log",
+        ),
+        (
+            "unknown action",
+            "0:1\n5:1\n0:1\n0:1\n",
+            "action 5 is not among",
+        ),
+        ("sum", "0:1\n0:0.5,1:0.2\n0:1\n0:1\n", "sum to"),
+        ("syntax", "0:1\n0=1\n0:1\n0:1\n", "not action:probability"),
+        ("tag", "0:1 a\n0:1 c\n0:1\n0:1\n", "tagged c"),
+    ];
+    for (name, text, says) in cases {
+        let pred = scratch(&format!("evaluate-{}.pred", name.replace(' ', "-")));
+        std::fs::write(&pred, text).unwrap();
+        let arg = format!("predictions:{}", p(&pred));
+        let out = fb(&["evaluate", "--policy", &arg, p(&log)]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{name}: {}", out.stderr);
+    }
+    // The wrong problem type, an unknown policy.
+    let ccb = data("valid_joined_logs/ccb_simple.log");
+    let out = fb(&["evaluate", "--policy", "constant:1", p(&ccb)]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("is for CB"), "{}", out.stderr);
+    let slates = data("valid_joined_logs/slates_simple.log");
+    let pred = scratch("evaluate-slates.pred");
+    std::fs::write(&pred, "0:1\n").unwrap();
+    let arg = format!("predictions:{}", p(&pred));
+    let out = fb(&["evaluate", "--policy", &arg, p(&slates)]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("slates decision"), "{}", out.stderr);
+    let out = fb(&["evaluate", "--policy", "greedy", p(&log)]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("not a policy"), "{}", out.stderr);
+}
+
+#[test]
+fn every_problem_type_of_the_corpus_is_estimated() {
+    // (problem type, corpus log, flags)
+    let cases = [
+        (
+            "cb",
+            "valid_joined_logs/average_reward_100_interactions.fb",
+            "",
+        ),
+        (
+            "ccb",
+            "valid_joined_logs/ccb_sum_reward_100_interactions.fb",
+            "",
+        ),
+        (
+            "slates",
+            "valid_joined_logs/slates_average_reward_100_interactions.fb",
+            "",
+        ),
+        (
+            "multistep",
+            "valid_joined_logs/multistep_2_episodes.fb",
+            "--multistep",
+        ),
+    ];
+    for (kind, rel, flag) in cases {
+        let log = data(rel);
+        let mut args = vec![
+            "evaluate", "--json", "--policy", "baseline", "--policy", "uniform",
+        ];
+        if !flag.is_empty() {
+            args.push(flag);
+        }
+        args.push(p(&log));
+        let v = json(&args);
+        let k = &v["by_problem_type"][kind];
+        assert!(k["decisions"].as_u64().unwrap() > 0, "{kind}: {v}");
+        let policies = k["policies"].as_array().unwrap();
+        assert_eq!(policies.len(), 3, "{kind}");
+        match kind {
+            "ccb" => assert!(policies[2]["slots"].as_array().unwrap().len() >= 2, "{k}"),
+            "slates" => assert!(policies[2]["pseudo_inverse"].is_f64(), "{k}"),
+            _ => assert!(policies[2]["ips"].is_f64(), "{k}"),
+        }
+    }
+    let ca = json(&[
+        "evaluate",
+        "--json",
+        p(&data("valid_joined_logs/ca_loop_simple.fb")),
+    ]);
+    assert!(ca["not_estimated"]["ca"].as_u64().unwrap() > 0, "{ca}");
+}
+
+#[test]
+fn windows_as_json_and_csv() {
+    let log = four_decisions();
+    let v = json(&[
+        "evaluate",
+        "--json",
+        "--by",
+        "day",
+        "--policy",
+        "uniform",
+        p(&log),
+    ]);
+    let w = v["windows"].as_array().unwrap();
+    assert_eq!(w.len(), 2, "{v}");
+    assert_eq!(w[0]["start"], "2024-01-01T00:00:00Z");
+    assert_eq!(w[0]["by_problem_type"]["cb"]["decisions"], 2);
+    // Day one: uniform w = 1, 2 with rewards 1, 0: IPS 1/2.
+    assert!(close(
+        &w[0]["by_problem_type"]["cb"]["policies"][1]["ips"],
+        0.5
+    ));
+    let out = fb(&[
+        "evaluate",
+        "--by",
+        "day",
+        "--format",
+        "csv",
+        "--policy",
+        "uniform",
+        p(&log),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines = out.stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("window,problem_type,policy,estimator,decisions,value,low,high")
+    );
+    assert!(
+        out.stdout
+            .contains("\n2024-01-01T00:00:00Z,cb,\"uniform\",ips,2,0.5,"),
+        "{}",
+        out.stdout
+    );
+}

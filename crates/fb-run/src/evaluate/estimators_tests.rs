@@ -1,0 +1,164 @@
+//! The tallies against values vw-estimators 0.2.2 gives for the same
+//! decisions (its `get()` printed with `repr`), and by hand where short.
+
+use super::*;
+
+fn close(got: Option<f64>, want: f64) {
+    let got = got.expect("a value");
+    assert!(
+        (got - want).abs() <= 1e-12 * want.abs().max(1e-12),
+        "{got} != {want}"
+    );
+}
+
+fn close2(got: Option<[f64; 2]>, want: [f64; 2]) {
+    let got = got.expect("an interval");
+    close(Some(got[0]), want[0]);
+    close(Some(got[1]), want[1]);
+}
+
+/// (p_log, r, p_pred, p_drop)
+const SHORT: [(f64, f64, f64, f64); 5] = [
+    (0.5, 1.0, 1.0, 0.0),
+    (0.25, 0.0, 0.0, 0.0),
+    (0.8, 1.0, 0.5, 0.0),
+    (0.1, 0.5, 1.0, 0.0),
+    (0.5, 0.0, 1.0, 0.5),
+];
+
+#[rustfmt::skip]
+const LONG: [(f64, f64, f64, f64); 40] = [
+    (0.6, 1.0, 0.3, 0.25), (0.2, 0.25, 0.1, 0.0), (0.2, 0.25, 0.5, 0.0), (0.2, 0.0, 0.3, 0.25),
+    (0.2, 1.0, 0.9, 0.0), (0.2, 0.0, 0.3, 0.0), (0.8, 0.25, 0.1, 0.25), (0.2, 0.25, 0.3, 0.0),
+    (0.2, 0.0, 0.9, 0.0), (0.4, 0.25, 0.1, 0.25), (0.4, 1.0, 0.5, 0.0), (0.4, 0.25, 0.1, 0.0),
+    (0.6, 0.0, 0.3, 0.25), (0.4, 0.0, 0.5, 0.0), (0.2, 0.25, 0.1, 0.0), (0.4, 0.25, 0.9, 0.25),
+    (0.8, 1.0, 0.5, 0.0), (0.8, 1.0, 0.5, 0.0), (0.4, 0.25, 0.3, 0.25), (0.4, 0.25, 0.1, 0.0),
+    (0.6, 1.0, 0.9, 0.0), (0.8, 0.25, 0.5, 0.25), (0.2, 0.25, 0.1, 0.0), (0.8, 1.0, 0.3, 0.0),
+    (0.4, 1.0, 0.9, 0.25), (0.2, 0.25, 0.1, 0.0), (0.6, 0.25, 0.5, 0.0), (0.6, 0.25, 0.9, 0.25),
+    (0.8, 0.0, 0.1, 0.0), (0.6, 0.25, 0.9, 0.0), (0.2, 0.25, 0.1, 0.25), (0.6, 1.0, 0.9, 0.0),
+    (0.8, 0.0, 0.5, 0.0), (0.8, 0.0, 0.5, 0.25), (0.2, 0.0, 0.9, 0.0), (0.4, 0.0, 0.5, 0.0),
+    (0.4, 1.0, 0.9, 0.25), (0.8, 0.0, 0.1, 0.0), (0.8, 0.25, 0.9, 0.0), (0.6, 1.0, 0.3, 0.25),
+];
+
+fn tally(data: &[(f64, f64, f64, f64)]) -> BanditFigures {
+    let mut b = Bandit::default();
+    for &(p, r, q, d) in data {
+        b.add(p, r, q, d, 0.0);
+    }
+    b.finish()
+}
+
+#[test]
+fn bandit_short_by_hand() {
+    // w = 2, 0, 0.625, 10, 2; Σ w r = 7.625 over 5 decisions and Σ w = 14.625.
+    let f = tally(&SHORT);
+    close(f.ips, 1.525);
+    close(f.snips, 7.625 / 14.625);
+    close(f.cressie_read, 0.563_276_411_413_024_1);
+    close2(f.cressie_read_ci, [0.0, 1.0]);
+    close2(
+        f.gaussian_ci,
+        [-0.317_443_925_496_462_7, 2.859_110_592_163_129_5],
+    );
+    close2(f.clopper_pearson_ci, [0.009_622_757_440_684_524, 1.0]);
+    close(
+        Some(f.effective_sample_size),
+        14.625 * 14.625 / (4.0 + 0.390_625 + 100.0 + 4.0),
+    );
+}
+
+#[test]
+fn bandit_long_as_vw_estimators() {
+    let f = tally(&LONG);
+    close(f.ips, 0.496_614_583_333_333_4);
+    close(f.snips, 0.410_991_379_310_344_85);
+    close(f.cressie_read, 0.416_193_917_378_756_5);
+    close2(
+        f.cressie_read_ci,
+        [0.195_080_871_940_863_6, 0.639_985_545_502_143_7],
+    );
+    close2(
+        f.gaussian_ci,
+        [0.227_343_304_830_386_84, 0.766_593_262_333_792_3],
+    );
+    close2(
+        f.clopper_pearson_ci,
+        [0.183_970_194_161_264_12, 0.811_768_606_173_743_7],
+    );
+}
+
+#[test]
+fn bandit_undefined_cases() {
+    let empty = Bandit::default().finish();
+    assert_eq!(
+        (empty.ips, empty.snips, empty.cressie_read),
+        (None, None, None)
+    );
+    assert_eq!(empty.gaussian_ci, None);
+    assert_eq!(empty.clopper_pearson_ci, None);
+    // A reward outside [0, 1]: no Cressie-Read or Clopper-Pearson interval.
+    let f = tally(&[(0.5, 2.0, 1.0, 0.0), (0.5, 0.0, 1.0, 0.0)]);
+    assert_eq!(f.rewards_outside_unit, 1);
+    assert_eq!((f.cressie_read_ci, f.clopper_pearson_ci), (None, None));
+    close(f.ips, 2.0);
+}
+
+#[test]
+fn merged_halves_equal_the_whole() {
+    let (a, b) = LONG.split_at(17);
+    let (mut x, mut y) = (Bandit::default(), Bandit::default());
+    for &(p, r, q, d) in a {
+        x.add(p, r, q, d, 0.0);
+    }
+    for &(p, r, q, d) in b {
+        y.add(p, r, q, d, 0.0);
+    }
+    x.merge(&y);
+    let (m, w) = (x.finish(), tally(&LONG));
+    close(m.cressie_read, w.cressie_read.expect("a value"));
+    close2(m.cressie_read_ci, w.cressie_read_ci.expect("an interval"));
+}
+
+#[test]
+fn pdis_slots_as_vw_estimators() {
+    let mut s = Slots::default();
+    for d in [
+        vec![(0.5, 1.0, 1.0), (0.5, 0.0, 0.5)],
+        vec![(0.25, 0.0, 0.5), (1.0, 1.0, 1.0)],
+        vec![(0.5, 1.0, 0.0)],
+    ] {
+        s.add(&d, 0.0, 16);
+    }
+    let f = s.finish();
+    assert_eq!(f.len(), 2);
+    close(f[0].value, 0.5);
+    close(f[1].value, 0.333_333_333_333_333_4);
+    close2(f[0].ci, [0.0, 1.0]);
+    close2(f[1].ci, [0.0, 0.666_666_666_666_666_6]);
+}
+
+#[test]
+fn pseudo_inverse_as_vw_estimators() {
+    let mut s = PseudoInverse::default();
+    s.add(&[(0.5, 1.0), (0.25, 0.0)], 1.0);
+    s.add(&[(0.5, 0.5), (0.5, 0.5)], 0.0);
+    s.add(&[(0.2, 1.0), (0.5, 1.0)], 1.0);
+    let f = s.finish();
+    // w = 1 − 2 + 2 + 0 = 1, then 1, then 1 − 2 + 5 + 2 = 6: (1 + 0 + 6) / 3.
+    close(f.value, 7.0 / 3.0);
+    close2(
+        f.gaussian_ci,
+        [-1.304_205_875_184_148_3, 5.970_872_541_850_815],
+    );
+}
+
+#[test]
+fn compensated_sum_keeps_small_terms() {
+    let mut s = Sum::default();
+    s.add(1e16);
+    for _ in 0..10 {
+        s.add(1.0);
+    }
+    s.add(-1e16);
+    assert_eq!(s.get(), 10.0);
+}

@@ -1,0 +1,18 @@
+//! Off-policy evaluation (`fb evaluate`, `vwlogs.evaluate`): how other
+//! policies would have done on the logged decisions, with the estimators
+//! and intervals of vw-estimators.
+//!
+//! - [`special`]: the quantile functions the intervals need;
+//! - [`estimators`]: constant-memory tallies and their estimates;
+//! - [`policies`]: target policies and VW prediction files;
+//! - [`run`]: the sink that feeds events to the tallies;
+//! - [`report`]: the JSON (and rows) every face shows.
+
+pub mod estimators;
+pub mod policies;
+pub mod report;
+pub mod run;
+pub mod special;
+
+pub use policies::Spec;
+pub use run::{By, Evaluation, Kind};

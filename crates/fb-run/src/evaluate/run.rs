@@ -1,0 +1,660 @@
+//! The evaluation sink: joined events become compact records where they
+//! are made; the sink takes them in log order, asks every target policy
+//! for its probability of the logged actions (a prediction file must be
+//! read in that order), and adds them to the tallies: the whole run's and
+//! each time window's.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use fb_join::{Decision, JoinedEvent, Problem};
+
+use super::estimators::{Bandit, PseudoInverse, Slots};
+use super::policies::{Choice, Predictions, Spec, Target};
+use crate::Error;
+
+/// Slots given a PDIS estimate of their own; later ones are left out (a
+/// damaged or odd log could claim thousands).
+pub const MAX_SLOTS: usize = 16;
+
+/// Records in a batch before it is handed over.
+const BATCH: usize = 4096;
+
+/// The problem types with estimates (CA is counted, not estimated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Contextual bandit.
+    Cb,
+    /// Multistep steps.
+    Multistep,
+    /// Conditional contextual bandit.
+    Ccb,
+    /// Slates.
+    Slates,
+}
+
+impl Kind {
+    /// Every kind, in report order.
+    pub const ALL: [Kind; 4] = [Kind::Cb, Kind::Multistep, Kind::Ccb, Kind::Slates];
+
+    /// The kind's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cb => "cb",
+            Kind::Multistep => "multistep",
+            Kind::Ccb => "ccb",
+            Kind::Slates => "slates",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Time windows for `--by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// Hours (UTC).
+    Hour,
+    /// Days (UTC).
+    Day,
+}
+
+impl By {
+    /// The names `--by` takes.
+    pub const NAMES: &'static [&'static str] = &["hour", "day"];
+
+    /// The window's length in seconds.
+    pub fn seconds(self) -> i64 {
+        match self {
+            By::Hour => 3600,
+            By::Day => 86_400,
+        }
+    }
+}
+
+impl std::str::FromStr for By {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "hour" => Ok(By::Hour),
+            "day" => Ok(By::Day),
+            _ => Err(format!("`{s}` is not a window: hour or day")),
+        }
+    }
+}
+
+/// The tallies of one problem type: per target policy, in the order the
+/// policies were given.
+#[derive(Debug, Clone)]
+pub struct KindTally {
+    /// Decisions estimated from.
+    pub decisions: u64,
+    /// Learnable decisions left out: a logged probability or
+    /// pass_probability of 0 (an infinite weight), or no action.
+    pub left_out: u64,
+    /// The smallest logged probability of a taken action (of any slot).
+    pub min_p: f64,
+    /// CB, multistep: every decision; CCB: the first slot.
+    pub bandit: Vec<Bandit>,
+    /// CCB: per-slot PDIS Cressie-Read.
+    pub slots: Vec<Slots>,
+    /// Slates: the pseudo-inverse estimator.
+    pub slates: Vec<PseudoInverse>,
+}
+
+impl KindTally {
+    fn new(policies: usize) -> Self {
+        Self {
+            decisions: 0,
+            left_out: 0,
+            min_p: f64::INFINITY,
+            bandit: vec![Bandit::default(); policies],
+            slots: vec![Slots::default(); policies],
+            slates: vec![PseudoInverse::default(); policies],
+        }
+    }
+}
+
+/// The tallies of a run or of one time window.
+#[derive(Debug, Clone)]
+pub struct Tallies {
+    /// Per problem type, as [`Kind::ALL`].
+    pub kinds: Vec<KindTally>,
+    /// CA decisions (not estimated).
+    pub ca: u64,
+    /// Decisions that are not learnable (skip-learn), not estimated.
+    pub not_learnable: u64,
+}
+
+impl Tallies {
+    fn new(policies: usize) -> Self {
+        Self {
+            kinds: Kind::ALL.iter().map(|_| KindTally::new(policies)).collect(),
+            ca: 0,
+            not_learnable: 0,
+        }
+    }
+
+    /// The tally of `kind`.
+    pub fn kind(&self, kind: Kind) -> Option<&KindTally> {
+        self.kinds.get(kind.index())
+    }
+}
+
+/// One slot (or a CB decision) of a record.
+#[derive(Debug, Clone, Copy)]
+struct SlotRec {
+    /// Range in the batch's actions and probabilities.
+    start: u32,
+    end: u32,
+    reward: f64,
+    baseline: u64,
+}
+
+/// One joined event, as the estimates need it.
+#[derive(Debug, Clone, Copy)]
+struct Rec {
+    kind: Option<Kind>,
+    /// Range of the id in the batch's ids.
+    id: (u32, u32),
+    seconds: i64,
+    learnable: bool,
+    p_drop: f64,
+    reward: f64,
+    /// Range in the batch's slots.
+    slots: (u32, u32),
+}
+
+/// The events of a batch.
+#[derive(Debug, Default)]
+pub struct Records {
+    recs: Vec<Rec>,
+    slots: Vec<SlotRec>,
+    actions: Vec<u64>,
+    probs: Vec<f32>,
+    ids: String,
+}
+
+fn at(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Records {
+    fn push_slot(
+        &mut self,
+        actions: impl Iterator<Item = u64>,
+        probs: &[f32],
+        reward: f32,
+        baseline: u64,
+    ) {
+        let start = at(self.actions.len());
+        self.actions.extend(actions);
+        self.probs.extend_from_slice(probs);
+        // Keep the two lists the same length whatever the log says.
+        let len = self.actions.len().min(self.probs.len());
+        self.actions.truncate(len);
+        self.probs.truncate(len);
+        self.slots.push(SlotRec {
+            start,
+            end: at(len),
+            reward: f64::from(reward),
+            baseline,
+        });
+    }
+
+    fn add(&mut self, ev: &JoinedEvent<'_>) {
+        let id_start = at(self.ids.len());
+        self.ids.push_str(&ev.event_id);
+        let slot_start = at(self.slots.len());
+        let kind = match (&ev.decision, ev.kind) {
+            (
+                Decision::Cb {
+                    actions,
+                    probabilities,
+                },
+                k,
+            ) => {
+                self.push_slot(
+                    actions.iter().copied(),
+                    probabilities,
+                    ev.original_reward,
+                    1,
+                );
+                Some(if k == Problem::Multistep {
+                    Kind::Multistep
+                } else {
+                    Kind::Cb
+                })
+            }
+            (Decision::MultiSlot { slots, baseline }, k) => {
+                for (i, s) in slots.iter().enumerate() {
+                    let base = baseline.get(i).copied().unwrap_or(0);
+                    let reward = if k == Problem::Ccb {
+                        s.original_reward
+                    } else {
+                        ev.original_reward
+                    };
+                    self.push_slot(
+                        s.actions.iter().map(|&a| u64::from(a)),
+                        &s.probabilities,
+                        reward,
+                        u64::try_from(base).unwrap_or(u64::MAX),
+                    );
+                }
+                Some(if k == Problem::Ccb {
+                    Kind::Ccb
+                } else {
+                    Kind::Slates
+                })
+            }
+            (Decision::Ca { .. }, _) => None,
+        };
+        self.recs.push(Rec {
+            kind,
+            id: (id_start, at(self.ids.len())),
+            seconds: fb_join::time::key(&ev.time).0,
+            learnable: !ev.skip_learn,
+            p_drop: f64::from(ev.pdrop()),
+            reward: f64::from(ev.original_reward),
+            slots: (slot_start, at(self.slots.len())),
+        });
+    }
+
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.slots.clear();
+        self.actions.clear();
+        self.probs.clear();
+        self.ids.clear();
+    }
+}
+
+/// Fills [`Records`].
+pub struct RecordMaker;
+
+impl fb_join::Maker for RecordMaker {
+    type Batch = Records;
+
+    fn batch(&mut self) -> Records {
+        Records::default()
+    }
+
+    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
+        batch.add(ev);
+    }
+
+    fn full(&self, batch: &Records) -> bool {
+        batch.recs.len() >= BATCH
+    }
+
+    fn clear(&mut self, batch: &mut Records) {
+        batch.clear();
+    }
+}
+
+/// A target policy with what it reads.
+struct Policy {
+    spec: Spec,
+    predictions: Option<Predictions>,
+}
+
+/// The evaluation of target policies over joined events: a
+/// [`fb_join::Sink`].
+pub struct Evaluation {
+    policies: Vec<Policy>,
+    /// The whole run's tallies.
+    pub total: Tallies,
+    by: Option<By>,
+    /// Per window start (seconds since 1970), with `--by`.
+    pub windows: BTreeMap<i64, Tallies>,
+    events: u64,
+    failure: Arc<Mutex<Option<Error>>>,
+    example: Vec<Vec<(u64, f64)>>,
+}
+
+impl Evaluation {
+    /// An evaluation of the logged policy and `specs`, with windows when
+    /// `by` says. Prediction files are opened here.
+    pub fn new(specs: &[Spec], by: Option<By>) -> Result<Self, Error> {
+        let mut policies = vec![Policy {
+            spec: Spec::Logged,
+            predictions: None,
+        }];
+        for s in specs {
+            if *s == Spec::Logged {
+                continue;
+            }
+            let predictions = match s {
+                Spec::Predictions(path) => Some(Predictions::open(path)?),
+                _ => None,
+            };
+            policies.push(Policy {
+                spec: s.clone(),
+                predictions,
+            });
+        }
+        let n = policies.len();
+        Ok(Self {
+            policies,
+            total: Tallies::new(n),
+            by,
+            windows: BTreeMap::new(),
+            events: 0,
+            failure: Arc::default(),
+            example: Vec::new(),
+        })
+    }
+
+    /// Replaces the prediction reader of policy `index` (tests, Python).
+    pub fn set_predictions(&mut self, index: usize, p: Predictions) {
+        if let Some(pol) = self.policies.get_mut(index) {
+            pol.predictions = Some(p);
+        }
+    }
+
+    /// Where the sink leaves the error that stopped a run (the pipeline
+    /// only knows its own errors).
+    pub fn failure(&self) -> Arc<Mutex<Option<Error>>> {
+        Arc::clone(&self.failure)
+    }
+
+    /// The policies' names, the logged policy first.
+    pub fn names(&self) -> Vec<String> {
+        self.policies.iter().map(|p| p.spec.to_string()).collect()
+    }
+
+    /// Events seen.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Ends the run: every prediction file must be read to its end.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        let events = self.events;
+        for p in &mut self.policies {
+            if let Some(pred) = p.predictions.as_mut() {
+                pred.finish(events)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The target of policy `i` at one event's slots, into `out`.
+    fn targets(
+        &mut self,
+        i: usize,
+        kind: Option<Kind>,
+        id: &str,
+        choices: &[Choice<'_>],
+        out: &mut Vec<Target>,
+    ) -> Result<(), Error> {
+        out.clear();
+        let index = self.events;
+        let Some(pol) = self.policies.get_mut(i) else {
+            return Ok(());
+        };
+        let wrong = |what: &str| {
+            Error::Usage(format!(
+                "the policy {} is for {what}: event {id} is a {} decision (keep only the problem \
+                 types it is for with --only)",
+                pol.spec,
+                kind.map_or("CA", |k| k.name())
+            ))
+        };
+        match &pol.spec {
+            Spec::Logged => out.extend(choices.iter().map(Choice::logged)),
+            Spec::Baseline => out.extend(choices.iter().map(|c| c.always(c.baseline))),
+            Spec::Uniform => out.extend(choices.iter().map(Choice::uniform)),
+            Spec::Constant(k) => {
+                if !matches!(kind, Some(Kind::Cb | Kind::Multistep)) {
+                    return Err(wrong("CB and multistep decisions"));
+                }
+                out.extend(choices.iter().map(|c| {
+                    let a = if c.actions.contains(k) { *k } else { 1 };
+                    c.always(a)
+                }));
+            }
+            Spec::Given(_) => {
+                return Err(Error::Usage(format!(
+                    "the policy {} gives its probabilities through add_given, not along a run",
+                    pol.spec
+                )))
+            }
+            Spec::Predictions(_) => {
+                if matches!(kind, None | Some(Kind::Slates)) {
+                    return Err(wrong("CB, multistep and CCB decisions"));
+                }
+                let Some(pred) = pol.predictions.as_mut() else {
+                    return Ok(());
+                };
+                let line = pred.next_example(id, index, choices.len(), &mut self.example)?;
+                for (c, dist) in choices.iter().zip(&self.example) {
+                    // CB ids count from 1, VW's action indices from 0.
+                    let shift = u64::from(matches!(kind, Some(Kind::Cb | Kind::Multistep)));
+                    let offered = match kind {
+                        Some(Kind::Ccb) => choices.first().map_or(0, |f| f.actions.len()),
+                        _ => c.actions.len(),
+                    } as u64;
+                    if let Some(&(a, _)) = dist.iter().find(|(a, _)| *a >= offered) {
+                        return Err(Error::Usage(format!(
+                            "{} line {line} (event {id}): action {a} is not among the event's \
+                             {offered} actions (VW counts them from 0)",
+                            pred.path()
+                        )));
+                    }
+                    let shifted: Vec<(u64, f64)> =
+                        dist.iter().map(|&(a, q)| (a + shift, q)).collect();
+                    out.push(c.distribution(&shifted));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one learnable CB or multistep decision whose target
+    /// probabilities the caller gives (a Python callable): its time, the
+    /// logged probability of the action taken, its reward, the drop
+    /// probability, and per policy after the logged one that policy's
+    /// probability of the logged action.
+    pub fn add_given(
+        &mut self,
+        kind: Kind,
+        seconds: i64,
+        p_log: f32,
+        reward: f64,
+        p_drop: f64,
+        given: &[f64],
+    ) -> Result<(), Error> {
+        if !matches!(kind, Kind::Cb | Kind::Multistep) {
+            return Err(Error::Usage(format!(
+                "probabilities given by the caller are for CB and multistep decisions, not {}",
+                kind.name()
+            )));
+        }
+        if given.len() + 1 != self.policies.len() {
+            return Err(Error::Usage(format!(
+                "{} probabilities given for {} policies",
+                given.len(),
+                self.policies.len() - 1
+            )));
+        }
+        if let Some(q) = given.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+            return Err(Error::Usage(format!("{q} is not a probability (0 to 1)")));
+        }
+        let rec = Rec {
+            kind: Some(kind),
+            id: (0, 0),
+            seconds,
+            learnable: true,
+            p_drop,
+            reward,
+            slots: (0, 1),
+        };
+        let slots = [SlotRec {
+            start: 0,
+            end: 1,
+            reward,
+            baseline: 1,
+        }];
+        let probs = [p_log];
+        let choices = [Choice {
+            actions: &[1],
+            probabilities: &probs,
+            baseline: 1,
+        }];
+        let mut targets = vec![vec![Target {
+            p: f64::from(p_log),
+            unsupported: 0.0,
+        }]];
+        targets.extend(given.iter().map(|&p| {
+            vec![Target {
+                p,
+                unsupported: 0.0,
+            }]
+        }));
+        self.events += 1;
+        let window = self
+            .by
+            .map(|by| seconds.div_euclid(by.seconds()) * by.seconds());
+        let n = self.policies.len();
+        add(&mut self.total, &rec, &slots, &choices, &targets);
+        if let Some(w) = window {
+            let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
+            add(t, &rec, &slots, &choices, &targets);
+        }
+        Ok(())
+    }
+
+    fn take_one(
+        &mut self,
+        b: &Records,
+        rec: &Rec,
+        targets: &mut Vec<Vec<Target>>,
+    ) -> Result<(), Error> {
+        let id = b
+            .ids
+            .get(rec.id.0 as usize..rec.id.1 as usize)
+            .unwrap_or("");
+        let slots = b
+            .slots
+            .get(rec.slots.0 as usize..rec.slots.1 as usize)
+            .unwrap_or(&[]);
+        let choices: Vec<Choice<'_>> = slots
+            .iter()
+            .map(|s| Choice {
+                actions: b
+                    .actions
+                    .get(s.start as usize..s.end as usize)
+                    .unwrap_or(&[]),
+                probabilities: b.probs.get(s.start as usize..s.end as usize).unwrap_or(&[]),
+                baseline: s.baseline,
+            })
+            .collect();
+        targets.resize_with(self.policies.len(), Vec::new);
+        for (i, t) in targets.iter_mut().enumerate() {
+            self.targets(i, rec.kind, id, &choices, t)?;
+        }
+        self.events += 1;
+        let window = self
+            .by
+            .map(|by| rec.seconds.div_euclid(by.seconds()) * by.seconds());
+        let n = self.policies.len();
+        let add = |t: &mut Tallies| add(t, rec, slots, &choices, targets);
+        add(&mut self.total);
+        if let Some(w) = window {
+            add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
+        }
+        Ok(())
+    }
+}
+
+/// Adds one event to `t`.
+fn add(
+    t: &mut Tallies,
+    rec: &Rec,
+    slots: &[SlotRec],
+    choices: &[Choice<'_>],
+    targets: &[Vec<Target>],
+) {
+    let Some(kind) = rec.kind else {
+        t.ca += 1;
+        return;
+    };
+    if !rec.learnable {
+        t.not_learnable += 1;
+        return;
+    }
+    let Some(k) = t.kinds.get_mut(kind.index()) else {
+        return;
+    };
+    let p_logs: Vec<f64> = choices
+        .iter()
+        .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p)))
+        .collect();
+    // NaN fails both tests: left out too.
+    let usable = p_logs.iter().all(|&p| p > 0.0) && rec.p_drop < 1.0;
+    if choices.is_empty() || !usable {
+        k.left_out += 1;
+        return;
+    }
+    k.decisions += 1;
+    k.min_p = p_logs.iter().fold(k.min_p, |m, &p| m.min(p));
+    for (i, ts) in targets.iter().enumerate() {
+        match kind {
+            Kind::Cb | Kind::Multistep | Kind::Ccb => {
+                if let (Some(b), Some(t), Some(s), Some(&p)) = (
+                    k.bandit.get_mut(i),
+                    ts.first(),
+                    slots.first(),
+                    p_logs.first(),
+                ) {
+                    b.add(p, s.reward, t.p, rec.p_drop, t.unsupported);
+                }
+                if kind == Kind::Ccb {
+                    let per: Vec<(f64, f64, f64)> = p_logs
+                        .iter()
+                        .zip(slots)
+                        .zip(ts)
+                        .map(|((&p, s), t)| (p, s.reward, t.p))
+                        .collect();
+                    if let Some(s) = k.slots.get_mut(i) {
+                        s.add(&per, rec.p_drop, MAX_SLOTS);
+                    }
+                }
+            }
+            Kind::Slates => {
+                let per: Vec<(f64, f64)> = p_logs.iter().zip(ts).map(|(&p, t)| (p, t.p)).collect();
+                if let Some(s) = k.slates.get_mut(i) {
+                    s.add(&per, rec.reward);
+                }
+            }
+        }
+    }
+}
+
+impl fb_join::Sink for Evaluation {
+    type Batch = Records;
+    type Maker = RecordMaker;
+
+    fn maker(&self) -> RecordMaker {
+        RecordMaker
+    }
+
+    fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
+        let mut targets = Vec::new();
+        for rec in &batch.recs {
+            if let Err(e) = self.take_one(batch, rec, &mut targets) {
+                if let Ok(mut f) = self.failure.lock() {
+                    f.get_or_insert(e);
+                }
+                return Err(fb_join::Error::Write {
+                    written: 0,
+                    source: std::io::Error::other("the evaluation stopped"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
