@@ -12,7 +12,8 @@
 //! - the one driver that feeds inputs to a pipeline ([`drive`]), what it
 //!   reports ([`report`]), indexes beside logs ([`sidecar`]), lookups
 //!   through them ([`lookup`]);
-//! - statistics and estimates ([`stats`], [`estimate`]).
+//! - statistics and estimates ([`stats`], [`estimate`]), and the health
+//!   report page built from the same sums ([`health`]).
 //!
 //! It never prints: what a run has to say goes to an
 //! [`report::Observer`], and errors are [`Error`]s.
@@ -41,6 +42,7 @@ pub mod drive;
 pub mod error;
 pub mod estimate;
 pub mod gen;
+pub mod health;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;
