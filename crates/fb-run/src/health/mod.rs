@@ -13,12 +13,14 @@
 //! - [`actions`]: the chosen actions, per problem type and slot;
 //! - [`delays`]: the time from decision to outcome;
 //! - [`config`]: the configurations checkpoints put in force;
+//! - [`header`]: the page's header and the problems found;
 //! - [`page`]: the page itself ([`page::render`]), its charts drawn by the
 //!   vendored uPlot (`assets/uplot/`), every chart with its table.
 
 pub mod actions;
 pub mod config;
 pub mod delays;
+pub mod header;
 pub mod html;
 pub mod page;
 pub mod propensity;

@@ -14,9 +14,6 @@ use super::{config, delays, propensity, Health};
 use crate::report::RunReport;
 use crate::stats::report_json;
 
-/// Problems listed in full at most (all are counted).
-const MAX_PROBLEMS: usize = 100;
-
 /// Top actions listed per group.
 const TOP_ACTIONS: usize = 10;
 
@@ -57,7 +54,7 @@ pub fn render(run: &Run<'_>, health: Health) -> (String, Value) {
     let report = stats(run, &health);
     let mut body = String::new();
     let mut charts = Vec::new();
-    header(&mut body, run, &report);
+    super::header::header(&mut body, run, &report);
     if run.run.logs > 0 {
         let Health {
             timeline,
@@ -67,6 +64,7 @@ pub fn render(run: &Run<'_>, health: Health) -> (String, Value) {
             ..
         } = health;
         let (width, windows) = timeline.shown();
+        let windows = every_window(width, windows);
         over_time(&mut body, &mut charts, width, &windows);
         rewards(&mut body, &mut charts, &report, width, &windows);
         propensity_section(&mut body, &mut charts, &propensities);
@@ -93,191 +91,6 @@ pub fn render(run: &Run<'_>, health: Health) -> (String, Value) {
     (page(&title, &body, &charts), report)
 }
 
-fn card(out: &mut String, label: &str, value: &str, note: &str) {
-    let _ = write!(
-        out,
-        "<div class=\"card\"><small>{}</small><b>{value}</b><small>{}</small></div>",
-        esc(label),
-        esc(note)
-    );
-}
-
-fn header(out: &mut String, run: &Run<'_>, r: &Value) {
-    let _ = write!(out, "<h1>Loop health</h1><p>Inputs: ");
-    let names: Vec<String> = run
-        .run
-        .starts
-        .iter()
-        .map(|(_, n)| format!("<code>{}</code>", esc(n)))
-        .collect();
-    match names.is_empty() {
-        true => out.push_str("none read"),
-        false => out.push_str(&names.join(", ")),
-    }
-    let _ = write!(
-        out,
-        " ({} given, {} read as logs, {} bytes).</p>",
-        stat(r, "inputs"),
-        stat(r, "logs"),
-        stat(r, "bytes")
-    );
-    if run.run.logs == 0 {
-        out.push_str(
-            "<p class=\"problem\" data-missing>No input is a joined log (each is empty or \
-             not a log): there is nothing to show. Check the paths given.</p>",
-        );
-        problems(out, run, r);
-        return;
-    }
-    match (at(r, "first.time"), at(r, "last.time")) {
-        (Value::String(_), Value::String(_)) => {
-            let _ = write!(
-                out,
-                "<p>Decisions from {} to {} (UTC, event time).</p>",
-                stat(r, "first.time"),
-                stat(r, "last.time")
-            );
-        }
-        _ => missing(
-            out,
-            "No decision was kept: the log has no time range to show.",
-        ),
-    }
-    out.push_str("<div class=\"grid\">");
-    let messages: u64 = at(r, "messages")
-        .as_object()
-        .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
-    card(out, "messages", &messages.to_string(), "of every type");
-    card(
-        out,
-        "decisions joined",
-        &stat(r, "joined"),
-        "one DSJSON line each",
-    );
-    card(out, "kept", &stat(r, "kept"), "after the filters");
-    card(out, "learnable", &stat(r, "learnable"), "not skip-learn");
-    card(
-        out,
-        "outcomes",
-        &stat(r, "outcomes"),
-        "that count, activations included",
-    );
-    let skipped: u64 = at(r, "skipped_by_reason")
-        .as_object()
-        .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
-    card(out, "skipped", &skipped.to_string(), "events, all reasons");
-    out.push_str("</div>");
-    let _ = write!(
-        out,
-        "<table><tr><th>events read</th><td>{}</td></tr><tr><th>filtered out</th><td>{}</td></tr>\
-         <tr><th>not learnable (skip-learn)</th><td>{}</td></tr><tr><th>of which activations</th>\
-         <td>{}</td></tr><tr><th>cost sum (cost = -reward)</th><td>{}</td></tr></table>",
-        stat(r, "events_read"),
-        stat(r, "filtered_out"),
-        stat(r, "not_learnable"),
-        stat(r, "activations"),
-        stat(r, "cost_sum")
-    );
-    if let Some(kinds) = at(r, "by_problem_type").as_object() {
-        out.push_str(
-            "<table><thead><tr><th>problem type</th><th>decisions</th><th>learnable</th>\
-             <th>reward sum</th><th>mean reward</th></tr></thead><tbody>",
-        );
-        for k in kinds.keys() {
-            let p = format!("by_problem_type.{k}");
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(k),
-                stat(r, &format!("{p}.events")),
-                stat(r, &format!("{p}.learnable")),
-                stat(r, &format!("{p}.reward_sum")),
-                stat(r, &format!("{p}.reward_mean"))
-            );
-        }
-        out.push_str("</tbody></table>");
-    }
-    if let Some(msgs) = at(r, "messages").as_object() {
-        out.push_str("<details><summary>Messages by type</summary><table>");
-        for k in msgs.keys() {
-            let _ = write!(
-                out,
-                "<tr><th>{}</th><td>{}</td></tr>",
-                esc(k),
-                stat(r, &format!("messages.{k}"))
-            );
-        }
-        out.push_str("</table></details>");
-    }
-    problems(out, run, r);
-}
-
-fn problems(out: &mut String, run: &Run<'_>, r: &Value) {
-    out.push_str("<h2>Problems found</h2>");
-    let skipped = at(r, "skipped_by_reason").as_object();
-    let diags = run.joiner.diagnostics();
-    if run.run.damage.is_empty() && skipped.is_none_or(|s| s.is_empty()) && diags.total() == 0 {
-        out.push_str("<p class=\"ok\">No damage, no event skipped, no problem found.</p>");
-        return;
-    }
-    if !run.run.damage.is_empty() {
-        out.push_str(
-            "<p class=\"problem\">Damaged inputs (what was read before the damage is \
-             counted):</p><table><thead><tr><th>input</th><th>byte offset</th><th>message</th>\
-             <th>what</th></tr></thead><tbody>",
-        );
-        for d in &run.run.damage {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&d.input),
-                d.offset.map_or("-".into(), |o| o.to_string()),
-                d.message_index.map_or("-".into(), |o| o.to_string()),
-                esc(&d.why)
-            );
-        }
-        out.push_str("</tbody></table>");
-    }
-    if let Some(s) = skipped.filter(|s| !s.is_empty()) {
-        out.push_str(
-            "<table><thead><tr><th>skipped or found, by reason</th><th>count</th></tr>\
-             </thead><tbody>",
-        );
-        for k in s.keys() {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td></tr>",
-                esc(k),
-                stat(r, &format!("skipped_by_reason.{k}"))
-            );
-        }
-        out.push_str("</tbody></table>");
-    }
-    let kept = diags.kept();
-    if !kept.is_empty() {
-        let _ = write!(
-            out,
-            "<details><summary>Where: the first {} problems</summary><table><thead><tr>\
-             <th>input</th><th>byte offset</th><th>message</th><th>event id</th><th>reason</th>\
-             <th>what</th></tr></thead><tbody>",
-            kept.len().min(MAX_PROBLEMS)
-        );
-        for (i, d) in kept.iter().enumerate().take(MAX_PROBLEMS) {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(run.run.file_of(i).unwrap_or("-")),
-                d.offset,
-                d.message,
-                esc(d.event_id.as_deref().unwrap_or("-")),
-                esc(d.kind.name()),
-                esc(&d.detail)
-            );
-        }
-        out.push_str("</tbody></table></details>");
-    }
-}
-
 /// A window's name: its start, to the minute or the day.
 fn window_label(start: i64, width: i64) -> String {
     let days = start.div_euclid(86_400);
@@ -301,12 +114,31 @@ fn width_name(width: i64) -> String {
     }
 }
 
-fn over_time(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    width: i64,
-    windows: &BTreeMap<i64, Window>,
-) {
+/// Every window from the first to the last, those without a decision
+/// too (`None`), so that charts show gaps where there were none: at most
+/// [`super::timeline::SHOWN_WINDOWS`] and one, as the width is chosen.
+fn every_window(width: i64, mut windows: BTreeMap<i64, Window>) -> Slots {
+    let (Some(&first), Some(&last)) = (windows.keys().next(), windows.keys().next_back()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut start = first;
+    while start <= last {
+        out.push((start, windows.remove(&start)));
+        // A window start past the last kept one would overflow only for
+        // times near the end of i64: stop there.
+        match start.checked_add(width) {
+            Some(next) => start = next,
+            None => break,
+        }
+    }
+    out
+}
+
+/// Windows in order, each with its start and what it holds, if anything.
+type Slots = Vec<(i64, Option<Window>)>;
+
+fn over_time(out: &mut String, charts: &mut Vec<Chart>, width: i64, windows: &Slots) {
     out.push_str("<h2>Decisions and outcomes over time</h2>");
     if windows.is_empty() {
         missing(out, "No decision was kept: nothing to show over time.");
@@ -317,8 +149,9 @@ fn over_time(
         "<p>Per {} (UTC, by each decision's time).",
         width_name(width)
     );
-    let decisions: u64 = windows.values().map(|w| w.decisions).sum();
-    let outcomes: u64 = windows.values().map(|w| w.outcomes).sum();
+    let held = || windows.iter().filter_map(|(_, w)| w.as_ref());
+    let decisions: u64 = held().map(|w| w.decisions).sum();
+    let outcomes: u64 = held().map(|w| w.outcomes).sum();
     let _ = write!(
         out,
         " In all: {} decisions kept, {} outcomes.</p>",
@@ -331,10 +164,13 @@ fn over_time(
             "Every decision falls in one window: a chart needs two; the table has the one.",
         );
     }
-    let x: Vec<f64> = windows.keys().map(|&s| s as f64).collect();
+    let x: Vec<f64> = windows.iter().map(|&(s, _)| s as f64).collect();
     let series = |label: &str, color, f: &dyn Fn(&Window) -> f64| Series {
         label: label.into(),
-        values: windows.values().map(|w| Some(f(w))).collect(),
+        values: windows
+            .iter()
+            .map(|(_, w)| Some(w.as_ref().map_or(0.0, f)))
+            .collect(),
         color,
         dashed: false,
     };
@@ -342,7 +178,10 @@ fn over_time(
         id: "decisions-over-time".into(),
         kind: Kind::Time,
         title: format!("Decisions and outcomes per {}", width_name(width)),
-        labels: windows.keys().map(|&s| window_label(s, width)).collect(),
+        labels: windows
+            .iter()
+            .map(|&(s, _)| window_label(s, width))
+            .collect(),
         x,
         series: vec![
             series("decisions", BLUE, &|w| w.decisions as f64),
@@ -368,20 +207,17 @@ fn estimate_of<'a>(c: &'a Value, key: &str) -> &'a Value {
     }
 }
 
-fn rewards(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    r: &Value,
-    width: i64,
-    windows: &BTreeMap<i64, Window>,
-) {
+fn rewards(out: &mut String, charts: &mut Vec<Chart>, r: &Value, width: i64, windows: &Slots) {
     out.push_str("<h2>Reward over time</h2>");
     if windows.is_empty() {
         missing(out, "No decision was kept: no reward to show.");
         return;
     }
-    let labels: Vec<String> = windows.keys().map(|&s| window_label(s, width)).collect();
-    let x: Vec<f64> = windows.keys().map(|&s| s as f64).collect();
+    let labels: Vec<String> = windows
+        .iter()
+        .map(|&(s, _)| window_label(s, width))
+        .collect();
+    let x: Vec<f64> = windows.iter().map(|&(s, _)| s as f64).collect();
     let mean = Chart {
         id: "reward-over-time".into(),
         kind: Kind::Time,
@@ -394,8 +230,12 @@ fn rewards(
         series: vec![Series {
             label: "mean reward".into(),
             values: windows
-                .values()
-                .map(|w| (w.decisions > 0).then(|| w.reward_sum / w.decisions as f64))
+                .iter()
+                .map(|(_, w)| {
+                    w.as_ref()
+                        .filter(|w| w.decisions > 0)
+                        .map(|w| w.reward_sum / w.decisions as f64)
+                })
                 .collect(),
             color: BLUE,
             dashed: false,
@@ -425,7 +265,10 @@ fn rewards(
         return;
     }
     estimates_table(out, r, &kinds);
-    let per_window: Vec<Value> = windows.values().map(|w| w.estimators.json()).collect();
+    let per_window: Vec<Value> = windows
+        .iter()
+        .map(|(_, w)| w.as_ref().map_or(Value::Null, |w| w.estimators.json()))
+        .collect();
     for key in &kinds {
         let pick = |what: &str, end: Option<usize>| -> Vec<Option<f64>> {
             per_window

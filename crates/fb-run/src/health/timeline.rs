@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(total, MAX_WINDOWS as u64 + 50);
         assert!(t.windows.len() <= MAX_WINDOWS);
         let (width, shown) = t.shown();
-        assert_eq!(width, 3600, "450 minutes are shown by the hour");
-        assert_eq!(shown.len(), 8);
+        assert_eq!(width, 600, "450 minutes are shown by 10 minutes");
+        assert_eq!(shown.len(), 45);
     }
 }
