@@ -29,7 +29,11 @@
       height: 260,
       series: series,
       legend: { show: true },
-      scales: { x: bars ? { time: false, range: [-0.5, c.x.length - 0.5] } : { time: true } },
+      scales: bars ? {
+        x: { time: false, range: [-0.5, c.x.length - 0.5] },
+        // Counts: bars start at zero, or their heights would mislead.
+        y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } }
+      } : { x: { time: true } },
       axes: [
         bars ? {
           splits: function () { return c.x; },
@@ -37,8 +41,17 @@
             return splits.map(function (i) { return c.labels[i] === undefined ? "" : c.labels[i]; });
           },
           rotate: -30,
-          size: 70
-        } : {},
+          size: 100
+        } : {
+          // UTC, 24 hours: times within two days, dates beyond.
+          values: function (u, splits) {
+            var span = c.x[c.x.length - 1] - c.x[0];
+            return splits.map(function (s) {
+              var iso = new Date(s * 1e3).toISOString();
+              return span < 2 * 86400 ? iso.slice(11, 16) : iso.slice(0, 10);
+            });
+          }
+        },
         { size: 60 }
       ]
     };

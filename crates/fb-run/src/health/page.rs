@@ -550,12 +550,12 @@ fn config_section(out: &mut String, run: &Run<'_>) {
     }
     let _ = write!(
         out,
-        "<p>{} checkpoints read; the first, and each that changed the configuration:</p>\
+        "<p>{} read; the first, and each that changed the configuration:</p>\
          <table><thead><tr><th>input</th><th>byte offset</th><th>message</th>\
          <th>after decisions</th><th>last decision before</th><th>problem type</th>\
          <th>reward function</th><th>default reward</th><th>learning mode</th>\
          <th>client time</th></tr></thead><tbody>",
-        history.checkpoints
+        crate::plural(history.checkpoints, "checkpoint")
     );
     for c in &rows {
         let _ = write!(
