@@ -184,3 +184,41 @@ impl ConfigHistory {
         }
     }
 }
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    fn change(config: LoopConfig, offset: u64) -> ConfigChange {
+        ConfigChange {
+            offset,
+            message: offset,
+            decisions_before: 0,
+            last_before: None,
+            config,
+        }
+    }
+
+    #[test]
+    fn keeps_the_first_checkpoint_and_changes_bounded() {
+        let base = LoopConfig::new(&Overrides::default());
+        let mut h = ConfigHistory::default();
+        // The first checkpoint is kept even when it changes nothing.
+        h.note(&base, change(base, 1));
+        h.note(&base, change(base, 2));
+        assert_eq!((h.changes.len(), h.checkpoints), (1, 2));
+        let mut other = base;
+        other.default_reward = 1.0;
+        h.note(&base, change(other, 3));
+        assert_eq!(h.changes.last().map(|c| c.offset), Some(3));
+        for i in 0..(MAX_CHANGES as u64 + 10) {
+            let (before, after) = match i % 2 {
+                0 => (other, base),
+                _ => (base, other),
+            };
+            h.note(&before, change(after, 10 + i));
+        }
+        assert_eq!(h.changes.len(), MAX_CHANGES);
+        assert_eq!(h.left_out, 12);
+    }
+}
