@@ -285,7 +285,7 @@ fn report(
 ) -> PyResult<(String, String)> {
     let window = match join_window {
         None => None,
-        Some(w) if w.is_finite() && w >= 0.0 && w < 1e12 => Some((w * 1e6) as i64),
+        Some(w) if (0.0..1e12).contains(&w) => Some((w * 1e6) as i64),
         Some(w) => {
             return Err(PyValueError::new_err(format!(
                 "join_window: {w} is not a number of seconds from 0 to 10^12"
