@@ -243,7 +243,10 @@ fn report_marks_the_join_window_and_checkpoints() {
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("Join window: 1 s"), "no window in the page");
     assert!(html.contains("class=\"mark\""), "no marked bin");
-    assert!(html.contains("2 checkpoints read"), "no configuration table");
+    assert!(
+        html.contains("2 checkpoints read"),
+        "no configuration table"
+    );
     // An existing page is not replaced without --force.
     let again = fb(&["report", "-o", p(&out), p(&log)]);
     assert_eq!(again.code, 2, "{}", again.stderr);
