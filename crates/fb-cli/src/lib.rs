@@ -13,6 +13,7 @@ pub mod join;
 pub mod joinargs;
 pub mod progress;
 pub mod repair;
+pub mod report;
 pub mod sample;
 pub mod say;
 pub mod split;

@@ -1,7 +1,8 @@
 //! `fb`: the command-line face of the toolkit. Only this crate prints.
 
 use fb_cli::{
-    convert, evaluate, export, gen, index, inspect, join, repair, sample, split, stats, validate,
+    convert, evaluate, export, gen, index, inspect, join, repair, report, sample, split, stats,
+    validate,
     Global,
 };
 
@@ -15,7 +16,7 @@ use clap::{Parser, Subcommand};
     name = "fb",
     version,
     about = "Tools for Vowpal Wabbit joined binary logs (schema v2): convert to DSJSON, export \
-             to Parquet, count and estimate, check and repair, index, sample and split, join \
+             to Parquet, count and estimate, report a loop's health, check and repair, index, sample and split, join \
              raw client streams, generate synthetic logs",
     long_about = None,
     after_help = "Example:\n  fb convert tests/data/valid_joined_logs/cb_simple.log -o out.dsjson\n  \
@@ -102,6 +103,14 @@ enum Command {
     #[command(after_help = "Examples:\n  fb stats tests/data/valid_joined_logs/\n  \
         fb stats --json tests/data/valid_joined_logs/cb_simple.log")]
     Stats(stats::Args),
+    /// One self-contained HTML page showing a loop's health: traffic,
+    /// rewards and the baseline's estimate over time, propensities,
+    /// actions, outcome delays, configuration (the figures of `fb stats`).
+    #[command(
+        after_help = "Examples:\n  fb report tests/data/valid_joined_logs/ -o report.html\n  \
+        fb report --join-window 10m --since 2021-05-18 big.fb -o report.html"
+    )]
+    Report(report::Args),
     /// Check logs end to end and list every problem with where it is.
     /// Exit 0 clean or warnings only, 1 errors found (with --strict,
     /// warnings too), 2 usage or I/O error.
@@ -134,6 +143,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => sample::run(&args, &cli.global),
         Command::Split(args) => split::run(&args, &cli.global),
         Command::Stats(args) => stats::run(&args, &cli.global),
+        Command::Report(args) => report::run(&args, &cli.global),
         Command::Validate(args) => validate::run(&args, &cli.global),
         Command::Repair(args) => repair::run(&args, &cli.global),
     };

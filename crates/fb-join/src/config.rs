@@ -134,3 +134,91 @@ impl LoopConfig {
         self.problem_type.is_some() || self.problem_type_unknown
     }
 }
+
+/// A configuration a CHECKPOINT put in force, and where: what `fb report`
+/// shows as the loop's configuration over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfigChange {
+    /// Byte offset of the CHECKPOINT message in its input.
+    pub offset: u64,
+    /// Index of that message in its input.
+    pub message: u64,
+    /// Decisions the joiner had joined before it (on one thread, every
+    /// one before it in the log).
+    pub decisions_before: u64,
+    /// Time of the last decision joined before it, if any.
+    pub last_before: Option<fb_schema::TimeStamp>,
+    /// The configuration from then on.
+    pub config: LoopConfig,
+}
+
+/// Changes kept at most: a log that changes its configuration at every
+/// message must not make the history grow with it.
+pub const MAX_CHANGES: usize = 256;
+
+/// The configurations checkpoints put in force, in log order: the first
+/// checkpoint, and every one that changed something; the first
+/// [`MAX_CHANGES`] kept, the rest counted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigHistory {
+    /// The changes kept.
+    pub changes: Vec<ConfigChange>,
+    /// Checkpoints read (whether they changed anything or not).
+    pub checkpoints: u64,
+    /// Changes after the first [`MAX_CHANGES`], not kept.
+    pub left_out: u64,
+}
+
+impl ConfigHistory {
+    /// Notes a checkpoint that put `change.config` in force; `before` is
+    /// the configuration it replaced.
+    pub(crate) fn note(&mut self, before: &LoopConfig, change: ConfigChange) {
+        self.checkpoints += 1;
+        if self.checkpoints > 1 && *before == change.config {
+            return;
+        }
+        if self.changes.len() < MAX_CHANGES {
+            self.changes.push(change);
+        } else {
+            self.left_out += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    fn change(config: LoopConfig, offset: u64) -> ConfigChange {
+        ConfigChange {
+            offset,
+            message: offset,
+            decisions_before: 0,
+            last_before: None,
+            config,
+        }
+    }
+
+    #[test]
+    fn keeps_the_first_checkpoint_and_changes_bounded() {
+        let base = LoopConfig::new(&Overrides::default());
+        let mut h = ConfigHistory::default();
+        // The first checkpoint is kept even when it changes nothing.
+        h.note(&base, change(base, 1));
+        h.note(&base, change(base, 2));
+        assert_eq!((h.changes.len(), h.checkpoints), (1, 2));
+        let mut other = base;
+        other.default_reward = 1.0;
+        h.note(&base, change(other, 3));
+        assert_eq!(h.changes.last().map(|c| c.offset), Some(3));
+        for i in 0..(MAX_CHANGES as u64 + 10) {
+            let (before, after) = match i % 2 {
+                0 => (other, base),
+                _ => (base, other),
+            };
+            h.note(&before, change(after, 10 + i));
+        }
+        assert_eq!(h.changes.len(), MAX_CHANGES);
+        assert_eq!(h.left_out, 12);
+    }
+}

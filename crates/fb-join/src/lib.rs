@@ -53,7 +53,7 @@ use fb_format::Position;
 use std::io::{Read, Write};
 
 pub use caches::CacheCounts;
-pub use config::{LearningMode, LoopConfig, Overrides};
+pub use config::{ConfigChange, ConfigHistory, LearningMode, LoopConfig, Overrides};
 pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};

@@ -273,6 +273,57 @@ fn stats(
     Ok(text)
 }
 
+/// The `fb report` page and the `fb stats --json` report it shows, as
+/// (HTML, JSON text); see `vwlogs.report`. `join_window` in seconds.
+#[pyfunction]
+#[pyo3(signature = (source, options, join_window=None))]
+fn report(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    options: &Bound<'_, PyDict>,
+    join_window: Option<f64>,
+) -> PyResult<(String, String)> {
+    let window = match join_window {
+        None => None,
+        Some(w) if (0.0..1e12).contains(&w) => Some((w * 1e6) as i64),
+        Some(w) => {
+            return Err(PyValueError::new_err(format!(
+                "join_window: {w} is not a number of seconds from 0 to 10^12"
+            )))
+        }
+    };
+    let opts = options::parse(options)?;
+    let sources = source::sources(source)?;
+    let cancel = interrupt::Cancel::default();
+    let ((page, stop), interrupted) = interrupt::run(py, &cancel, || {
+        let filter = opts.filter.clone();
+        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
+        // One thread, as `fb report` and `fb stats`: the same sums.
+        let sink = fb_run::health::HealthSink::new(window);
+        let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
+        let mut report = fb_run::report::RunReport::default();
+        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
+        let filtered = pipeline.filtered();
+        let (joiner, sink) = pipeline.finish();
+        let run = fb_run::health::page::Run {
+            inputs: sources.len(),
+            run: &report,
+            joiner: &joiner,
+            filtered,
+        };
+        let (html, json) = fb_run::health::page::render(&run, sink.into_health());
+        ((html, json.to_string()), stop)
+    })?;
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
+    // As `stats`: damage raises (with where it is) unless `recover`.
+    if let Some(stop) = &stop {
+        return Err(stop_error(py, stop));
+    }
+    Ok(page)
+}
+
 /// The `fb evaluate --json` report and its rows, as JSON text
 /// (`{"report": ..., "rows": [...]}`); see `vwlogs.evaluate`.
 #[pyfunction]
@@ -451,6 +502,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_class::<GivenEvaluation>()?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(schema_capsule_py, m)?)?;
     Ok(())

@@ -13,7 +13,8 @@
 //!   reports ([`report`]), indexes beside logs ([`sidecar`]), lookups
 //!   through them ([`lookup`]);
 //! - statistics and estimates ([`stats`], [`estimate`]), off-policy
-//!   evaluation ([`evaluate`]).
+//!   evaluation ([`evaluate`]), and the health report page built from the
+//!   same sums ([`health`]).
 //!
 //! It never prints: what a run has to say goes to an
 //! [`report::Observer`], and errors are [`Error`]s.
@@ -43,6 +44,7 @@ pub mod error;
 pub mod estimate;
 pub mod evaluate;
 pub mod gen;
+pub mod health;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;

@@ -122,6 +122,9 @@ pub struct RunReport {
     /// Where each input's diagnostics start among the joiner's kept ones,
     /// and its name: diagnostics of multi-input runs name their file.
     pub starts: Vec<(usize, String)>,
+    /// Where each input's configuration changes start among the joiner's
+    /// ([`Joiner::config_history`]), in the order of `starts`.
+    pub config_starts: Vec<usize>,
     /// What recovery salvaged from damaged REGULAR messages, per input
     /// (`fb_format::salvage`).
     pub salvaged: Vec<(String, SalvageReport)>,
@@ -135,6 +138,8 @@ impl RunReport {
     pub fn begin(&mut self, name: String, joiner: &Joiner) {
         self.input_start = 0;
         self.starts.push((joiner.diagnostics().kept().len(), name));
+        self.config_starts
+            .push(joiner.config_history().changes.len());
     }
 
     /// Notes that the input `name` starts, where its diagnostics start to
@@ -158,6 +163,14 @@ impl RunReport {
     /// came from.
     pub fn file_of(&self, index: usize) -> Option<&str> {
         let at = self.starts.partition_point(|(start, _)| *start <= index);
+        at.checked_sub(1)
+            .and_then(|k| self.starts.get(k))
+            .map(|(_, name)| name.as_str())
+    }
+
+    /// The input that configuration change number `index` came from.
+    pub fn file_of_change(&self, index: usize) -> Option<&str> {
+        let at = self.config_starts.partition_point(|start| *start <= index);
         at.checked_sub(1)
             .and_then(|k| self.starts.get(k))
             .map(|(_, name)| name.as_str())

@@ -50,7 +50,8 @@ pub struct Estimators {
 }
 
 impl Estimators {
-    fn merge(&mut self, o: &Self) {
+    /// Adds the decisions of another, as if added here.
+    pub fn merge(&mut self, o: &Self) {
         self.cb.merge(&o.cb);
         self.multistep.merge(&o.multistep);
         self.slates.merge(&o.slates);
@@ -68,7 +69,8 @@ impl Estimators {
         }
     }
 
-    fn add(&mut self, ev: &JoinedEvent) {
+    /// Adds one kept event.
+    pub fn add(&mut self, ev: &JoinedEvent) {
         let Some(p_drop) = p_drop(ev) else {
             let estimated = !matches!(ev.decision, Decision::Ca { .. });
             self.zero_pass += u64::from(!ev.skip_learn && estimated);
@@ -142,7 +144,8 @@ impl Estimators {
         }
     }
 
-    fn json(&self) -> Value {
+    /// The estimates, as the report's `counterfactual` shows them.
+    pub fn json(&self) -> Value {
         let mut by = serde_json::Map::new();
         for (name, e) in [("cb", &self.cb), ("multistep", &self.multistep)] {
             if e.count() > 0 {

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
 use fb_schema::{PayloadType, TimeStamp};
 
-use crate::config::LoopConfig;
+use crate::config::{ConfigChange, ConfigHistory, LoopConfig};
 use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::event::{Buffers, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
@@ -34,6 +34,8 @@ use outcome_texts::{fill_outcome, set_index, set_value};
 pub struct Joiner {
     opts: Options,
     config: LoopConfig,
+    /// The configurations checkpoints put in force, bounded.
+    history: ConfigHistory,
     dedup: DedupCache,
     decoder: PayloadDecoder,
     /// Checks contexts, remembering the actions already found valid.
@@ -97,6 +99,7 @@ impl Joiner {
     pub fn new(opts: Options) -> Self {
         Self {
             config: LoopConfig::new(&opts.overrides),
+            history: ConfigHistory::default(),
             decoder: PayloadDecoder::with_caches(opts.max_payload, opts.caches),
             json: crate::json::Validator::with_caches(opts.caches),
             diags: Diagnostics::with_limit(opts.diagnostics_limit),
@@ -146,6 +149,11 @@ impl Joiner {
     /// The configuration in force.
     pub fn config(&self) -> &LoopConfig {
         &self.config
+    }
+
+    /// The configurations checkpoints put in force so far, and where.
+    pub fn config_history(&self) -> &ConfigHistory {
+        &self.history
     }
 
     /// Everything reported so far.
@@ -304,7 +312,18 @@ impl Joiner {
     fn process<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
         match msg.kind {
             MessageKind::Checkpoint => match msg.checkpoint() {
-                Ok(info) => self.config.apply_checkpoint(&info, &self.opts.overrides),
+                Ok(info) => {
+                    let before = self.config;
+                    self.config.apply_checkpoint(&info, &self.opts.overrides);
+                    let change = ConfigChange {
+                        offset: msg.offset,
+                        message: msg.index,
+                        decisions_before: self.metrics.joined,
+                        last_before: self.metrics.last.as_ref().map(|(_, t)| *t),
+                        config: self.config,
+                    };
+                    self.history.note(&before, change);
+                }
                 Err(err) => self.diags.push(Diagnostic {
                     kind: DiagnosticKind::InvalidJoinedPayload,
                     offset: msg.offset,

@@ -8,6 +8,8 @@ as the ``fb`` command.
   batches).
 - :func:`convert` writes DSJSON, as ``fb convert`` does.
 - :func:`stats` returns what ``fb stats --json`` prints.
+- :func:`report` makes the ``fb report`` page (a loop's health), shown
+  inline in Jupyter.
 - :func:`inspect` lists the messages of a log.
 - :mod:`vwlogs.spark` is a Spark data source (``format("vwlogs")``).
 
@@ -44,7 +46,9 @@ __all__ = [
     "convert",
     "evaluate",
     "inspect",
+    "Report",
     "read",
+    "report",
     "schema",
     "stats",
 ]
@@ -543,6 +547,51 @@ def _evaluate_callables(source: Any, fns: List[Any], by: Optional[str], options:
             [[float(q[i]) for i in keep] for q in given],
         )
     return ev.report()
+
+
+class Report:
+    """The ``fb report`` page of a set of logs: ``html`` (one self-contained
+    page), ``stats`` (the ``fb stats --json`` report whose figures it
+    shows), ``save(path)``; Jupyter shows it inline (``_repr_html_``)."""
+
+    def __init__(self, html: str, stats: Dict[str, Any]) -> None:
+        self.html = html
+        self.stats = stats
+
+    def save(self, path: Any) -> None:
+        """Writes the page to `path` (beside it first, then renamed)."""
+        path = os.fspath(path)
+        aside = f"{path}.partial-{os.getpid()}"
+        with open(aside, "w", encoding="utf-8") as f:
+            f.write(self.html)
+        os.replace(aside, path)
+
+    def _repr_html_(self) -> str:
+        # In a frame of its own: the page's styles and script stay out of
+        # the notebook's, and it runs as it does in a browser.
+        import html as _html
+
+        return (
+            '<iframe style="width:100%;height:720px;border:1px solid #ddd" '
+            f'srcdoc="{_html.escape(self.html, quote=True)}"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<vwlogs.Report: {len(self.html)} bytes of HTML, {self.stats.get('kept', 0)} decisions>"
+
+
+def report(source: Any, join_window: Optional[float] = None, **options: Any) -> Report:
+    """The ``fb report`` page: a loop's health at a glance (traffic, rewards
+    and the baseline's estimate over time, propensities, actions, outcome
+    delays, configuration), its figures those of :func:`stats`. Takes
+    :func:`read`'s options, and ``join_window`` (seconds) to mark the
+    loop's join window on the outcome delays.
+
+    :raises LogError: on damage, unless ``recover=True``.
+    """
+    _whole_rows("report", options)
+    html, stats_json = _native.report(_source(source), _options(**options), join_window)
+    return Report(html, json.loads(stats_json))
 
 
 def inspect(source: Any) -> Iterator[Dict[str, Any]]:

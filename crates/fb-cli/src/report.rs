@@ -1,0 +1,95 @@
+//! `fb report`: one self-contained HTML page showing a loop's health.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use fb_run::health::page::{render, Run};
+use fb_run::health::HealthSink;
+use fb_run::output::{Compress, Existing, How, Output};
+use fb_run::Error;
+
+use crate::joinargs::{FilterArgs, JoinArgs};
+use crate::say::feed_all;
+use crate::Global;
+
+/// Arguments of `fb report`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Logs to read (files, directories, `-` for stdin), as one stream.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+
+    /// Write the page here instead of standard output.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// Replace OUT if it exists (once the new page is complete).
+    #[arg(long)]
+    pub force: bool,
+
+    /// The loop's join window (`30s`, `10m`, `2h`, `1d`), marked on the
+    /// outcome delays: the log does not record it.
+    #[arg(long, value_name = "DURATION", value_parser = fb_run::join::parse_duration)]
+    pub join_window: Option<i64>,
+
+    /// How to join.
+    #[command(flatten)]
+    pub join: JoinArgs,
+
+    /// How to read the logs.
+    #[command(flatten)]
+    pub read: crate::joinargs::ReadArgs,
+
+    /// Which events to keep.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    /// Keep going past damage, as `fb stats --recover` does.
+    #[arg(long)]
+    pub recover: bool,
+}
+
+/// Writes the page; exit 1 when an input was damaged or none is a log
+/// (the page then says so), 2 for usage or I/O errors.
+pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
+    let filter = args.filter.filter()?;
+    let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
+    let mut opts = args.join.options();
+    opts.only = filter.only.clone();
+    let how = How::text(Compress::Never, Existing::forced(args.force));
+    let out = Output::create(args.output.as_deref(), &inputs, how)?;
+    let target = out.target().to_string();
+    // One thread, as `fb stats`: its sums add up in the same order, so the
+    // page's figures are its figures to the last digit.
+    let keep = fb_run::drive::keeper(&filter);
+    let sink = HealthSink::new(args.join_window);
+    let mut pipeline = fb_join::Pipeline::new(opts, keep, sink, 1);
+    let report = feed_all(
+        &inputs,
+        &mut pipeline,
+        args.recover,
+        global.quiet,
+        &target,
+        filter.window(),
+        args.read.maps(),
+    )?;
+    let filtered = pipeline.filtered();
+    let (joiner, sink) = pipeline.finish();
+    let run = Run {
+        inputs: inputs.len(),
+        run: &report,
+        joiner: &joiner,
+        filtered,
+    };
+    let (html, _) = render(&run, sink.into_health());
+    let mut out = out;
+    out.put(html.as_bytes())?;
+    out.finish()?;
+    if report.logs == 0 && !global.quiet {
+        eprintln!("fb: no input is a joined log: the page says so and shows nothing else");
+    }
+    Ok(match report.logs {
+        0 => ExitCode::from(1),
+        _ => crate::say::exit_code(&report),
+    })
+}

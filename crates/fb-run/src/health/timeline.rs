@@ -1,0 +1,197 @@
+//! Decisions, outcomes and rewards per time window: the report's charts
+//! over time. Windows start a minute wide and grow (ten minutes, an hour,
+//! a day, a week, ...) whenever there would be more than [`MAX_WINDOWS`]
+//! of them, so memory and the page stay bounded whatever the log's span
+//! or its times; the page then shows the narrowest width that gives at
+//! most [`SHOWN_WINDOWS`] over the span (hours for a few days, days
+//! beyond).
+
+use std::collections::BTreeMap;
+
+use fb_join::JoinedEvent;
+
+use crate::stats::Estimators;
+
+/// Windows kept at most; past it they are merged into wider ones.
+pub const MAX_WINDOWS: usize = 400;
+
+/// Windows shown at most: the narrowest width that gives no more.
+pub const SHOWN_WINDOWS: i64 = 120;
+
+/// Window widths in seconds, narrowest first, each a multiple of the one
+/// before; past the last, widths double.
+const WIDTHS: [i64; 7] = [60, 600, 3600, 86_400, 7 * 86_400, 28 * 86_400, 364 * 86_400];
+
+/// What one window holds.
+#[derive(Default)]
+pub struct Window {
+    /// Decisions kept.
+    pub decisions: u64,
+    /// Learnable ones among them.
+    pub learnable: u64,
+    /// Decisions with at least one outcome that counts.
+    pub with_outcomes: u64,
+    /// Outcomes that count (activations included), as `fb stats` counts.
+    pub outcomes: u64,
+    /// Sum of the rewards used for learning (CCB: over all slots), as
+    /// `fb stats`'s `reward_sum`.
+    pub reward_sum: f64,
+    /// The counterfactual estimators of the window's decisions.
+    pub estimators: Estimators,
+}
+
+impl Window {
+    fn add(&mut self, ev: &JoinedEvent<'_>) {
+        self.decisions += 1;
+        self.learnable += u64::from(!ev.skip_learn);
+        let outcomes = ev.counted_outcomes().count() as u64;
+        self.outcomes += outcomes;
+        self.with_outcomes += u64::from(outcomes > 0);
+        self.reward_sum += reward(ev);
+        self.estimators.add(ev);
+    }
+
+    fn merge(&mut self, o: &Window) {
+        self.decisions += o.decisions;
+        self.learnable += o.learnable;
+        self.with_outcomes += o.with_outcomes;
+        self.outcomes += o.outcomes;
+        self.reward_sum += o.reward_sum;
+        self.estimators.merge(&o.estimators);
+    }
+}
+
+/// The reward `fb stats` sums for an event (CCB: its slots' rewards).
+fn reward(ev: &JoinedEvent<'_>) -> f64 {
+    match (&ev.kind, &ev.decision) {
+        (fb_join::Problem::Ccb, fb_join::Decision::MultiSlot { slots, .. }) => {
+            slots.iter().map(|s| f64::from(s.reward)).sum()
+        }
+        _ => f64::from(ev.reward),
+    }
+}
+
+/// Windows of one width, by their start (seconds since 1970).
+pub struct Timeline {
+    width: i64,
+    windows: BTreeMap<i64, Window>,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Self {
+            width: WIDTHS[0],
+            windows: BTreeMap::new(),
+        }
+    }
+}
+
+/// The width after `width`.
+fn wider(width: i64) -> i64 {
+    WIDTHS
+        .iter()
+        .copied()
+        .find(|&w| w > width)
+        .unwrap_or_else(|| width.saturating_mul(2))
+}
+
+impl Timeline {
+    /// Adds one kept event, in the window of its time.
+    pub fn add(&mut self, ev: &JoinedEvent<'_>) {
+        let (secs, _) = fb_join::time::key(&ev.time);
+        let start = secs.div_euclid(self.width) * self.width;
+        self.windows.entry(start).or_default().add(ev);
+        if self.windows.len() > MAX_WINDOWS {
+            self.widen(wider(self.width));
+        }
+    }
+
+    /// Merges the windows into windows `width` wide (a wider one).
+    fn widen(&mut self, width: i64) {
+        if width <= self.width {
+            return;
+        }
+        let old = std::mem::take(&mut self.windows);
+        self.width = width;
+        for (start, w) in old {
+            let start = start.div_euclid(width) * width;
+            self.windows.entry(start).or_default().merge(&w);
+        }
+        // Times spread wider than a width holds: widen again.
+        if self.windows.len() > MAX_WINDOWS {
+            self.widen(wider(width));
+        }
+    }
+
+    /// Adds the windows of another timeline (at the wider of the two
+    /// widths).
+    pub fn merge(&mut self, o: &Timeline) {
+        if o.windows.is_empty() {
+            return;
+        }
+        // Widths come from one ladder, each a multiple of the one before:
+        // a narrower window lies within one wider window.
+        if o.width > self.width {
+            self.widen(o.width);
+        }
+        let width = self.width;
+        for (start, w) in &o.windows {
+            let start = start.div_euclid(width) * width;
+            self.windows.entry(start).or_default().merge(w);
+        }
+        if self.windows.len() > MAX_WINDOWS {
+            self.widen(wider(self.width));
+        }
+    }
+
+    /// The windows to show: the narrowest width that gives at most
+    /// [`SHOWN_WINDOWS`] over the span (minutes for an hour, hours for a
+    /// few days, days beyond).
+    pub fn shown(mut self) -> (i64, BTreeMap<i64, Window>) {
+        let span = match (self.windows.keys().next(), self.windows.keys().next_back()) {
+            (Some(a), Some(b)) => b.saturating_sub(*a),
+            _ => 0,
+        };
+        let mut width = self.width;
+        while span / width >= SHOWN_WINDOWS {
+            width = wider(width);
+        }
+        self.widen(width);
+        (self.width, self.windows)
+    }
+
+    /// The width of the windows now.
+    pub fn width(&self) -> i64 {
+        self.width
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_grow_on_a_ladder_then_double() {
+        assert_eq!(wider(60), 600);
+        assert_eq!(wider(3600), 86_400);
+        assert_eq!(wider(86_400), 7 * 86_400);
+        assert_eq!(wider(364 * 86_400), 728 * 86_400);
+    }
+
+    #[test]
+    fn many_windows_are_merged_into_wider_ones_keeping_the_counts() {
+        let mut t = Timeline::default();
+        for minute in 0..(MAX_WINDOWS as i64 + 50) {
+            let w = t.windows.entry(minute * 60).or_default();
+            w.decisions = 1;
+        }
+        t.widen(wider(t.width));
+        assert_eq!(t.width(), 600);
+        let total: u64 = t.windows.values().map(|w| w.decisions).sum();
+        assert_eq!(total, MAX_WINDOWS as u64 + 50);
+        assert!(t.windows.len() <= MAX_WINDOWS);
+        let (width, shown) = t.shown();
+        assert_eq!(width, 600, "450 minutes are shown by 10 minutes");
+        assert_eq!(shown.len(), 45);
+    }
+}
