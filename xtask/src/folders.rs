@@ -74,7 +74,17 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
     let pieces = cache.join(format!("ccb-folders-{size}.pieces"));
     if !log.exists() {
         eprintln!("bench: generating {}", log.display());
-        let gen = ["gen", "-q", "--problem-type", "ccb", "--seed", "4", "--size", size, "-o"];
+        let gen = [
+            "gen",
+            "-q",
+            "--problem-type",
+            "ccb",
+            "--seed",
+            "4",
+            "--size",
+            size,
+            "-o",
+        ];
         let mut gen: Vec<String> = gen.iter().map(|s| s.to_string()).collect();
         gen.push(log.display().to_string());
         measure(fb, &gen)?;
@@ -82,7 +92,11 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
     if !pieces.exists() {
         let split = ["split", "-q", "--max-size", "200KiB"];
         let mut split: Vec<String> = split.iter().map(|s| s.to_string()).collect();
-        split.extend([log.display().to_string(), "-o".into(), pieces.display().to_string()]);
+        split.extend([
+            log.display().to_string(),
+            "-o".into(),
+            pieces.display().to_string(),
+        ]);
         measure(fb, &split)?;
     }
     cache_as_read_from_disk(&log)?;

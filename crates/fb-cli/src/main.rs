@@ -2,8 +2,7 @@
 
 use fb_cli::{
     convert, evaluate, export, gen, index, inspect, join, repair, report, sample, split, stats,
-    validate,
-    Global,
+    validate, Global,
 };
 
 use std::process::ExitCode;
