@@ -20,6 +20,9 @@ struct Timed {
     args: &'static [&'static str],
     /// The output goes to a file (Parquet needs one it can seek).
     to_file: bool,
+    /// Takes `--threads` (`fb stats` runs on one thread: its sums are
+    /// added in log order).
+    threads: bool,
 }
 
 const COMMANDS: &[Timed] = &[
@@ -27,21 +30,25 @@ const COMMANDS: &[Timed] = &[
         name: "convert",
         args: &["convert", "-q"],
         to_file: false,
+        threads: true,
     },
     Timed {
         name: "stats",
         args: &["stats", "-q"],
         to_file: false,
+        threads: false,
     },
     Timed {
         name: "export (Parquet)",
         args: &["export", "-q", "--force"],
         to_file: true,
+        threads: true,
     },
     Timed {
         name: "export (Arrow)",
         args: &["export", "-q", "--force", "--format", "arrow"],
         to_file: true,
+        threads: true,
     },
 ];
 
@@ -56,7 +63,9 @@ fn best(fb: &Path, args: &[String], runs: usize) -> Result<f64, String> {
 
 fn args_of(cmd: &Timed, threads: usize, input: &Path, out: &Path) -> Vec<String> {
     let mut args: Vec<String> = cmd.args.iter().map(|s| s.to_string()).collect();
-    args.extend(["--threads".to_string(), threads.to_string()]);
+    if cmd.threads {
+        args.extend(["--threads".to_string(), threads.to_string()]);
+    }
     args.push(input.display().to_string());
     if cmd.args.first() != Some(&"stats") {
         args.push("-o".into());
@@ -120,6 +129,9 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
     let mut parquet_two = None;
     for cmd in COMMANDS {
         for &n in &threads {
+            if !cmd.threads && n > 1 {
+                continue;
+            }
             let file = best(fb, &args_of(cmd, n, &log, &out), runs);
             let folder = best(fb, &args_of(cmd, n, &pieces, &out), runs);
             if cmd.name == "export (Parquet)" {
