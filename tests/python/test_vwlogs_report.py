@@ -24,7 +24,14 @@ def fb(*args):
 
 def at(value, path):
     for key in path.split("."):
-        value = value[int(key)] if isinstance(value, list) else value.get(key)
+        if isinstance(value, list):
+            value = value[int(key)]
+        elif isinstance(value, dict):
+            value = value.get(key)
+        else:
+            # Below a null (an interval that one decision does not give):
+            # the page shows its ends as null too.
+            return None
     return value
 
 
