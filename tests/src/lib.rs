@@ -98,3 +98,81 @@ impl Rng {
         (0..n).map(|_| self.next() as u8).collect()
     }
 }
+
+/// One corruption of `buf`: a flipped bit, a random byte, a random
+/// little-endian u16 below 64 or u32 below the length (offsets and vtable
+/// entries), or a cut. The verifier and skim tests walk the corpus with
+/// these.
+pub fn corrupt(buf: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = buf.to_vec();
+    if out.is_empty() {
+        return out;
+    }
+    let at = rng.below(out.len());
+    let mut put = |bytes: &[u8]| {
+        for (k, b) in bytes.iter().enumerate() {
+            if let Some(slot) = out.get_mut(at + k) {
+                *slot = *b;
+            }
+        }
+    };
+    match rng.below(5) {
+        0 => {
+            let bit = 1u8 << rng.below(8);
+            let flipped = buf[at] ^ bit;
+            put(&[flipped]);
+        }
+        1 => put(&[rng.next() as u8]),
+        2 => put(&((rng.next() as u16) % 64).to_le_bytes()),
+        3 => put(&(rng.below(buf.len() + 16) as u32).to_le_bytes()),
+        _ => out.truncate(at),
+    }
+    out
+}
+
+/// An output that takes `room` bytes, then fails as a full disk does
+/// (`ErrorKind::StorageFull`).
+#[derive(Debug)]
+pub struct FullAfter {
+    /// Bytes it still takes.
+    pub room: usize,
+}
+
+impl std::io::Write for FullAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every corpus log, valid and invalid (`invalid_joined_logs/`), as
+/// (path under the data folder, bytes), in name order.
+pub fn all_logs() -> Vec<(String, Vec<u8>)> {
+    let mut logs: Vec<String> = valid_logs();
+    let dir = data_dir().join("invalid_joined_logs");
+    let mut invalid: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            format!(
+                "invalid_joined_logs/{}",
+                e.unwrap().file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    invalid.sort();
+    logs.extend(invalid);
+    logs.into_iter()
+        .map(|rel| {
+            let bytes = read(&rel);
+            (rel, bytes)
+        })
+        .collect()
+}

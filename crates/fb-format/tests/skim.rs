@@ -55,38 +55,6 @@ fn skimmed_events_agree(buf: &[u8]) {
     }
 }
 
-/// One corruption of `buf`: a flipped bit, a random byte, a random
-/// little-endian u16/u32 (offsets and vtable entries), or a cut.
-fn corrupt(buf: &[u8], rng: &mut Rng) -> Vec<u8> {
-    let mut out = buf.to_vec();
-    if out.is_empty() {
-        return out;
-    }
-    let at = rng.below(out.len());
-    match rng.below(5) {
-        0 => out[at] ^= 1 << rng.below(8),
-        1 => out[at] = rng.next() as u8,
-        2 => {
-            let v = (rng.next() as u16) % 64;
-            for (k, b) in v.to_le_bytes().iter().enumerate() {
-                if let Some(slot) = out.get_mut(at + k) {
-                    *slot = *b;
-                }
-            }
-        }
-        3 => {
-            let v = rng.below(out.len() + 16) as u32;
-            for (k, b) in v.to_le_bytes().iter().enumerate() {
-                if let Some(slot) = out.get_mut(at + k) {
-                    *slot = *b;
-                }
-            }
-        }
-        _ => out.truncate(at),
-    }
-    out
-}
-
 /// Every REGULAR payload of the corpus, and a hundred corruptions of
 /// each of the first few hundred: the skim agrees with the verifiers.
 #[test]
@@ -106,7 +74,7 @@ fn skim_agrees_with_the_verifiers_on_the_corpus_and_its_corruptions() {
                 continue;
             }
             for _ in 0..100 {
-                skimmed_events_agree(&corrupt(msg.payload, &mut rng));
+                skimmed_events_agree(&fb_tests::corrupt(msg.payload, &mut rng));
             }
         }
     }

@@ -12,6 +12,8 @@
 use fb_join::{convert_into, convert_parallel, Caches, Joiner, Options, Progress, Source, Summary};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
+mod common;
+
 fn serial(inputs: &[&[u8]], opts: &Options) -> (Vec<u8>, Joiner) {
     let mut joiner = Joiner::new(opts.clone());
     let mut out = Vec::new();
@@ -125,31 +127,9 @@ fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
     }
 }
 
-fn corpus() -> Vec<(String, Vec<u8>)> {
-    let mut logs: Vec<String> = fb_tests::valid_logs();
-    let dir = fb_tests::data_dir().join("invalid_joined_logs");
-    let mut invalid: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| {
-            format!(
-                "invalid_joined_logs/{}",
-                e.unwrap().file_name().to_string_lossy()
-            )
-        })
-        .collect();
-    invalid.sort();
-    logs.extend(invalid);
-    logs.into_iter()
-        .map(|rel| {
-            let bytes = fb_tests::read(&rel);
-            (rel, bytes)
-        })
-        .collect()
-}
-
 #[test]
 fn every_corpus_log_gives_the_serial_metrics_and_diagnostics() {
-    let logs = corpus();
+    let logs = fb_tests::all_logs();
     assert!(logs.len() > 40, "{} logs", logs.len());
     for (name, bytes) in &logs {
         assert_same(name, &[bytes], &Options::default());
@@ -162,20 +142,7 @@ fn every_corpus_log_gives_the_serial_metrics_and_diagnostics() {
 #[test]
 fn many_batches_give_the_serial_metrics_and_diagnostics() {
     // Megabytes: several batches, with checkpoints, zstd and dedup.
-    let config = GenConfig {
-        problem: Problem::Ccb,
-        limit: Limit::Events(6_000),
-        zstd: true,
-        dedup: true,
-        deferred: 0.3,
-        activated: 0.5,
-        checkpoint_every: 7,
-        seed: 11,
-        ..GenConfig::default()
-    };
-    let mut bytes = Vec::new();
-    generate(&config, &mut bytes).unwrap();
-    assert!(bytes.len() > 2 << 20, "only {} bytes", bytes.len());
+    let bytes = common::multi_batch_log();
     let opts = Options::default().inline_dedup(true);
     assert_same("generated CCB", &[&bytes, &bytes], &opts);
 }
@@ -271,26 +238,6 @@ fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
     assert!(out.bytes == serial, "output differs from the serial one");
 }
 
-/// An output that takes `room` bytes, then fails as a full disk does.
-struct FullAfter {
-    room: usize,
-}
-
-impl std::io::Write for FullAfter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.room == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
-        }
-        let n = buf.len().min(self.room);
-        self.room -= n;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A write error stops the reading promptly: the reader does not convert
 /// the rest of the input for an output that is gone.
 #[test]
@@ -314,7 +261,7 @@ fn a_failed_write_stops_the_reader() {
         }
     }
     let mut joiner = Joiner::new(Options::default());
-    let mut out = FullAfter { room: 1000 };
+    let mut out = fb_tests::FullAfter { room: 1000 };
     let result = convert_parallel(
         &mut joiner,
         Source::Stream(Box::new(Reader(&log, read.clone()))),

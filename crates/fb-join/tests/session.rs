@@ -12,7 +12,8 @@
 
 use fb_join::dsjson::LinesSink;
 use fb_join::{Diagnostic, Fed, Joiner, Options, Pipeline, Source};
-use fb_writer::synth::{generate, GenConfig, Limit, Problem};
+
+mod common;
 
 /// What a run gave: the output, the joiner, each input's first kept
 /// diagnostic, and what each feed read.
@@ -133,47 +134,11 @@ fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
     }
 }
 
-fn corpus() -> Vec<Vec<u8>> {
-    let mut logs: Vec<String> = fb_tests::valid_logs();
-    let dir = fb_tests::data_dir().join("invalid_joined_logs");
-    let mut invalid: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| {
-            format!(
-                "invalid_joined_logs/{}",
-                e.unwrap().file_name().to_string_lossy()
-            )
-        })
-        .collect();
-    invalid.sort();
-    logs.extend(invalid);
-    logs.iter().map(|rel| fb_tests::read(rel)).collect()
-}
-
-/// Megabytes of CCB with checkpoints, zstd and dedup: many batches.
-fn multi_batch_log() -> Vec<u8> {
-    let config = GenConfig {
-        problem: Problem::Ccb,
-        limit: Limit::Events(6_000),
-        zstd: true,
-        dedup: true,
-        deferred: 0.3,
-        activated: 0.5,
-        checkpoint_every: 7,
-        seed: 11,
-        ..GenConfig::default()
-    };
-    let mut bytes = Vec::new();
-    generate(&config, &mut bytes).unwrap();
-    assert!(bytes.len() > 2 << 20, "only {} bytes", bytes.len());
-    bytes
-}
-
 #[test]
 fn a_session_over_the_corpus_and_a_big_log_equals_the_serial_run() {
-    let logs = corpus();
+    let logs: Vec<Vec<u8>> = fb_tests::all_logs().into_iter().map(|(_, b)| b).collect();
     assert!(logs.len() > 40, "{} logs", logs.len());
-    let big = multi_batch_log();
+    let big = common::multi_batch_log();
     let mut inputs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
     // The big log between the corpus' logs, and again at the end.
     inputs.insert(inputs.len() / 2, &big);
@@ -188,31 +153,14 @@ fn a_session_over_the_corpus_and_a_big_log_equals_the_serial_run() {
     assert_same("corpus and a big log, dedup inlined", &inputs, &dedup);
 }
 
-/// An output that takes `room` bytes, then fails as a full disk does.
-struct FullAfter {
-    room: usize,
-}
-
-impl std::io::Write for FullAfter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.room == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
-        }
-        let n = buf.len().min(self.room);
-        self.room -= n;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn a_failed_write_ends_the_session_with_its_error() {
-    let big = multi_batch_log();
+    let big = common::multi_batch_log();
     for threads in [2, 4] {
-        let sink = LinesSink::new(FullAfter { room: 1000 }, Options::default().compat);
+        let sink = LinesSink::new(
+            fb_tests::FullAfter { room: 1000 },
+            Options::default().compat,
+        );
         let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
         let mut feeds = Vec::new();
         let ended = pipeline.session(|session| {

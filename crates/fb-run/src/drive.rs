@@ -171,6 +171,15 @@ where
     result
 }
 
+/// What the driver feeds: bytes it holds (a map, a window's span), a
+/// stream it opened, or bytes to recover. Streams are `'static`: a
+/// session keeps them past the call.
+enum Fodder<'a> {
+    Slice(&'a [u8]),
+    Stream(Box<dyn Read + Send>),
+    Recover(&'a [u8]),
+}
+
 /// What the driver feeds an input to: the pipeline itself, or a session
 /// of it.
 trait Feeder {
@@ -179,23 +188,11 @@ trait Feeder {
     fn maps(&self) -> bool;
     /// Notes that the input `name` starts.
     fn begin(&mut self, name: String, report: &mut RunReport, target: &str) -> Result<(), Stop>;
-    fn feed_slice(
+    /// Feeds `fodder` from `start` (`Position::START` for recovery).
+    fn feed(
         &mut self,
-        data: &[u8],
+        fodder: Fodder<'_>,
         start: Position,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error>;
-    fn feed_stream(
-        &mut self,
-        stream: Box<dyn Read + Send>,
-        start: Position,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error>;
-    fn feed_recover(
-        &mut self,
-        data: &[u8],
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, fb_join::Error>;
@@ -219,33 +216,19 @@ where
         Ok(())
     }
 
-    fn feed_slice(
+    fn feed(
         &mut self,
-        data: &[u8],
+        fodder: Fodder<'_>,
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, fb_join::Error> {
-        self.feed(Source::Slice(data), start, stop, progress)
-    }
-
-    fn feed_stream(
-        &mut self,
-        stream: Box<dyn Read + Send>,
-        start: Position,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
-        self.feed(Source::Stream(stream), start, stop, progress)
-    }
-
-    fn feed_recover(
-        &mut self,
-        data: &[u8],
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
-        self.feed(Source::Recover(data), Position::START, stop, progress)
+        let source = match fodder {
+            Fodder::Slice(data) => Source::Slice(data),
+            Fodder::Stream(stream) => Source::Stream(stream),
+            Fodder::Recover(data) => Source::Recover(data),
+        };
+        Pipeline::feed(self, source, start, stop, progress)
     }
 }
 
@@ -271,35 +254,20 @@ impl Feeder for InSession<'_, '_> {
             .map_err(|e| Stop::Failed(Error::joining(target, e)))
     }
 
-    fn feed_slice(
+    fn feed(
         &mut self,
-        data: &[u8],
+        fodder: Fodder<'_>,
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Fed, fb_join::Error> {
-        let owned = Box::new(std::io::Cursor::new(data.to_vec()));
-        self.0.feed(Source::Stream(owned), start, stop, progress)
-    }
-
-    fn feed_stream(
-        &mut self,
-        stream: Box<dyn Read + Send>,
-        start: Position,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
+        let stream = match fodder {
+            Fodder::Slice(data) => Box::new(std::io::Cursor::new(data.to_vec())),
+            Fodder::Stream(stream) => stream,
+            // `feed_all` recovers input by input, never in a session.
+            Fodder::Recover(_) => return Err(fb_join::Error::RecoverInSession),
+        };
         self.0.feed(Source::Stream(stream), start, stop, progress)
-    }
-
-    fn feed_recover(
-        &mut self,
-        _: &[u8],
-        _: &(dyn Fn() -> bool + Sync),
-        _: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
-        // `feed_all` recovers input by input, never in a session.
-        Err(fb_join::Error::RecoverInSession)
     }
 }
 
@@ -353,11 +321,16 @@ fn feed_one(
         let mut releaser = Releaser::default();
         let stop = || mapped::broken() || (drive.cancel)();
         let mut fed = pipeline
-            .feed_slice(&map, fb_format::Position::START, &stop, &mut |at| {
-                // Pages already joined are not needed again.
-                releaser.done(&map, at.finished);
-                told.tell(at, observer)
-            })
+            .feed(
+                Fodder::Slice(&map),
+                fb_format::Position::START,
+                &stop,
+                &mut |at| {
+                    // Pages already joined are not needed again.
+                    releaser.done(&map, at.finished);
+                    told.tell(at, observer)
+                },
+            )
             .map_err(fail)?;
         framing(report, &name, &mut fed, observer, drive)?;
         match fed.stopped_at {
@@ -421,7 +394,7 @@ fn feed_one(
         }
     };
     let mut fed = pipeline
-        .feed_stream(stream, start, drive.cancel, &mut |at| {
+        .feed(Fodder::Stream(stream), start, drive.cancel, &mut |at| {
             told.tell(at, observer)
         })
         .map_err(fail)?;
@@ -575,8 +548,8 @@ fn feed_blocks(
             .map_err(|why| Error::Msg(format!("{name}: {why}")))?;
         let stop = || (mapped && mapped::broken()) || (drive.cancel)();
         let mut fed = pipeline
-            .feed_slice(
-                slice,
+            .feed(
+                Fodder::Slice(slice),
                 fb_format::Position::new(start, at),
                 &stop,
                 &mut |_| {},
@@ -637,7 +610,12 @@ fn recover_one(
     let stop = || (is_mapped && (mapped::broken() || mapped::tripped())) || (drive.cancel)();
     let mut told = Told::default();
     let mut fed = pipeline
-        .feed_recover(bytes, &stop, &mut |at| told.tell(at, observer))
+        .feed(
+            Fodder::Recover(bytes),
+            fb_format::Position::START,
+            &stop,
+            &mut |at| told.tell(at, observer),
+        )
         .map_err(|e| Stop::Failed(Error::joining(drive.target, e)))?;
     if (drive.cancel)() {
         return Err(Stop::Cancelled);

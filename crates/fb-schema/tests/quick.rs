@@ -176,38 +176,6 @@ fn answers(table: &str, buf: &[u8]) -> (bool, bool) {
     }
 }
 
-/// One corruption of `buf`: a flipped bit, a random byte, a random
-/// little-endian u16/u32 (offsets and vtable entries), or a cut.
-fn corrupt(buf: &[u8], rng: &mut Rng) -> Vec<u8> {
-    let mut out = buf.to_vec();
-    if out.is_empty() {
-        return out;
-    }
-    let at = rng.below(out.len());
-    match rng.below(5) {
-        0 => out[at] ^= 1 << rng.below(8),
-        1 => out[at] = rng.next() as u8,
-        2 => {
-            let v = (rng.next() as u16) % 64;
-            for (k, b) in v.to_le_bytes().iter().enumerate() {
-                if let Some(slot) = out.get_mut(at + k) {
-                    *slot = *b;
-                }
-            }
-        }
-        3 => {
-            let v = rng.below(out.len() + 16) as u32;
-            for (k, b) in v.to_le_bytes().iter().enumerate() {
-                if let Some(slot) = out.get_mut(at + k) {
-                    *slot = *b;
-                }
-            }
-        }
-        _ => out.truncate(at),
-    }
-    out
-}
-
 #[test]
 fn quick_and_flatbuffers_agree_on_the_corpus_and_its_corruptions() {
     // table -> (valid buffers, corruptions accepted, corruptions refused)
@@ -225,7 +193,7 @@ fn quick_and_flatbuffers_agree_on_the_corpus_and_its_corruptions() {
                 continue;
             }
             for _ in 0..100 {
-                let bad = corrupt(&buf, &mut rng);
+                let bad = fb_tests::corrupt(&buf, &mut rng);
                 let (quick, full) = answers(table, &bad);
                 assert_eq!(quick, full, "{log}: corrupted {table} {bad:?}");
                 let entry = seen.entry(table).or_default();
