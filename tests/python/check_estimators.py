@@ -6,7 +6,8 @@ For every corpus log of tests/data/expected/MANIFEST.tsv that is a joined
 log, and for a generated log of each problem type (`fb gen`), and for each
 problem type fb estimates in it: convert it with `fb convert --only TYPE`,
 feed every learnable DSJSON line to vw-estimators' estimators and intervals
-for the logged policy, the baseline and the uniform policy, and compare
+for the logged policy, the baseline and the uniform policy (for CCB also its first-slot,
+per-slot and multislot estimators), and compare
 every figure with `fb evaluate --only TYPE --json` to 1e-9 relative. Then a
 predictions file made by real VW (VW_PYTHON: a Python with `vowpalwabbit`):
 train `--cb_explore_adf` on the first piece of a generated CB log (and
@@ -27,7 +28,7 @@ import subprocess
 import sys
 
 from estimators.bandits import clopper_pearson, cressieread, gaussian, ips, snips
-from estimators.ccb import first_slot, pdis_cressieread
+from estimators.ccb import first_slot, multislot, pdis_cressieread
 from estimators.slates import gaussian as slates_gaussian
 from estimators.slates import pseudo_inverse
 
@@ -141,6 +142,59 @@ def pdis_add(t, p_logs, rs, qs, p_drop):
             t["pdis_broken"].add(i)
 
 
+def slot_ids(line):
+    """The multislot estimator's slot ids, as fb names them: the slot's
+    `_id`, or `#N` by position where the log has none (fb convert then
+    writes the event id)."""
+    return [s["_id"] if s.get("_id") and s["_id"] != line["EventId"]
+            else (f"#{i}" if i < 16 else "#16+")
+            for i, s in enumerate(line["_outcomes"])]
+
+
+def multislot_add(t, ids, p_logs, rs, qs, p_drop):
+    """multislot.Estimator.add_example, and Interval.add_example slot by
+    slot as pdis_add does (a slot whose reward is outside [0, 1] is
+    marked: fb gives it, and the pooled figure, no interval)."""
+    t["ms"].add_example(ids, p_logs, rs, qs)
+    ci = t["ms_ci"]
+    ci.n += 1
+    w = 1.0
+    for sid, p, r, q in zip(ids, p_logs, rs, qs):
+        w *= q / p
+        if sid not in ci._impl:
+            ci._impl[sid] = cressieread.IntervalImpl(0, math.inf, ci.rmin, ci.rmax,
+                                                     ci.empirical_r_bounds)
+        try:
+            ci._impl[sid].add(w, r, p_drop, None)
+        except ValueError:
+            t["ms_broken"].add(sid)
+
+
+def pair_or_none(v):
+    if v is None or any(x is None or math.isnan(float(x)) for x in v):
+        return None
+    return [float(x) for x in v]
+
+
+def multislot_figures(t):
+    est, ci, broken = t["ms"], t["ms_ci"], t["ms_broken"]
+    imp, rgi, r = est.get_impression(), est.get_r_given_impression(), est.get_r()
+    imp_ci = ci.get_impression()
+    slots = []
+    for sid in est._impl:
+        rgi_ci = None if sid in broken else pair_or_none(ci._impl[sid].get())
+        i_ci = pair_or_none(imp_ci[sid])
+        slots.append({"slot_id": sid, "impression": imp[sid], "impression_ci95": i_ci,
+                      "r_given_impression": rgi[sid], "r_given_impression_ci95": rgi_ci,
+                      "r": r[sid],
+                      "r_ci95": None if i_ci is None or rgi_ci is None
+                      else [i_ci[0] * rgi_ci[0], i_ci[1] * rgi_ci[1]]})
+    return {"slots": slots,
+            "r_overall": est.get_r_overall() if est._impl else None,
+            "r_overall_ci95": None if broken or not est._impl
+            else pair_or_none(ci.get_r_overall())}
+
+
 def estimate(kind, lines, policies, predictions):
     """Per policy, the figures vw-estimators gives."""
     per = {}
@@ -150,7 +204,8 @@ def estimate(kind, lines, policies, predictions):
         elif kind == "ccb":
             per[pol] = {"fs": Bandit(first=True),
                         "pdis": pdis_cressieread.Estimator(), "pdis_ci": pdis_cressieread.Interval(),
-                        "pdis_broken": set()}
+                        "pdis_broken": set(), "ms": multislot.Estimator(),
+                        "ms_ci": multislot.Interval(), "ms_broken": set()}
         else:
             per[pol] = {"pi": pseudo_inverse.Estimator(), "g": slates_gaussian.Interval()}
     for n, line in enumerate(lines):
@@ -180,6 +235,7 @@ def estimate(kind, lines, policies, predictions):
                 t["fs"].add(p_logs, rs, qs, p_drop)
                 t["pdis"].add_example(p_logs, rs, qs)
                 pdis_add(t, p_logs, rs, qs, p_drop)
+                multislot_add(t, slot_ids(line), p_logs, rs, qs, p_drop)
         else:
             slots = line["_outcomes"]
             p_logs = [f32(s["_p"][0]) for s in slots]
@@ -201,6 +257,7 @@ def estimate(kind, lines, policies, predictions):
                             "cressie_read_ci95": None if j in t["pdis_broken"]
                             else [float(x) for x in ci[j]]}
                            for j, e in enumerate(est)]
+            fs["multislot"] = multislot_figures(t)
             out[pol] = fs
         else:
             g = t["g"].get()
@@ -214,6 +271,8 @@ def same(a, b):
         return a is None and b is None
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
     return math.isclose(float(a), float(b), rel_tol=REL, abs_tol=ABS)
 
 
@@ -243,6 +302,15 @@ def compare(t, name, fb_kind, kind, want, policies):
             for j, (gs, ws) in enumerate(zip(got["slots"], w["slots"])):
                 for k in ("cressie_read", "cressie_read_ci95"):
                     t.check(f"{name} {pol} slot {j} {k}", gs[k], ws[k])
+            gm, wm = got["multislot"], w["multislot"]
+            for k in ("r_overall", "r_overall_ci95"):
+                t.check(f"{name} {pol} multislot {k}", gm[k], wm[k])
+            t.check(f"{name} {pol} multislot slot ids", [s["slot_id"] for s in gm["slots"]],
+                    [s["slot_id"] for s in wm["slots"]])
+            for gs, ws in zip(gm["slots"], wm["slots"]):
+                for k, v in ws.items():
+                    if k != "slot_id":
+                        t.check(f"{name} {pol} multislot {ws['slot_id']} {k}", gs[k], v)
         else:
             for k, v in w.items():
                 t.check(f"{name} {pol} {k}", got[k], v)

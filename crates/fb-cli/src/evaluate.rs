@@ -177,6 +177,36 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
                         ),
                     );
                 }
+                let m = &p["multislot"];
+                if m.is_object() {
+                    row(
+                        t,
+                        "multislot r overall",
+                        format!(
+                            "{} {}",
+                            num(&m["r_overall"]),
+                            interval(&m["r_overall_ci95"])
+                        ),
+                    );
+                }
+                for s in m["slots"].as_array().into_iter().flatten() {
+                    let id = s["slot_id"].as_str().unwrap_or("");
+                    for (what, label) in [
+                        ("impression", "impression"),
+                        ("r_given_impression", "r given impression"),
+                        ("r", "r"),
+                    ] {
+                        row(
+                            t,
+                            &format!("multislot {id} {label}"),
+                            format!(
+                                "{} {}",
+                                num(&s[what]),
+                                interval(&s[format!("{what}_ci95").as_str()])
+                            ),
+                        );
+                    }
+                }
             }
             for w in p["warnings"].as_array().into_iter().flatten() {
                 let _ = writeln!(t, "{indent}    warning: {}", w.as_str().unwrap_or(""));

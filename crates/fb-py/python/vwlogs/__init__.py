@@ -458,7 +458,9 @@ def evaluate(
     estimator: ``window`` (empty for the whole run), ``problem_type``,
     ``policy``, ``estimator`` (``ips`` with the Gaussian interval,
     ``snips``, ``cressie_read``, ``clopper_pearson``, ``pseudo_inverse``,
-    ``slot_N_cressie_read``), ``decisions``, ``value``, ``low``, ``high``.
+    ``slot_N_cressie_read``, and CCB's multislot ``multislot_r_overall``,
+    ``multislot_ID_impression``, ``multislot_ID_r_given_impression``,
+    ``multislot_ID_r``), ``decisions``, ``value``, ``low``, ``high``.
     The whole report (``fb evaluate --json``) is in the schema's metadata
     under ``fb.evaluate``.
 

@@ -4,11 +4,13 @@
 //!
 //! - [`special`]: the quantile functions the intervals need;
 //! - [`estimators`]: constant-memory tallies and their estimates;
+//! - [`multislot`]: the CCB multislot estimator, per slot id;
 //! - [`policies`]: target policies and VW prediction files;
 //! - [`run`]: the sink that feeds events to the tallies;
 //! - [`report`]: the JSON (and rows) every face shows.
 
 pub mod estimators;
+pub mod multislot;
 pub mod policies;
 pub mod report;
 pub mod run;

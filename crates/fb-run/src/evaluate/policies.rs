@@ -317,7 +317,7 @@ fn parse_line(text: &str, path: &str, line: u64, id: &str) -> Result<Vec<(u64, f
         let Some((a, p)) = parsed else {
             return Err(Error::Msg(format!(
                 "{path} line {line} (event {id}): `{tok}` is not action:probability (VW's -p \
-                 output of --cb_explore_adf or --ccb_explore_adf)"
+                 output of --cb_explore_adf, --ccb_explore_adf or --slates)"
             )));
         };
         sum += p;
@@ -326,7 +326,7 @@ fn parse_line(text: &str, path: &str, line: u64, id: &str) -> Result<Vec<(u64, f
     if (sum - 1.0).abs() > SUM_TOLERANCE {
         return Err(Error::Msg(format!(
             "{path} line {line} (event {id}): the probabilities sum to {sum}, not 1: not the \
-             output of an exploring policy (--cb_explore_adf, --ccb_explore_adf)"
+             output of an exploring policy (--cb_explore_adf, --ccb_explore_adf, --slates)"
         )));
     }
     Ok(out)

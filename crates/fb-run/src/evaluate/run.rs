@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use fb_join::{Decision, JoinedEvent, Problem};
 
 use super::estimators::{Bandit, PseudoInverse, Slots};
+use super::multislot::Multislot;
 use super::policies::{Choice, Predictions, Spec, Target};
 use crate::Error;
 
@@ -100,6 +101,8 @@ pub struct KindTally {
     pub bandit: Vec<Bandit>,
     /// CCB: per-slot PDIS Cressie-Read.
     pub slots: Vec<Slots>,
+    /// CCB: the multislot estimator, per slot id.
+    pub multislot: Vec<Multislot>,
     /// Slates: the pseudo-inverse estimator.
     pub slates: Vec<PseudoInverse>,
 }
@@ -112,6 +115,7 @@ impl KindTally {
             min_p: f64::INFINITY,
             bandit: vec![Bandit::default(); policies],
             slots: vec![Slots::default(); policies],
+            multislot: vec![Multislot::default(); policies],
             slates: vec![PseudoInverse::default(); policies],
         }
     }
@@ -151,6 +155,8 @@ struct SlotRec {
     end: u32,
     reward: f64,
     baseline: u64,
+    /// Range of the slot's id in the batch's slot ids (empty: none).
+    id: (u32, u32),
 }
 
 /// One joined event, as the estimates need it.
@@ -175,6 +181,7 @@ pub struct Records {
     actions: Vec<u64>,
     probs: Vec<f32>,
     ids: String,
+    slot_ids: String,
 }
 
 fn at(n: usize) -> u32 {
@@ -188,7 +195,10 @@ impl Records {
         probs: &[f32],
         reward: f32,
         baseline: u64,
+        id: Option<&str>,
     ) {
+        let id_start = at(self.slot_ids.len());
+        self.slot_ids.push_str(id.unwrap_or(""));
         let start = at(self.actions.len());
         self.actions.extend(actions);
         self.probs.extend_from_slice(probs);
@@ -201,6 +211,7 @@ impl Records {
             end: at(len),
             reward: f64::from(reward),
             baseline,
+            id: (id_start, at(self.slot_ids.len())),
         });
     }
 
@@ -221,6 +232,7 @@ impl Records {
                     probabilities,
                     ev.original_reward,
                     1,
+                    None,
                 );
                 Some(if k == Problem::Multistep {
                     Kind::Multistep
@@ -241,6 +253,7 @@ impl Records {
                         &s.probabilities,
                         reward,
                         u64::try_from(base).unwrap_or(u64::MAX),
+                        s.id.as_deref().filter(|_| k == Problem::Ccb),
                     );
                 }
                 Some(if k == Problem::Ccb {
@@ -268,6 +281,7 @@ impl Records {
         self.actions.clear();
         self.probs.clear();
         self.ids.clear();
+        self.slot_ids.clear();
     }
 }
 
@@ -423,15 +437,17 @@ impl Evaluation {
                 )))
             }
             Spec::Predictions(_) => {
-                if matches!(kind, None | Some(Kind::Slates)) {
-                    return Err(wrong("CB, multistep and CCB decisions"));
+                if kind.is_none() {
+                    return Err(wrong("CB, multistep, CCB and Slates decisions"));
                 }
                 let Some(pred) = pol.predictions.as_mut() else {
                     return Ok(());
                 };
                 let line = pred.next_example(id, index, choices.len(), &mut self.example)?;
                 for (c, dist) in choices.iter().zip(&self.example) {
-                    // CB ids count from 1, VW's action indices from 0.
+                    // CB ids count from 1, VW's action indices from 0;
+                    // CCB indices are into the event's actions, Slates
+                    // indices into the slot's.
                     let shift = u64::from(matches!(kind, Some(Kind::Cb | Kind::Multistep)));
                     let offered = match kind {
                         Some(Kind::Ccb) => choices.first().map_or(0, |f| f.actions.len()),
@@ -497,6 +513,7 @@ impl Evaluation {
             end: 1,
             reward,
             baseline: 1,
+            id: (0, 0),
         }];
         let probs = [p_log];
         let choices = [Choice {
@@ -519,10 +536,10 @@ impl Evaluation {
             .by
             .map(|by| seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        add(&mut self.total, &rec, &slots, &choices, &targets);
+        add(&mut self.total, &rec, &slots, "", &choices, &targets);
         if let Some(w) = window {
             let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
-            add(t, &rec, &slots, &choices, &targets);
+            add(t, &rec, &slots, "", &choices, &targets);
         }
         Ok(())
     }
@@ -561,7 +578,7 @@ impl Evaluation {
             .by
             .map(|by| rec.seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        let add = |t: &mut Tallies| add(t, rec, slots, &choices, targets);
+        let add = |t: &mut Tallies| add(t, rec, slots, &b.slot_ids, &choices, targets);
         add(&mut self.total);
         if let Some(w) = window {
             add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
@@ -575,6 +592,7 @@ fn add(
     t: &mut Tallies,
     rec: &Rec,
     slots: &[SlotRec],
+    slot_ids: &str,
     choices: &[Choice<'_>],
     targets: &[Vec<Target>],
 ) {
@@ -622,6 +640,19 @@ fn add(
                     if let Some(s) = k.slots.get_mut(i) {
                         s.add(&per, rec.p_drop, MAX_SLOTS);
                     }
+                    if let Some(m) = k.multislot.get_mut(i) {
+                        let named =
+                            per.iter()
+                                .zip(slots)
+                                .enumerate()
+                                .map(|(n, (&(p, r, q), s))| {
+                                    let id = slot_ids
+                                        .get(s.id.0 as usize..s.id.1 as usize)
+                                        .unwrap_or("");
+                                    (slot_name(id, n), p, r, q)
+                                });
+                        m.add(named, rec.p_drop);
+                    }
                 }
             }
             Kind::Slates => {
@@ -632,6 +663,21 @@ fn add(
             }
         }
     }
+}
+
+/// Names of the slots without an id: `#N` for position N.
+const POSITIONS: [&str; MAX_SLOTS] = [
+    "#0", "#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8", "#9", "#10", "#11", "#12", "#13", "#14",
+    "#15",
+];
+
+/// A slot's id in the multislot estimator: its own, else its position
+/// (slots past [`MAX_SLOTS`] without an id share the name `#N+`).
+fn slot_name(id: &str, position: usize) -> &str {
+    if !id.is_empty() {
+        return id;
+    }
+    POSITIONS.get(position).copied().unwrap_or("#16+")
 }
 
 impl fb_join::Sink for Evaluation {
