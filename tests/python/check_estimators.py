@@ -11,8 +11,8 @@ per-slot and multislot estimators), and compare
 every figure with `fb evaluate --only TYPE --json` to 1e-9 relative. Then a
 predictions file made by real VW (VW_PYTHON: a Python with `vowpalwabbit`):
 train `--cb_explore_adf` on the first piece of a generated CB log (and
-`--ccb_explore_adf` on a CCB one), predict the rest with `-p`, and compare
-the same figures for `predictions:FILE`. Prints 'N passed, N failed' and
+`--ccb_explore_adf` on a CCB one, `--slates` on a Slates one), predict
+the rest with `-p`, and compare the same figures for `predictions:FILE`. Prints 'N passed, N failed' and
 exits 1 on any failure.
 
 DSJSON numbers are f32 texts: each is rounded to f32 here as fb reads the
@@ -243,7 +243,9 @@ def estimate(kind, lines, policies, predictions):
             if not all(p > 0 for p in p_logs) or not p_drop < 1:
                 continue
             for pol, t in per.items():
-                qs = [policy_p(pol, s["_a"], p_logs[i], 0, None, False) for i, s in enumerate(slots)]
+                qs = [policy_p(pol, s["_a"], p_logs[i], 0,
+                               dists[i] if pol.startswith("predictions:") else None, False)
+                      for i, s in enumerate(slots)]
                 t["pi"].add_example(p_logs, r, qs)
                 t["g"].add_example(p_logs, r, qs)
     out = {}
@@ -386,7 +388,8 @@ def main():
         run(fb, "gen", "-q", "--force", "--problem-type", kind, "--events", "300", "--seed", "5",
             "--reward", "bernoulli:0.4", "--pass-probability", "0.75", "-o", log)
         check_log(t, fb, f"generated {kind}", [log], extra)
-    for kind, args in [("cb", "--cb_explore_adf"), ("ccb", "--ccb_explore_adf")]:
+    for kind, args in [("cb", "--cb_explore_adf"), ("ccb", "--ccb_explore_adf"),
+                       ("slates", "--slates")]:
         rest, pred = vw_predictions(fb, vw_python, scratch, kind, args)
         check_log(t, fb, f"VW predictions {kind}", rest, ["--skip-learn", "exclude"],
                   [f"predictions:{pred}"], kind)
