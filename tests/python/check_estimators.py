@@ -6,18 +6,20 @@ For every corpus log of tests/data/expected/MANIFEST.tsv that is a joined
 log, and for a generated log of each problem type (`fb gen`), and for each
 problem type fb estimates in it: convert it with `fb convert --only TYPE`,
 feed every learnable DSJSON line to vw-estimators' estimators and intervals
-for the logged policy, the baseline and the uniform policy (for CCB also its first-slot,
-per-slot and multislot estimators), and compare
+for the logged policy, the baseline and the uniform policy (for CCB also
+the first-slot, per-slot and multislot estimators; for CA, with the CATS
+parameters CATS, the CATS transformer and a constant action), and compare
 every figure with `fb evaluate --only TYPE --json` to 1e-9 relative. Then a
 predictions file made by real VW (VW_PYTHON: a Python with `vowpalwabbit`):
 train `--cb_explore_adf` on the first piece of a generated CB log (and
-`--ccb_explore_adf` on a CCB one, `--slates` on a Slates one), predict
-the rest with `-p`, and compare the same figures for `predictions:FILE`. Prints 'N passed, N failed' and
-exits 1 on any failure.
+`--ccb_explore_adf` on a CCB one, `--slates` on a Slates one, `--cats` on
+a CA one), predict the rest with `-p`, and compare the same figures for
+`predictions:FILE`. Prints 'N passed, N failed' and exits 1 on any
+failure.
 
 DSJSON numbers are f32 texts: each is rounded to f32 here as fb reads the
 log's f32s. Rewards are the original rewards (`_original_label_cost`; the
-Slates line has only `_label_cost`).
+Slates line has only `_label_cost`, the CA line `_label_ca.cost`).
 """
 
 import json
@@ -28,9 +30,17 @@ import subprocess
 import sys
 
 from estimators.bandits import clopper_pearson, cressieread, gaussian, ips, snips
+from estimators.bandits.cats_utils import CatsTransformer
 from estimators.ccb import first_slot, multislot, pdis_cressieread
 from estimators.slates import gaussian as slates_gaussian
 from estimators.slates import pseudo_inverse
+
+# The CATS parameters every check passes (`fb evaluate --cats`): the range
+# of `fb gen --problem-type ca` actions is [0, 100).
+CATS = (8, 5.0, 0.0, 100.0)
+CATS_FLAG = ["--cats", ",".join(str(x) for x in CATS)]
+# A constant CA policy: the centre of the second bin.
+CA_CONSTANT = "constant:18.75"
 
 REL = 1e-9
 # Figures that are 0 up to rounding (an interval end at 0, a sum of terms
@@ -49,6 +59,13 @@ def run(*args):
 def lines_of(fb, logs, flags):
     out = run(fb, "convert", "-q", "--threads", "1", *flags, *logs).decode()
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def read_ca_predictions(path):
+    """VW's --cats -p output: per example `action,pdf_value`; the
+    predicted actions."""
+    with open(path, encoding="utf-8") as f:
+        return [float(l.split()[0].split(",")[0]) for l in f if l.strip()]
 
 
 def read_predictions(path):
@@ -206,8 +223,12 @@ def estimate(kind, lines, policies, predictions):
                         "pdis": pdis_cressieread.Estimator(), "pdis_ci": pdis_cressieread.Interval(),
                         "pdis_broken": set(), "ms": multislot.Estimator(),
                         "ms_ci": multislot.Interval(), "ms_broken": set()}
+        elif kind == "ca":
+            per[pol] = {"b": Bandit()}
         else:
             per[pol] = {"pi": pseudo_inverse.Estimator(), "g": slates_gaussian.Interval()}
+    num_actions, bandwidth, lo, hi = CATS
+    cats = CatsTransformer(num_actions, bandwidth, hi, lo)
     for n, line in enumerate(lines):
         dists = predictions[n] if predictions is not None else None
         if line.get("_skipLearn"):
@@ -220,6 +241,26 @@ def estimate(kind, lines, policies, predictions):
             for pol, t in per.items():
                 d = dists[0] if pol.startswith("predictions:") else None
                 q = policy_p(pol, line["a"], p_log, 1, d, True)
+                t["b"].add(p_log, r, q, p_drop)
+        elif kind == "ca":
+            ca = line["_label_ca"]
+            p_log, r, a = f32(ca["pdf_value"]), -f32(ca["cost"]), f32(ca["action"])
+            if not p_log > 0 or not p_drop < 1:
+                continue
+            for pol, t in per.items():
+                if pol == "logged":
+                    q = p_log
+                elif pol == "uniform":
+                    # fb's own uniform density over [min, max].
+                    q = 1.0 / (hi - lo)
+                else:
+                    if pol == "baseline":
+                        pred = cats.get_baseline1_prediction()
+                    elif pol.startswith("constant:"):
+                        pred = float(pol.split(":", 1)[1])
+                    else:
+                        pred = dists
+                    q = cats.transform({"a": a}, pred)["pred_p"]
                 t["b"].add(p_log, r, q, p_drop)
         elif kind == "ccb":
             slots = line["_outcomes"]
@@ -250,7 +291,7 @@ def estimate(kind, lines, policies, predictions):
                 t["g"].add_example(p_logs, r, qs)
     out = {}
     for pol, t in per.items():
-        if kind in ("cb", "multistep"):
+        if kind in ("cb", "multistep", "ca"):
             out[pol] = t["b"].figures()
         elif kind == "ccb":
             fs = t["fs"].figures()
@@ -319,7 +360,7 @@ def compare(t, name, fb_kind, kind, want, policies):
 
 
 def check_log(t, fb, name, logs, flags, extra_policies=(), predictions_for=None):
-    v = json.loads(run(fb, "evaluate", "-q", "--json", *flags, *logs))
+    v = json.loads(run(fb, "evaluate", "-q", "--json", *CATS_FLAG, *flags, *logs))
     for kind in v["by_problem_type"]:
         policies = ["logged", "baseline", "uniform"]
         pflags = ["--policy", "baseline", "--policy", "uniform"]
@@ -332,13 +373,18 @@ def check_log(t, fb, name, logs, flags, extra_policies=(), predictions_for=None)
             # to the unit tests.
             policies.remove("baseline")
             pflags = pflags[2:]
+        if kind == "ca":
+            policies.append(CA_CONSTANT)
+            pflags += ["--policy", CA_CONSTANT]
         only = ["--only", kind]
-        got = json.loads(run(fb, "evaluate", "-q", "--json", *only, *pflags, *flags, *logs))
+        got = json.loads(run(fb, "evaluate", "-q", "--json", *CATS_FLAG, *only, *pflags, *flags,
+                             *logs))
         lines = lines_of(fb, logs, [*only, *flags])
         preds = None
         for p in extra_policies:
             if predictions_for == kind:
-                preds = read_predictions(p.split(":", 1)[1])
+                path = p.split(":", 1)[1]
+                preds = read_ca_predictions(path) if kind == "ca" else read_predictions(path)
         want = estimate(kind, lines, policies, preds)
         compare(t, f"{name} [{kind}]", got["by_problem_type"][kind], kind, want, policies)
 
@@ -389,7 +435,8 @@ def main():
             "--reward", "bernoulli:0.4", "--pass-probability", "0.75", "-o", log)
         check_log(t, fb, f"generated {kind}", [log], extra)
     for kind, args in [("cb", "--cb_explore_adf"), ("ccb", "--ccb_explore_adf"),
-                       ("slates", "--slates")]:
+                       ("slates", "--slates"),
+                       ("ca", "--cats {} --bandwidth {} --min_value {} --max_value {}".format(*CATS))]:
         rest, pred = vw_predictions(fb, vw_python, scratch, kind, args)
         check_log(t, fb, f"VW predictions {kind}", rest, ["--skip-learn", "exclude"],
                   [f"predictions:{pred}"], kind)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_run::evaluate::report::{report_json, rows, Row};
-use fb_run::evaluate::{By, Evaluation, Spec};
+use fb_run::evaluate::{By, Cats, Evaluation, Spec};
 use fb_run::output::Output;
 use fb_run::Error;
 use serde_json::Value;
@@ -41,6 +41,13 @@ pub struct Args {
     #[arg(long, value_name = "P", value_parser = clap::builder::ValueParser::new(parse_spec))]
     pub policy: Vec<Spec>,
 
+    /// Estimate CA decisions with vw-estimators' CATS transformer, with
+    /// the parameters the loop's model was trained with (VW's `--cats`,
+    /// `--bandwidth`, `--min_value`, `--max_value`); the log does not hold
+    /// them. Without this, CA decisions are counted only.
+    #[arg(long, value_name = "NUM_ACTIONS,BANDWIDTH,MIN,MAX", value_parser = clap::builder::ValueParser::new(parse_cats))]
+    pub cats: Option<Cats>,
+
     /// Also the figures per time window (UTC, by event time).
     #[arg(long, value_name = "WINDOW", value_parser = named::<By>(By::NAMES))]
     pub by: Option<By>,
@@ -74,6 +81,10 @@ fn parse_spec(s: &str) -> Result<Spec, String> {
     s.parse()
 }
 
+fn parse_cats(s: &str) -> Result<Cats, String> {
+    s.parse()
+}
+
 fn num(v: &Value) -> String {
     v.as_f64().map_or_else(|| "-".into(), |x| format!("{x:.6}"))
 }
@@ -99,7 +110,7 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
     if by.is_empty() {
         let _ = writeln!(
             t,
-            "{indent}no learnable CB, CCB, Slates or multistep decision"
+            "{indent}no learnable CB, CCB, Slates, multistep or (with --cats) CA decision"
         );
     }
     for (kind, k) in by {
@@ -224,6 +235,13 @@ fn table(r: &Value) -> String {
         "not estimated: {} CA decisions, {} not learnable (skip-learn)",
         ne["ca"], ne["not_learnable"]
     );
+    if ne["ca"].as_u64().is_some_and(|n| n > 0) {
+        let _ = writeln!(
+            t,
+            "  (CA decisions need the model's CATS parameters: --cats {})",
+            Cats::FORM
+        );
+    }
     let _ = writeln!(
         t,
         "95% intervals; [low, high]; - where undefined (docs/evaluate.md)\n"
@@ -276,7 +294,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     let mut opts = args.join.options();
     opts.only = filter.only.clone();
-    let evaluation = Evaluation::new(&args.policy, args.by)?;
+    let evaluation = Evaluation::new(&args.policy, args.by)?.with_cats(args.cats);
     let failure = evaluation.failure();
     // One thread: prediction files are read in log order, and the sums
     // add up in log order, as vw-estimators adds them.

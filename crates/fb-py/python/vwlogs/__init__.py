@@ -450,6 +450,7 @@ def evaluate(
     source: Any,
     policy: Union[str, Sequence[str]] = "baseline",
     by: Optional[str] = None,
+    cats: Union[None, str, Sequence[float]] = None,
     **options: Any,
 ) -> Any:
     """How other policies would have done on the logged decisions: the
@@ -467,7 +468,11 @@ def evaluate(
     ``policy`` is one of ``"baseline"``, ``"uniform"``, ``"constant:K"``,
     ``"predictions:FILE"``, or a list of them; the logged policy is always
     the first. ``by`` is ``"hour"`` or ``"day"`` for figures per window too.
-    Takes :func:`read`'s options.
+    ``cats`` estimates CA decisions with vw-estimators' CATS transformer:
+    the model's ``(num_actions, bandwidth, min, max)`` (or that as
+    ``"N,B,MIN,MAX"``, as ``fb evaluate --cats``); for CA, ``"constant:VALUE"``
+    is a constant action and ``"predictions:FILE"`` VW's ``--cats`` output.
+    Without it CA decisions are counted only. Takes :func:`read`'s options.
 
     ``policy`` may instead be a callable (or a list of callables): it is
     given each batch of :func:`read`'s rows (a ``pyarrow.RecordBatch``) and
@@ -487,9 +492,13 @@ def evaluate(
     if any(callable(p) for p in policies):
         if not all(callable(p) for p in policies):
             raise TypeError("evaluate(): give policies as names or as callables, not both")
+        if cats is not None:
+            raise TypeError("evaluate(): cats is for named policies; callables see CB and multistep rows")
         text = _evaluate_callables(source, policies, by, options)
     else:
-        text = _native.evaluate(_source(source), policies, by, _options(**options))
+        if cats is not None and not isinstance(cats, str):
+            cats = ",".join(repr(float(x)) if i else str(int(x)) for i, x in enumerate(cats))
+        text = _native.evaluate(_source(source), policies, by, _options(**options), cats)
     out = json.loads(text)
     schema = pa.schema(
         [

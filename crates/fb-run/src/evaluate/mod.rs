@@ -2,6 +2,7 @@
 //! policies would have done on the logged decisions, with the estimators
 //! and intervals of vw-estimators.
 //!
+//! - [`cats`]: the CATS transformer of continuous actions;
 //! - [`special`]: the quantile functions the intervals need;
 //! - [`estimators`]: constant-memory tallies and their estimates;
 //! - [`multislot`]: the CCB multislot estimator, per slot id;
@@ -9,6 +10,7 @@
 //! - [`run`]: the sink that feeds events to the tallies;
 //! - [`report`]: the JSON (and rows) every face shows.
 
+pub mod cats;
 pub mod estimators;
 pub mod multislot;
 pub mod policies;
@@ -16,5 +18,6 @@ pub mod report;
 pub mod run;
 pub mod special;
 
+pub use cats::Cats;
 pub use policies::Spec;
 pub use run::{By, Evaluation, Kind};

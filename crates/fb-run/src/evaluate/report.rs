@@ -30,7 +30,9 @@ pub const METHOD: &str = "the definitions of vw-estimators 0.2.2 (docs/evaluate.
     id its impression (share of decisions showing it, Clopper-Pearson interval), its \
     Cressie-Read reward given impression, their product, and the reward of all slots pooled. \
     Slates: the pseudo-inverse estimator, \
-    w = 1 - K + Σ_k q_k / p_k, with a Gaussian interval. All intervals are 95%";
+    w = 1 - K + Σ_k q_k / p_k, with a Gaussian interval. CA (with CATS parameters): p is the \
+    logged density and q the target's by vw-estimators' CATS transformer, then as CB. All \
+    intervals are 95%";
 
 fn pair(x: Option<[f64; 2]>) -> Value {
     x.map_or(Value::Null, |[a, b]| json!([a, b]))
@@ -137,7 +139,7 @@ fn kind_json(kind: Kind, k: &KindTally, names: &[String]) -> Value {
             let mut o = Map::new();
             o.insert("policy".into(), json!(name));
             match kind {
-                Kind::Cb | Kind::Multistep => {
+                Kind::Cb | Kind::Multistep | Kind::Ca => {
                     let f = k.bandit.get(i).map(|b| b.finish()).unwrap_or_default();
                     if let Value::Object(m) = bandit_json(&f) {
                         o.extend(m);
@@ -217,6 +219,9 @@ pub fn report_json(e: &Evaluation) -> Value {
         "method": METHOD,
         "events": e.events(),
         "not_estimated": {"ca": t.ca, "not_learnable": t.not_learnable},
+        "cats": e.cats().map(|c| json!({
+            "num_actions": c.num_actions, "bandwidth": c.bandwidth, "min": c.min, "max": c.max,
+        })),
         "by_problem_type": tallies_json(t, &names),
     });
     if !e.windows.is_empty() {

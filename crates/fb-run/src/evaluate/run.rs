@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use fb_join::{Decision, JoinedEvent, Problem};
 
+use super::cats::Cats;
 use super::estimators::{Bandit, PseudoInverse, Slots};
 use super::multislot::Multislot;
 use super::policies::{Choice, Predictions, Spec, Target};
@@ -21,7 +22,8 @@ pub const MAX_SLOTS: usize = 16;
 /// Records in a batch before it is handed over.
 const BATCH: usize = 4096;
 
-/// The problem types with estimates (CA is counted, not estimated).
+/// The problem types with estimates (CA only with CATS parameters, else
+/// counted, not estimated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// Contextual bandit.
@@ -32,11 +34,13 @@ pub enum Kind {
     Ccb,
     /// Slates.
     Slates,
+    /// Continuous actions, through the CATS transformer.
+    Ca,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 4] = [Kind::Cb, Kind::Multistep, Kind::Ccb, Kind::Slates];
+    pub const ALL: [Kind; 5] = [Kind::Cb, Kind::Multistep, Kind::Ccb, Kind::Slates, Kind::Ca];
 
     /// The kind's name in reports.
     pub fn name(self) -> &'static str {
@@ -45,6 +49,7 @@ impl Kind {
             Kind::Multistep => "multistep",
             Kind::Ccb => "ccb",
             Kind::Slates => "slates",
+            Kind::Ca => "ca",
         }
     }
 
@@ -97,7 +102,8 @@ pub struct KindTally {
     pub left_out: u64,
     /// The smallest logged probability of a taken action (of any slot).
     pub min_p: f64,
-    /// CB, multistep: every decision; CCB: the first slot.
+    /// CB, multistep: every decision; CCB: the first slot; CA: every
+    /// decision, with densities for probabilities.
     pub bandit: Vec<Bandit>,
     /// CCB: per-slot PDIS Cressie-Read.
     pub slots: Vec<Slots>,
@@ -126,7 +132,7 @@ impl KindTally {
 pub struct Tallies {
     /// Per problem type, as [`Kind::ALL`].
     pub kinds: Vec<KindTally>,
-    /// CA decisions (not estimated).
+    /// CA decisions not estimated (no CATS parameters).
     pub ca: u64,
     /// Decisions that are not learnable (skip-learn), not estimated.
     pub not_learnable: u64,
@@ -171,6 +177,8 @@ struct Rec {
     reward: f64,
     /// Range in the batch's slots.
     slots: (u32, u32),
+    /// CA: the logged action and its density.
+    ca: (f64, f64),
 }
 
 /// The events of a batch.
@@ -219,6 +227,7 @@ impl Records {
         let id_start = at(self.ids.len());
         self.ids.push_str(&ev.event_id);
         let slot_start = at(self.slots.len());
+        let mut ca = (0.0, 0.0);
         let kind = match (&ev.decision, ev.kind) {
             (
                 Decision::Cb {
@@ -262,7 +271,10 @@ impl Records {
                     Kind::Slates
                 })
             }
-            (Decision::Ca { .. }, _) => None,
+            (Decision::Ca { action, pdf_value }, _) => {
+                ca = (f64::from(*action), f64::from(*pdf_value));
+                Some(Kind::Ca)
+            }
         };
         self.recs.push(Rec {
             kind,
@@ -272,6 +284,7 @@ impl Records {
             p_drop: f64::from(ev.pdrop()),
             reward: f64::from(ev.original_reward),
             slots: (slot_start, at(self.slots.len())),
+            ca,
         });
     }
 
@@ -326,6 +339,8 @@ pub struct Evaluation {
     events: u64,
     failure: Arc<Mutex<Option<Error>>>,
     example: Vec<Vec<(u64, f64)>>,
+    /// CATS parameters: CA decisions are estimated only with them.
+    cats: Option<Cats>,
 }
 
 impl Evaluation {
@@ -358,7 +373,20 @@ impl Evaluation {
             events: 0,
             failure: Arc::default(),
             example: Vec::new(),
+            cats: None,
         })
+    }
+
+    /// Estimates CA decisions with these CATS parameters (without them,
+    /// CA decisions are counted only).
+    pub fn with_cats(mut self, cats: Option<Cats>) -> Self {
+        self.cats = cats;
+        self
+    }
+
+    /// The CATS parameters, if given.
+    pub fn cats(&self) -> Option<Cats> {
+        self.cats
     }
 
     /// Replaces the prediction reader of policy `index` (tests, Python).
@@ -402,10 +430,14 @@ impl Evaluation {
         kind: Option<Kind>,
         id: &str,
         choices: &[Choice<'_>],
+        ca: (f64, f64),
         out: &mut Vec<Target>,
     ) -> Result<(), Error> {
         out.clear();
         let index = self.events;
+        if let (Some(Kind::Ca), Some(cats)) = (kind, self.cats) {
+            return self.ca_target(i, cats, id, ca, out);
+        }
         let Some(pol) = self.policies.get_mut(i) else {
             return Ok(());
         };
@@ -421,9 +453,12 @@ impl Evaluation {
             Spec::Logged => out.extend(choices.iter().map(Choice::logged)),
             Spec::Baseline => out.extend(choices.iter().map(|c| c.always(c.baseline))),
             Spec::Uniform => out.extend(choices.iter().map(Choice::uniform)),
+            Spec::ConstantValue(_) => {
+                return Err(wrong("CA decisions (with --cats)"));
+            }
             Spec::Constant(k) => {
                 if !matches!(kind, Some(Kind::Cb | Kind::Multistep)) {
-                    return Err(wrong("CB and multistep decisions"));
+                    return Err(wrong("CB and multistep decisions (CA with --cats)"));
                 }
                 out.extend(choices.iter().map(|c| {
                     let a = if c.actions.contains(k) { *k } else { 1 };
@@ -437,8 +472,10 @@ impl Evaluation {
                 )))
             }
             Spec::Predictions(_) => {
-                if kind.is_none() {
-                    return Err(wrong("CB, multistep, CCB and Slates decisions"));
+                if matches!(kind, None | Some(Kind::Ca)) {
+                    return Err(wrong(
+                        "CB, multistep, CCB and Slates decisions (CA with --cats)",
+                    ));
                 }
                 let Some(pred) = pol.predictions.as_mut() else {
                     return Ok(());
@@ -466,6 +503,45 @@ impl Evaluation {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The target density of policy `i` at a CA decision `(action,
+    /// pdf_value)`, into `out`.
+    fn ca_target(
+        &mut self,
+        i: usize,
+        cats: Cats,
+        id: &str,
+        (action, pdf): (f64, f64),
+        out: &mut Vec<Target>,
+    ) -> Result<(), Error> {
+        let index = self.events;
+        let Some(pol) = self.policies.get_mut(i) else {
+            return Ok(());
+        };
+        let p = match &pol.spec {
+            Spec::Logged => pdf,
+            Spec::Baseline => cats.density(action, cats.baseline()),
+            Spec::Uniform => cats.uniform(),
+            Spec::Constant(_) | Spec::ConstantValue(_) => {
+                cats.density(action, pol.spec.constant_value().unwrap_or(0.0))
+            }
+            Spec::Predictions(_) => match pol.predictions.as_mut() {
+                Some(pred) => cats.density(action, pred.next_action(id, index)?),
+                None => return Ok(()),
+            },
+            Spec::Given(_) => {
+                return Err(Error::Usage(format!(
+                    "the policy {} gives its probabilities through add_given, not along a run",
+                    pol.spec
+                )))
+            }
+        };
+        out.push(Target {
+            p,
+            unsupported: 0.0,
+        });
         Ok(())
     }
 
@@ -507,6 +583,7 @@ impl Evaluation {
             p_drop,
             reward,
             slots: (0, 1),
+            ca: (0.0, 0.0),
         };
         let slots = [SlotRec {
             start: 0,
@@ -569,9 +646,15 @@ impl Evaluation {
                 baseline: s.baseline,
             })
             .collect();
+        // Without CATS parameters a CA decision is counted only.
+        let mut rec = *rec;
+        if rec.kind == Some(Kind::Ca) && self.cats.is_none() {
+            rec.kind = None;
+        }
+        let rec = &rec;
         targets.resize_with(self.policies.len(), Vec::new);
         for (i, t) in targets.iter_mut().enumerate() {
-            self.targets(i, rec.kind, id, &choices, t)?;
+            self.targets(i, rec.kind, id, &choices, rec.ca, t)?;
         }
         self.events += 1;
         let window = self
@@ -607,6 +690,22 @@ fn add(
     let Some(k) = t.kinds.get_mut(kind.index()) else {
         return;
     };
+    if kind == Kind::Ca {
+        let p = rec.ca.1;
+        // NaN fails both tests: left out too.
+        if !(p > 0.0 && rec.p_drop < 1.0) {
+            k.left_out += 1;
+            return;
+        }
+        k.decisions += 1;
+        k.min_p = k.min_p.min(p);
+        for (b, t) in k.bandit.iter_mut().zip(targets) {
+            if let Some(t) = t.first() {
+                b.add(p, rec.reward, t.p, rec.p_drop, t.unsupported);
+            }
+        }
+        return;
+    }
     let p_logs: Vec<f64> = choices
         .iter()
         .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p)))
@@ -621,7 +720,7 @@ fn add(
     k.min_p = p_logs.iter().fold(k.min_p, |m, &p| m.min(p));
     for (i, ts) in targets.iter().enumerate() {
         match kind {
-            Kind::Cb | Kind::Multistep | Kind::Ccb => {
+            Kind::Cb | Kind::Multistep | Kind::Ccb | Kind::Ca => {
                 if let (Some(b), Some(t), Some(s), Some(&p)) = (
                     k.bandit.get_mut(i),
                     ts.first(),
