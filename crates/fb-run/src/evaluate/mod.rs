@@ -7,6 +7,7 @@
 //! - [`estimators`]: constant-memory tallies and their estimates;
 //! - [`multislot`]: the CCB multislot estimator, per slot id;
 //! - [`policies`]: target policies and VW prediction files;
+//! - `records`: joined events as compact records;
 //! - [`run`]: the sink that feeds events to the tallies;
 //! - [`report`]: the JSON (and rows) every face shows.
 
@@ -14,6 +15,7 @@ pub mod cats;
 pub mod estimators;
 pub mod multislot;
 pub mod policies;
+mod records;
 pub mod report;
 pub mod run;
 pub mod special;

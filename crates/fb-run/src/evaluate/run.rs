@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use fb_join::{Decision, JoinedEvent, Problem};
+use super::records::{Rec, RecordMaker, Records, SlotRec};
 
 use super::cats::Cats;
 use super::estimators::{Bandit, PseudoInverse, Slots};
@@ -18,9 +18,6 @@ use crate::Error;
 /// Slots given a PDIS estimate of their own; later ones are left out (a
 /// damaged or odd log could claim thousands).
 pub const MAX_SLOTS: usize = 16;
-
-/// Records in a batch before it is handed over.
-const BATCH: usize = 4096;
 
 /// The problem types with estimates (CA only with CATS parameters, else
 /// counted, not estimated).
@@ -153,174 +150,6 @@ impl Tallies {
     }
 }
 
-/// One slot (or a CB decision) of a record.
-#[derive(Debug, Clone, Copy)]
-struct SlotRec {
-    /// Range in the batch's actions and probabilities.
-    start: u32,
-    end: u32,
-    reward: f64,
-    baseline: u64,
-    /// Range of the slot's id in the batch's slot ids (empty: none).
-    id: (u32, u32),
-}
-
-/// One joined event, as the estimates need it.
-#[derive(Debug, Clone, Copy)]
-struct Rec {
-    kind: Option<Kind>,
-    /// Range of the id in the batch's ids.
-    id: (u32, u32),
-    seconds: i64,
-    learnable: bool,
-    p_drop: f64,
-    reward: f64,
-    /// Range in the batch's slots.
-    slots: (u32, u32),
-    /// CA: the logged action and its density.
-    ca: (f64, f64),
-}
-
-/// The events of a batch.
-#[derive(Debug, Default)]
-pub struct Records {
-    recs: Vec<Rec>,
-    slots: Vec<SlotRec>,
-    actions: Vec<u64>,
-    probs: Vec<f32>,
-    ids: String,
-    slot_ids: String,
-}
-
-fn at(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-impl Records {
-    fn push_slot(
-        &mut self,
-        actions: impl Iterator<Item = u64>,
-        probs: &[f32],
-        reward: f32,
-        baseline: u64,
-        id: Option<&str>,
-    ) {
-        let id_start = at(self.slot_ids.len());
-        self.slot_ids.push_str(id.unwrap_or(""));
-        let start = at(self.actions.len());
-        self.actions.extend(actions);
-        self.probs.extend_from_slice(probs);
-        // Keep the two lists the same length whatever the log says.
-        let len = self.actions.len().min(self.probs.len());
-        self.actions.truncate(len);
-        self.probs.truncate(len);
-        self.slots.push(SlotRec {
-            start,
-            end: at(len),
-            reward: f64::from(reward),
-            baseline,
-            id: (id_start, at(self.slot_ids.len())),
-        });
-    }
-
-    fn add(&mut self, ev: &JoinedEvent<'_>) {
-        let id_start = at(self.ids.len());
-        self.ids.push_str(&ev.event_id);
-        let slot_start = at(self.slots.len());
-        let mut ca = (0.0, 0.0);
-        let kind = match (&ev.decision, ev.kind) {
-            (
-                Decision::Cb {
-                    actions,
-                    probabilities,
-                },
-                k,
-            ) => {
-                self.push_slot(
-                    actions.iter().copied(),
-                    probabilities,
-                    ev.original_reward,
-                    1,
-                    None,
-                );
-                Some(if k == Problem::Multistep {
-                    Kind::Multistep
-                } else {
-                    Kind::Cb
-                })
-            }
-            (Decision::MultiSlot { slots, baseline }, k) => {
-                for (i, s) in slots.iter().enumerate() {
-                    let base = baseline.get(i).copied().unwrap_or(0);
-                    let reward = if k == Problem::Ccb {
-                        s.original_reward
-                    } else {
-                        ev.original_reward
-                    };
-                    self.push_slot(
-                        s.actions.iter().map(|&a| u64::from(a)),
-                        &s.probabilities,
-                        reward,
-                        u64::try_from(base).unwrap_or(u64::MAX),
-                        s.id.as_deref().filter(|_| k == Problem::Ccb),
-                    );
-                }
-                Some(if k == Problem::Ccb {
-                    Kind::Ccb
-                } else {
-                    Kind::Slates
-                })
-            }
-            (Decision::Ca { action, pdf_value }, _) => {
-                ca = (f64::from(*action), f64::from(*pdf_value));
-                Some(Kind::Ca)
-            }
-        };
-        self.recs.push(Rec {
-            kind,
-            id: (id_start, at(self.ids.len())),
-            seconds: fb_join::time::key(&ev.time).0,
-            learnable: !ev.skip_learn,
-            p_drop: f64::from(ev.pdrop()),
-            reward: f64::from(ev.original_reward),
-            slots: (slot_start, at(self.slots.len())),
-            ca,
-        });
-    }
-
-    fn clear(&mut self) {
-        self.recs.clear();
-        self.slots.clear();
-        self.actions.clear();
-        self.probs.clear();
-        self.ids.clear();
-        self.slot_ids.clear();
-    }
-}
-
-/// Fills [`Records`].
-pub struct RecordMaker;
-
-impl fb_join::Maker for RecordMaker {
-    type Batch = Records;
-
-    fn batch(&mut self) -> Records {
-        Records::default()
-    }
-
-    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
-        batch.add(ev);
-    }
-
-    fn full(&self, batch: &Records) -> bool {
-        batch.recs.len() >= BATCH
-    }
-
-    fn clear(&mut self, batch: &mut Records) {
-        batch.clear();
-    }
-}
-
 /// A target policy with what it reads.
 struct Policy {
     spec: Spec,
@@ -341,6 +170,19 @@ pub struct Evaluation {
     example: Vec<Vec<(u64, f64)>>,
     /// CATS parameters: CA decisions are estimated only with them.
     cats: Option<Cats>,
+    scratch: Scratch,
+}
+
+/// Buffers of [`add`], kept across events so that adding one allocates
+/// nothing.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// Per slot, the logged probability of the action taken.
+    p_logs: Vec<f64>,
+    /// CCB: per slot `(p_log, r, p_pred)`.
+    per: Vec<(f64, f64, f64)>,
+    /// Slates: per slot `(p_log, p_pred)`.
+    per_slate: Vec<(f64, f64)>,
 }
 
 impl Evaluation {
@@ -374,6 +216,7 @@ impl Evaluation {
             failure: Arc::default(),
             example: Vec::new(),
             cats: None,
+            scratch: Scratch::default(),
         })
     }
 
@@ -613,19 +456,29 @@ impl Evaluation {
             .by
             .map(|by| seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        add(&mut self.total, &rec, &slots, "", &choices, &targets);
+        let scratch = &mut self.scratch;
+        add(
+            &mut self.total,
+            &rec,
+            &slots,
+            "",
+            &choices,
+            &targets,
+            scratch,
+        );
         if let Some(w) = window {
             let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
-            add(t, &rec, &slots, "", &choices, &targets);
+            add(t, &rec, &slots, "", &choices, &targets, scratch);
         }
         Ok(())
     }
 
-    fn take_one(
+    fn take_one<'b>(
         &mut self,
-        b: &Records,
+        b: &'b Records,
         rec: &Rec,
         targets: &mut Vec<Vec<Target>>,
+        choices: &mut Vec<Choice<'b>>,
     ) -> Result<(), Error> {
         let id = b
             .ids
@@ -635,17 +488,19 @@ impl Evaluation {
             .slots
             .get(rec.slots.0 as usize..rec.slots.1 as usize)
             .unwrap_or(&[]);
-        let choices: Vec<Choice<'_>> = slots
-            .iter()
-            .map(|s| Choice {
+        // Buffers kept across events: no allocation per event.
+        choices.clear();
+        choices.extend(slots.iter().map(|s| {
+            Choice {
                 actions: b
                     .actions
                     .get(s.start as usize..s.end as usize)
                     .unwrap_or(&[]),
                 probabilities: b.probs.get(s.start as usize..s.end as usize).unwrap_or(&[]),
                 baseline: s.baseline,
-            })
-            .collect();
+            }
+        }));
+        let choices: &[Choice<'b>] = choices;
         // Without CATS parameters a CA decision is counted only.
         let mut rec = *rec;
         if rec.kind == Some(Kind::Ca) && self.cats.is_none() {
@@ -654,14 +509,15 @@ impl Evaluation {
         let rec = &rec;
         targets.resize_with(self.policies.len(), Vec::new);
         for (i, t) in targets.iter_mut().enumerate() {
-            self.targets(i, rec.kind, id, &choices, rec.ca, t)?;
+            self.targets(i, rec.kind, id, choices, rec.ca, t)?;
         }
         self.events += 1;
         let window = self
             .by
             .map(|by| rec.seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        let add = |t: &mut Tallies| add(t, rec, slots, &b.slot_ids, &choices, targets);
+        let scratch = &mut self.scratch;
+        let mut add = |t: &mut Tallies| add(t, rec, slots, &b.slot_ids, choices, targets, scratch);
         add(&mut self.total);
         if let Some(w) = window {
             add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
@@ -678,6 +534,7 @@ fn add(
     slot_ids: &str,
     choices: &[Choice<'_>],
     targets: &[Vec<Target>],
+    scratch: &mut Scratch,
 ) {
     let Some(kind) = rec.kind else {
         t.ca += 1;
@@ -706,10 +563,18 @@ fn add(
         }
         return;
     }
-    let p_logs: Vec<f64> = choices
-        .iter()
-        .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p)))
-        .collect();
+    let Scratch {
+        p_logs,
+        per,
+        per_slate,
+    } = scratch;
+    p_logs.clear();
+    p_logs.extend(
+        choices
+            .iter()
+            .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p))),
+    );
+    let p_logs: &[f64] = p_logs;
     // NaN fails both tests: left out too.
     let usable = p_logs.iter().all(|&p| p > 0.0) && rec.p_drop < 1.0;
     if choices.is_empty() || !usable {
@@ -730,14 +595,16 @@ fn add(
                     b.add(p, s.reward, t.p, rec.p_drop, t.unsupported);
                 }
                 if kind == Kind::Ccb {
-                    let per: Vec<(f64, f64, f64)> = p_logs
-                        .iter()
-                        .zip(slots)
-                        .zip(ts)
-                        .map(|((&p, s), t)| (p, s.reward, t.p))
-                        .collect();
+                    per.clear();
+                    per.extend(
+                        p_logs
+                            .iter()
+                            .zip(slots)
+                            .zip(ts)
+                            .map(|((&p, s), t)| (p, s.reward, t.p)),
+                    );
                     if let Some(s) = k.slots.get_mut(i) {
-                        s.add(&per, rec.p_drop, MAX_SLOTS);
+                        s.add(per, rec.p_drop, MAX_SLOTS);
                     }
                     if let Some(m) = k.multislot.get_mut(i) {
                         let named =
@@ -755,9 +622,10 @@ fn add(
                 }
             }
             Kind::Slates => {
-                let per: Vec<(f64, f64)> = p_logs.iter().zip(ts).map(|(&p, t)| (p, t.p)).collect();
+                per_slate.clear();
+                per_slate.extend(p_logs.iter().zip(ts).map(|(&p, t)| (p, t.p)));
                 if let Some(s) = k.slates.get_mut(i) {
-                    s.add(&per, rec.reward);
+                    s.add(per_slate, rec.reward);
                 }
             }
         }
@@ -788,9 +656,11 @@ impl fb_join::Sink for Evaluation {
     }
 
     fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
+        let batch: &Records = batch;
         let mut targets = Vec::new();
+        let mut choices = Vec::new();
         for rec in &batch.recs {
-            if let Err(e) = self.take_one(batch, rec, &mut targets) {
+            if let Err(e) = self.take_one(batch, rec, &mut targets, &mut choices) {
                 if let Ok(mut f) = self.failure.lock() {
                     f.get_or_insert(e);
                 }
