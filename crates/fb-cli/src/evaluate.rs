@@ -36,7 +36,9 @@ pub struct Args {
     /// A target policy: `baseline` (action 1 for CB, the slot's `_ba` for
     /// CCB and Slates), `uniform`, `constant:K` (CB action K, from 1, where
     /// offered, else action 1) or `predictions:FILE` (VW's `-p` output for
-    /// the DSJSON `fb convert` writes with the same flags). Repeat for
+    /// the DSJSON `fb convert` writes with the same flags). For CA (with
+    /// --cats): `baseline` (the first bin's centre), `uniform`,
+    /// `constant:VALUE` or `predictions:FILE` of VW `--cats`. Repeat for
     /// several; the logged policy is always shown first.
     #[arg(long, value_name = "P", value_parser = clap::builder::ValueParser::new(parse_spec))]
     pub policy: Vec<Spec>,
