@@ -7,12 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::records::{Rec, RecordMaker, Records, SlotRec};
-
 use super::cats::Cats;
 use super::estimators::{Bandit, PseudoInverse, Slots};
 use super::multislot::Multislot;
 use super::policies::{Choice, Predictions, Spec, Target};
+use super::records::{Rec, RecordMaker, Records, SlotRec};
 use crate::Error;
 
 /// Slots given a PDIS estimate of their own; later ones are left out (a
