@@ -237,12 +237,8 @@ fn table(r: &Value) -> String {
         "not estimated: {} CA decisions, {} not learnable (skip-learn)",
         ne["ca"], ne["not_learnable"]
     );
-    if ne["ca"].as_u64().is_some_and(|n| n > 0) {
-        let _ = writeln!(
-            t,
-            "  (CA decisions need the model's CATS parameters: --cats {})",
-            Cats::FORM
-        );
+    if let Some(why) = ne["ca_why"].as_str() {
+        let _ = writeln!(t, "  ({why})");
     }
     let _ = writeln!(
         t,

@@ -401,6 +401,13 @@ fn ca_with_cats_parameters() {
     let log = three_ca();
     let v = json(&["evaluate", "--json", "--policy", "baseline", p(&log)]);
     assert_eq!(v["not_estimated"]["ca"], 3, "{v}");
+    assert!(
+        v["not_estimated"]["ca_why"]
+            .as_str()
+            .unwrap()
+            .contains("--cats"),
+        "{v}"
+    );
     assert!(v["by_problem_type"]["ca"].is_null(), "{v}");
     let table = fb(&["evaluate", p(&log)]);
     assert!(
@@ -424,6 +431,7 @@ fn ca_with_cats_parameters() {
         p(&log),
     ]);
     assert_eq!(v["not_estimated"]["ca"], 0, "{v}");
+    assert!(v["not_estimated"]["ca_why"].is_null(), "{v}");
     assert_eq!(v["cats"]["num_actions"], 1, "{v}");
     let ca = &v["by_problem_type"]["ca"];
     assert_eq!(ca["decisions"], 3, "{v}");

@@ -34,6 +34,10 @@ pub const METHOD: &str = "the definitions of vw-estimators 0.2.2 (docs/evaluate.
     logged density and q the target's by vw-estimators' CATS transformer, then as CB. All \
     intervals are 95%";
 
+/// Why CA decisions were counted, not estimated.
+pub const CA_WHY: &str = "CA decisions need the model's CATS parameters: fb evaluate --cats \
+    NUM_ACTIONS,BANDWIDTH,MIN,MAX (vwlogs.evaluate(cats=...))";
+
 fn pair(x: Option<[f64; 2]>) -> Value {
     x.map_or(Value::Null, |[a, b]| json!([a, b]))
 }
@@ -218,7 +222,11 @@ pub fn report_json(e: &Evaluation) -> Value {
         "alpha": ALPHA,
         "method": METHOD,
         "events": e.events(),
-        "not_estimated": {"ca": t.ca, "not_learnable": t.not_learnable},
+        "not_estimated": {
+            "ca": t.ca,
+            "not_learnable": t.not_learnable,
+            "ca_why": (t.ca > 0).then_some(CA_WHY),
+        },
         "cats": e.cats().map(|c| json!({
             "num_actions": c.num_actions, "bandwidth": c.bandwidth, "min": c.min, "max": c.max,
         })),

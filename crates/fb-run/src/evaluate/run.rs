@@ -323,7 +323,7 @@ impl Evaluation {
                     return Ok(());
                 };
                 let line = pred.next_example(id, index, choices.len(), &mut self.example)?;
-                for (c, dist) in choices.iter().zip(&self.example) {
+                for (c, dist) in choices.iter().zip(self.example.iter_mut()) {
                     // CB ids count from 1, VW's action indices from 0;
                     // CCB indices are into the event's actions, Slates
                     // indices into the slot's.
@@ -339,9 +339,11 @@ impl Evaluation {
                             pred.path()
                         )));
                     }
-                    let shifted: Vec<(u64, f64)> =
-                        dist.iter().map(|&(a, q)| (a + shift, q)).collect();
-                    out.push(c.distribution(&shifted));
+                    // In place: the example is read afresh for each event.
+                    for (a, _) in dist.iter_mut() {
+                        *a += shift;
+                    }
+                    out.push(c.distribution(dist));
                 }
             }
         }
