@@ -6,17 +6,20 @@ For every corpus log of tests/data/expected/MANIFEST.tsv that is a joined
 log, and for a generated log of each problem type (`fb gen`), and for each
 problem type fb estimates in it: convert it with `fb convert --only TYPE`,
 feed every learnable DSJSON line to vw-estimators' estimators and intervals
-for the logged policy, the baseline and the uniform policy, and compare
+for the logged policy, the baseline and the uniform policy (for CCB also
+the first-slot, per-slot and multislot estimators; for CA, with the CATS
+parameters CATS, the CATS transformer and a constant action), and compare
 every figure with `fb evaluate --only TYPE --json` to 1e-9 relative. Then a
 predictions file made by real VW (VW_PYTHON: a Python with `vowpalwabbit`):
 train `--cb_explore_adf` on the first piece of a generated CB log (and
-`--ccb_explore_adf` on a CCB one), predict the rest with `-p`, and compare
-the same figures for `predictions:FILE`. Prints 'N passed, N failed' and
-exits 1 on any failure.
+`--ccb_explore_adf` on a CCB one, `--slates` on a Slates one, `--cats` on
+a CA one), predict the rest with `-p`, and compare the same figures for
+`predictions:FILE`. Prints 'N passed, N failed' and exits 1 on any
+failure.
 
 DSJSON numbers are f32 texts: each is rounded to f32 here as fb reads the
 log's f32s. Rewards are the original rewards (`_original_label_cost`; the
-Slates line has only `_label_cost`).
+Slates line has only `_label_cost`, the CA line `_label_ca.cost`).
 """
 
 import json
@@ -27,9 +30,17 @@ import subprocess
 import sys
 
 from estimators.bandits import clopper_pearson, cressieread, gaussian, ips, snips
-from estimators.ccb import first_slot, pdis_cressieread
+from estimators.bandits.cats_utils import CatsTransformer
+from estimators.ccb import first_slot, multislot, pdis_cressieread
 from estimators.slates import gaussian as slates_gaussian
 from estimators.slates import pseudo_inverse
+
+# The CATS parameters every check passes (`fb evaluate --cats`): the range
+# of `fb gen --problem-type ca` actions is [0, 100).
+CATS = (8, 5.0, 0.0, 100.0)
+CATS_FLAG = ["--cats", ",".join(str(x) for x in CATS)]
+# A constant CA policy: the centre of the second bin.
+CA_CONSTANT = "constant:18.75"
 
 REL = 1e-9
 # Figures that are 0 up to rounding (an interval end at 0, a sum of terms
@@ -48,6 +59,13 @@ def run(*args):
 def lines_of(fb, logs, flags):
     out = run(fb, "convert", "-q", "--threads", "1", *flags, *logs).decode()
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def read_ca_predictions(path):
+    """VW's --cats -p output: per example `action,pdf_value`; the
+    predicted actions."""
+    with open(path, encoding="utf-8") as f:
+        return [float(l.split()[0].split(",")[0]) for l in f if l.strip()]
 
 
 def read_predictions(path):
@@ -141,6 +159,59 @@ def pdis_add(t, p_logs, rs, qs, p_drop):
             t["pdis_broken"].add(i)
 
 
+def slot_ids(line):
+    """The multislot estimator's slot ids, as fb names them: the slot's
+    `_id`, or `#N` by position where the log has none (fb convert then
+    writes the event id)."""
+    return [s["_id"] if s.get("_id") and s["_id"] != line["EventId"]
+            else (f"#{i}" if i < 16 else "#16+")
+            for i, s in enumerate(line["_outcomes"])]
+
+
+def multislot_add(t, ids, p_logs, rs, qs, p_drop):
+    """multislot.Estimator.add_example, and Interval.add_example slot by
+    slot as pdis_add does (a slot whose reward is outside [0, 1] is
+    marked: fb gives it, and the pooled figure, no interval)."""
+    t["ms"].add_example(ids, p_logs, rs, qs)
+    ci = t["ms_ci"]
+    ci.n += 1
+    w = 1.0
+    for sid, p, r, q in zip(ids, p_logs, rs, qs):
+        w *= q / p
+        if sid not in ci._impl:
+            ci._impl[sid] = cressieread.IntervalImpl(0, math.inf, ci.rmin, ci.rmax,
+                                                     ci.empirical_r_bounds)
+        try:
+            ci._impl[sid].add(w, r, p_drop, None)
+        except ValueError:
+            t["ms_broken"].add(sid)
+
+
+def pair_or_none(v):
+    if v is None or any(x is None or math.isnan(float(x)) for x in v):
+        return None
+    return [float(x) for x in v]
+
+
+def multislot_figures(t):
+    est, ci, broken = t["ms"], t["ms_ci"], t["ms_broken"]
+    imp, rgi, r = est.get_impression(), est.get_r_given_impression(), est.get_r()
+    imp_ci = ci.get_impression()
+    slots = []
+    for sid in est._impl:
+        rgi_ci = None if sid in broken else pair_or_none(ci._impl[sid].get())
+        i_ci = pair_or_none(imp_ci[sid])
+        slots.append({"slot_id": sid, "impression": imp[sid], "impression_ci95": i_ci,
+                      "r_given_impression": rgi[sid], "r_given_impression_ci95": rgi_ci,
+                      "r": r[sid],
+                      "r_ci95": None if i_ci is None or rgi_ci is None
+                      else [i_ci[0] * rgi_ci[0], i_ci[1] * rgi_ci[1]]})
+    return {"slots": slots,
+            "r_overall": est.get_r_overall() if est._impl else None,
+            "r_overall_ci95": None if broken or not est._impl
+            else pair_or_none(ci.get_r_overall())}
+
+
 def estimate(kind, lines, policies, predictions):
     """Per policy, the figures vw-estimators gives."""
     per = {}
@@ -150,9 +221,14 @@ def estimate(kind, lines, policies, predictions):
         elif kind == "ccb":
             per[pol] = {"fs": Bandit(first=True),
                         "pdis": pdis_cressieread.Estimator(), "pdis_ci": pdis_cressieread.Interval(),
-                        "pdis_broken": set()}
+                        "pdis_broken": set(), "ms": multislot.Estimator(),
+                        "ms_ci": multislot.Interval(), "ms_broken": set()}
+        elif kind == "ca":
+            per[pol] = {"b": Bandit()}
         else:
             per[pol] = {"pi": pseudo_inverse.Estimator(), "g": slates_gaussian.Interval()}
+    num_actions, bandwidth, lo, hi = CATS
+    cats = CatsTransformer(num_actions, bandwidth, hi, lo)
     for n, line in enumerate(lines):
         dists = predictions[n] if predictions is not None else None
         if line.get("_skipLearn"):
@@ -165,6 +241,26 @@ def estimate(kind, lines, policies, predictions):
             for pol, t in per.items():
                 d = dists[0] if pol.startswith("predictions:") else None
                 q = policy_p(pol, line["a"], p_log, 1, d, True)
+                t["b"].add(p_log, r, q, p_drop)
+        elif kind == "ca":
+            ca = line["_label_ca"]
+            p_log, r, a = f32(ca["pdf_value"]), -f32(ca["cost"]), f32(ca["action"])
+            if not p_log > 0 or not p_drop < 1:
+                continue
+            for pol, t in per.items():
+                if pol == "logged":
+                    q = p_log
+                elif pol == "uniform":
+                    # fb's own uniform density over [min, max].
+                    q = 1.0 / (hi - lo)
+                else:
+                    if pol == "baseline":
+                        pred = cats.get_baseline1_prediction()
+                    elif pol.startswith("constant:"):
+                        pred = float(pol.split(":", 1)[1])
+                    else:
+                        pred = dists
+                    q = cats.transform({"a": a}, pred)["pred_p"]
                 t["b"].add(p_log, r, q, p_drop)
         elif kind == "ccb":
             slots = line["_outcomes"]
@@ -180,6 +276,7 @@ def estimate(kind, lines, policies, predictions):
                 t["fs"].add(p_logs, rs, qs, p_drop)
                 t["pdis"].add_example(p_logs, rs, qs)
                 pdis_add(t, p_logs, rs, qs, p_drop)
+                multislot_add(t, slot_ids(line), p_logs, rs, qs, p_drop)
         else:
             slots = line["_outcomes"]
             p_logs = [f32(s["_p"][0]) for s in slots]
@@ -187,12 +284,14 @@ def estimate(kind, lines, policies, predictions):
             if not all(p > 0 for p in p_logs) or not p_drop < 1:
                 continue
             for pol, t in per.items():
-                qs = [policy_p(pol, s["_a"], p_logs[i], 0, None, False) for i, s in enumerate(slots)]
+                qs = [policy_p(pol, s["_a"], p_logs[i], 0,
+                               dists[i] if pol.startswith("predictions:") else None, False)
+                      for i, s in enumerate(slots)]
                 t["pi"].add_example(p_logs, r, qs)
                 t["g"].add_example(p_logs, r, qs)
     out = {}
     for pol, t in per.items():
-        if kind in ("cb", "multistep"):
+        if kind in ("cb", "multistep", "ca"):
             out[pol] = t["b"].figures()
         elif kind == "ccb":
             fs = t["fs"].figures()
@@ -201,6 +300,7 @@ def estimate(kind, lines, policies, predictions):
                             "cressie_read_ci95": None if j in t["pdis_broken"]
                             else [float(x) for x in ci[j]]}
                            for j, e in enumerate(est)]
+            fs["multislot"] = multislot_figures(t)
             out[pol] = fs
         else:
             g = t["g"].get()
@@ -214,6 +314,8 @@ def same(a, b):
         return a is None and b is None
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
     return math.isclose(float(a), float(b), rel_tol=REL, abs_tol=ABS)
 
 
@@ -243,13 +345,22 @@ def compare(t, name, fb_kind, kind, want, policies):
             for j, (gs, ws) in enumerate(zip(got["slots"], w["slots"])):
                 for k in ("cressie_read", "cressie_read_ci95"):
                     t.check(f"{name} {pol} slot {j} {k}", gs[k], ws[k])
+            gm, wm = got["multislot"], w["multislot"]
+            for k in ("r_overall", "r_overall_ci95"):
+                t.check(f"{name} {pol} multislot {k}", gm[k], wm[k])
+            t.check(f"{name} {pol} multislot slot ids", [s["slot_id"] for s in gm["slots"]],
+                    [s["slot_id"] for s in wm["slots"]])
+            for gs, ws in zip(gm["slots"], wm["slots"]):
+                for k, v in ws.items():
+                    if k != "slot_id":
+                        t.check(f"{name} {pol} multislot {ws['slot_id']} {k}", gs[k], v)
         else:
             for k, v in w.items():
                 t.check(f"{name} {pol} {k}", got[k], v)
 
 
 def check_log(t, fb, name, logs, flags, extra_policies=(), predictions_for=None):
-    v = json.loads(run(fb, "evaluate", "-q", "--json", *flags, *logs))
+    v = json.loads(run(fb, "evaluate", "-q", "--json", *CATS_FLAG, *flags, *logs))
     for kind in v["by_problem_type"]:
         policies = ["logged", "baseline", "uniform"]
         pflags = ["--policy", "baseline", "--policy", "uniform"]
@@ -262,13 +373,18 @@ def check_log(t, fb, name, logs, flags, extra_policies=(), predictions_for=None)
             # to the unit tests.
             policies.remove("baseline")
             pflags = pflags[2:]
+        if kind == "ca":
+            policies.append(CA_CONSTANT)
+            pflags += ["--policy", CA_CONSTANT]
         only = ["--only", kind]
-        got = json.loads(run(fb, "evaluate", "-q", "--json", *only, *pflags, *flags, *logs))
+        got = json.loads(run(fb, "evaluate", "-q", "--json", *CATS_FLAG, *only, *pflags, *flags,
+                             *logs))
         lines = lines_of(fb, logs, [*only, *flags])
         preds = None
         for p in extra_policies:
             if predictions_for == kind:
-                preds = read_predictions(p.split(":", 1)[1])
+                path = p.split(":", 1)[1]
+                preds = read_ca_predictions(path) if kind == "ca" else read_predictions(path)
         want = estimate(kind, lines, policies, preds)
         compare(t, f"{name} [{kind}]", got["by_problem_type"][kind], kind, want, policies)
 
@@ -318,7 +434,9 @@ def main():
         run(fb, "gen", "-q", "--force", "--problem-type", kind, "--events", "300", "--seed", "5",
             "--reward", "bernoulli:0.4", "--pass-probability", "0.75", "-o", log)
         check_log(t, fb, f"generated {kind}", [log], extra)
-    for kind, args in [("cb", "--cb_explore_adf"), ("ccb", "--ccb_explore_adf")]:
+    for kind, args in [("cb", "--cb_explore_adf"), ("ccb", "--ccb_explore_adf"),
+                       ("slates", "--slates"),
+                       ("ca", "--cats {} --bandwidth {} --min_value {} --max_value {}".format(*CATS))]:
         rest, pred = vw_predictions(fb, vw_python, scratch, kind, args)
         check_log(t, fb, f"VW predictions {kind}", rest, ["--skip-learn", "exclude"],
                   [f"predictions:{pred}"], kind)

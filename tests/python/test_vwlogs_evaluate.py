@@ -85,3 +85,26 @@ def test_a_callable_policy_equals_the_named_one():
     strip = lambda rows: [{**r, "policy": "p"} for r in rows if r["problem_type"] == "cb"]
     assert strip(got) == strip(want)
     assert {r["policy"] for r in got} == {"logged", "uniform"}
+
+
+def test_evaluate_multislot_and_cats():
+    ccb = os.path.join(DATA, "ccb_sum_reward_100_interactions.fb")
+    rows = vwlogs.evaluate(ccb, policy="uniform").to_pylist()
+    want = fb_json("--policy", "uniform", ccb)["by_problem_type"]["ccb"]["policies"][1]
+    got = {r["estimator"]: r for r in rows if r["policy"] == "uniform"}
+    overall = got["multislot_r_overall"]
+    assert overall["value"] == want["multislot"]["r_overall"]
+    # Rewards outside [0, 1] in this log: no interval (null; None ends).
+    assert [overall["low"], overall["high"]] == (want["multislot"]["r_overall_ci95"]
+                                                 or [None, None])
+    ca = os.path.join(DATA, "ca_loop_simple.fb")
+    counted = json.loads(vwlogs.evaluate(ca, policy="baseline").schema.metadata[b"fb.evaluate"])
+    assert counted["not_estimated"]["ca"] == 3
+    cli = fb_json("--cats", "8,5,0,100", "--policy", "baseline", "--policy", "constant:40", ca)
+    assert cli["by_problem_type"]["ca"]["decisions"] == 3
+    for cats in [(8, 5, 0, 100), "8,5,0,100"]:
+        table = vwlogs.evaluate(ca, policy=["baseline", "constant:40"], cats=cats)
+        assert json.loads(table.schema.metadata[b"fb.evaluate"]) == cli
+        assert "ca" in {r["problem_type"] for r in table.to_pylist()}
+    with pytest.raises(ValueError, match="MIN must be below MAX"):
+        vwlogs.evaluate(ca, cats="8,5,100,0")

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_run::evaluate::report::{report_json, rows, Row};
-use fb_run::evaluate::{By, Evaluation, Spec};
+use fb_run::evaluate::{By, Cats, Evaluation, Spec};
 use fb_run::output::Output;
 use fb_run::Error;
 use serde_json::Value;
@@ -36,10 +36,19 @@ pub struct Args {
     /// A target policy: `baseline` (action 1 for CB, the slot's `_ba` for
     /// CCB and Slates), `uniform`, `constant:K` (CB action K, from 1, where
     /// offered, else action 1) or `predictions:FILE` (VW's `-p` output for
-    /// the DSJSON `fb convert` writes with the same flags). Repeat for
+    /// the DSJSON `fb convert` writes with the same flags). For CA (with
+    /// --cats): `baseline` (the first bin's centre), `uniform`,
+    /// `constant:VALUE` or `predictions:FILE` of VW `--cats`. Repeat for
     /// several; the logged policy is always shown first.
     #[arg(long, value_name = "P", value_parser = clap::builder::ValueParser::new(parse_spec))]
     pub policy: Vec<Spec>,
+
+    /// Estimate CA decisions with vw-estimators' CATS transformer, with
+    /// the parameters the loop's model was trained with (VW's `--cats`,
+    /// `--bandwidth`, `--min_value`, `--max_value`); the log does not hold
+    /// them. Without this, CA decisions are counted only.
+    #[arg(long, value_name = "NUM_ACTIONS,BANDWIDTH,MIN,MAX", value_parser = clap::builder::ValueParser::new(parse_cats))]
+    pub cats: Option<Cats>,
 
     /// Also the figures per time window (UTC, by event time).
     #[arg(long, value_name = "WINDOW", value_parser = named::<By>(By::NAMES))]
@@ -74,6 +83,10 @@ fn parse_spec(s: &str) -> Result<Spec, String> {
     s.parse()
 }
 
+fn parse_cats(s: &str) -> Result<Cats, String> {
+    s.parse()
+}
+
 fn num(v: &Value) -> String {
     v.as_f64().map_or_else(|| "-".into(), |x| format!("{x:.6}"))
 }
@@ -99,7 +112,7 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
     if by.is_empty() {
         let _ = writeln!(
             t,
-            "{indent}no learnable CB, CCB, Slates or multistep decision"
+            "{indent}no learnable CB, CCB, Slates, multistep or (with --cats) CA decision"
         );
     }
     for (kind, k) in by {
@@ -177,6 +190,36 @@ fn kinds_table(t: &mut String, by: &Value, indent: &str) {
                         ),
                     );
                 }
+                let m = &p["multislot"];
+                if m.is_object() {
+                    row(
+                        t,
+                        "multislot r overall",
+                        format!(
+                            "{} {}",
+                            num(&m["r_overall"]),
+                            interval(&m["r_overall_ci95"])
+                        ),
+                    );
+                }
+                for s in m["slots"].as_array().into_iter().flatten() {
+                    let id = s["slot_id"].as_str().unwrap_or("");
+                    for (what, label) in [
+                        ("impression", "impression"),
+                        ("r_given_impression", "r given impression"),
+                        ("r", "r"),
+                    ] {
+                        row(
+                            t,
+                            &format!("multislot {id} {label}"),
+                            format!(
+                                "{} {}",
+                                num(&s[what]),
+                                interval(&s[format!("{what}_ci95").as_str()])
+                            ),
+                        );
+                    }
+                }
             }
             for w in p["warnings"].as_array().into_iter().flatten() {
                 let _ = writeln!(t, "{indent}    warning: {}", w.as_str().unwrap_or(""));
@@ -194,6 +237,9 @@ fn table(r: &Value) -> String {
         "not estimated: {} CA decisions, {} not learnable (skip-learn)",
         ne["ca"], ne["not_learnable"]
     );
+    if let Some(why) = ne["ca_why"].as_str() {
+        let _ = writeln!(t, "  ({why})");
+    }
     let _ = writeln!(
         t,
         "95% intervals; [low, high]; - where undefined (docs/evaluate.md)\n"
@@ -246,7 +292,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
     let mut opts = args.join.options();
     opts.only = filter.only.clone();
-    let evaluation = Evaluation::new(&args.policy, args.by)?;
+    let evaluation = Evaluation::new(&args.policy, args.by)?.with_cats(args.cats);
     let failure = evaluation.failure();
     // One thread: prediction files are read in log order, and the sums
     // add up in log order, as vw-estimators adds them.

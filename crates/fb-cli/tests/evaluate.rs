@@ -177,13 +177,13 @@ fn bad_policies_and_prediction_files_are_refused() {
     let out = fb(&["evaluate", "--policy", "constant:1", p(&ccb)]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("is for CB"), "{}", out.stderr);
-    let slates = data("valid_joined_logs/slates_simple.log");
-    let pred = scratch("evaluate-slates.pred");
+    let ca = data("valid_joined_logs/ca_loop_simple.fb");
+    let pred = scratch("evaluate-ca.pred");
     std::fs::write(&pred, "0:1\n").unwrap();
     let arg = format!("predictions:{}", p(&pred));
-    let out = fb(&["evaluate", "--policy", &arg, p(&slates)]);
+    let out = fb(&["evaluate", "--policy", &arg, p(&ca)]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("slates decision"), "{}", out.stderr);
+    assert!(out.stderr.contains("CA decision"), "{}", out.stderr);
     let out = fb(&["evaluate", "--policy", "greedy", p(&log)]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("not a policy"), "{}", out.stderr);
@@ -229,7 +229,12 @@ fn every_problem_type_of_the_corpus_is_estimated() {
         let policies = k["policies"].as_array().unwrap();
         assert_eq!(policies.len(), 3, "{kind}");
         match kind {
-            "ccb" => assert!(policies[2]["slots"].as_array().unwrap().len() >= 2, "{k}"),
+            "ccb" => {
+                assert!(policies[2]["slots"].as_array().unwrap().len() >= 2, "{k}");
+                let m = &policies[2]["multislot"];
+                assert!(m["slots"].as_array().unwrap().len() >= 2, "{k}");
+                assert!(m["r_overall"].is_f64(), "{k}");
+            }
             "slates" => assert!(policies[2]["pseudo_inverse"].is_f64(), "{k}"),
             _ => assert!(policies[2]["ips"].is_f64(), "{k}"),
         }
@@ -285,4 +290,236 @@ fn windows_as_json_and_csv() {
         "{}",
         out.stdout
     );
+}
+
+/// Three generated slates of two slots of four actions each.
+fn three_slates() -> std::path::PathBuf {
+    let log = scratch("evaluate-slates.fb");
+    if !log.exists() {
+        let tmp = log.with_extension(format!("tmp{:?}.fb", std::thread::current().id()));
+        let out = fb(&[
+            "gen",
+            "-q",
+            "--problem-type",
+            "slates",
+            "--events",
+            "3",
+            "--slots",
+            "2",
+            "--actions",
+            "4",
+            "--seed",
+            "7",
+            "-o",
+            p(&tmp),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        std::fs::rename(&tmp, &log).unwrap();
+    }
+    log
+}
+
+/// VW's slates predictions: a line per slot, actions counted from 0
+/// within the slot, a blank line after each slate.
+#[test]
+fn slates_prediction_files() {
+    let log = three_slates();
+    // Uniform over each slot's four actions: the pseudo-inverse weight is
+    // 1 − 2 + Σ (1/4) / p, as for `--policy uniform`.
+    let uniform = "0:0.25,1:0.25,2:0.25,3:0.25\n";
+    let block = format!("{uniform}{uniform}\n");
+    let pred = scratch("evaluate-slates-ok.pred");
+    std::fs::write(&pred, block.repeat(3)).unwrap();
+    let arg = format!("predictions:{}", p(&pred));
+    let v = json(&[
+        "evaluate",
+        "--json",
+        "--policy",
+        &arg,
+        "--policy",
+        "uniform",
+        p(&log),
+    ]);
+    let pols = &v["by_problem_type"]["slates"]["policies"];
+    assert_eq!(pols[1]["pseudo_inverse"], pols[2]["pseudo_inverse"], "{v}");
+    assert!(pols[1]["pseudo_inverse"].is_f64(), "{v}");
+    let cases: [(&str, String, &str); 5] = [
+        ("fewer", block.repeat(2), "fewer examples than the log"),
+        ("more", block.repeat(4), "more examples than the log"),
+        (
+            "unknown action",
+            format!("{block}{block}{uniform}0:0.5,4:0.5\n\n"),
+            "action 4 is not among",
+        ),
+        (
+            "sum",
+            format!("{block}{block}{uniform}0:0.5,1:0.2\n\n"),
+            "sum to",
+        ),
+        (
+            "slots",
+            format!("{block}{block}{uniform}\n"),
+            "the event has 2 slots",
+        ),
+    ];
+    for (name, text, says) in cases {
+        let pred = scratch(&format!("evaluate-slates-{}.pred", name.replace(' ', "-")));
+        std::fs::write(&pred, text).unwrap();
+        let arg = format!("predictions:{}", p(&pred));
+        let out = fb(&["evaluate", "--policy", &arg, p(&log)]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{name}: {}", out.stderr);
+    }
+}
+
+/// Three generated CA decisions (actions in [0, 100)).
+fn three_ca() -> std::path::PathBuf {
+    let log = scratch("evaluate-ca.fb");
+    if !log.exists() {
+        let tmp = log.with_extension(format!("tmp{:?}.fb", std::thread::current().id()));
+        let out = fb(&[
+            "gen",
+            "-q",
+            "--problem-type",
+            "ca",
+            "--events",
+            "3",
+            "--seed",
+            "7",
+            "-o",
+            p(&tmp),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        std::fs::rename(&tmp, &log).unwrap();
+    }
+    log
+}
+
+/// CA decisions are estimated with --cats, counted without.
+#[test]
+fn ca_with_cats_parameters() {
+    let log = three_ca();
+    let v = json(&["evaluate", "--json", "--policy", "baseline", p(&log)]);
+    assert_eq!(v["not_estimated"]["ca"], 3, "{v}");
+    assert!(
+        v["not_estimated"]["ca_why"]
+            .as_str()
+            .unwrap()
+            .contains("--cats"),
+        "{v}"
+    );
+    assert!(v["by_problem_type"]["ca"].is_null(), "{v}");
+    let table = fb(&["evaluate", p(&log)]);
+    assert!(
+        table.stdout.contains("--cats NUM_ACTIONS"),
+        "{}",
+        table.stdout
+    );
+    // One bin over [0, 100] with bandwidth 100: every policy's density
+    // is 1/100 at every action, as the uniform policy's.
+    let v = json(&[
+        "evaluate",
+        "--json",
+        "--cats",
+        "1,100,0,100",
+        "--policy",
+        "baseline",
+        "--policy",
+        "uniform",
+        "--policy",
+        "constant:3.5",
+        p(&log),
+    ]);
+    assert_eq!(v["not_estimated"]["ca"], 0, "{v}");
+    assert!(v["not_estimated"]["ca_why"].is_null(), "{v}");
+    assert_eq!(v["cats"]["num_actions"], 1, "{v}");
+    let ca = &v["by_problem_type"]["ca"];
+    assert_eq!(ca["decisions"], 3, "{v}");
+    let uniform = &ca["policies"][2]["ips"];
+    assert!(uniform.is_f64(), "{v}");
+    for i in [1, 3] {
+        assert!(
+            close(&ca["policies"][i]["ips"], uniform.as_f64().unwrap()),
+            "{i}: {v}"
+        );
+    }
+    let pred = scratch("evaluate-ca-ok.pred");
+    std::fs::write(&pred, "50,0.01\n10.5,0.01\n\n99,0.01 \n").unwrap();
+    let arg = format!("predictions:{}", p(&pred));
+    let v = json(&[
+        "evaluate",
+        "--json",
+        "--cats",
+        "1,100,0,100",
+        "--policy",
+        &arg,
+        p(&log),
+    ]);
+    let ca = &v["by_problem_type"]["ca"];
+    assert!(
+        close(&ca["policies"][1]["ips"], uniform.as_f64().unwrap()),
+        "{v}"
+    );
+}
+
+#[test]
+fn bad_ca_options_and_prediction_files_are_refused() {
+    let log = three_ca();
+    let cases: [(&str, &[&str], &str); 7] = [
+        ("cats syntax", &["--cats", "8,5,0"], "four numbers"),
+        (
+            "cats range",
+            &["--cats", "8,5,10,0"],
+            "MIN must be below MAX",
+        ),
+        (
+            "fewer",
+            &["--cats", "8,5,0,100", "--policy", "predictions:FEWER"],
+            "fewer examples",
+        ),
+        (
+            "more",
+            &["--cats", "8,5,0,100", "--policy", "predictions:MORE"],
+            "more examples",
+        ),
+        (
+            "not action,pdf",
+            &["--cats", "8,5,0,100", "--policy", "predictions:SYNTAX"],
+            "not action,pdf_value",
+        ),
+        (
+            "CA predictions without --cats",
+            &["--policy", "predictions:MORE"],
+            "CA with --cats",
+        ),
+        (
+            "a CA constant for CB",
+            &["--policy", "constant:2.5"],
+            "is for CA decisions",
+        ),
+    ];
+    let files = [
+        ("FEWER", "1,0.1\n2,0.1\n"),
+        ("MORE", "1,0.1\n2,0.1\n3,0.1\n4,0.1\n"),
+        ("SYNTAX", "1,0.1\n2:0.1\n3,0.1\n"),
+    ];
+    let cb = four_decisions();
+    for (name, args, says) in cases {
+        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        for a in &mut args {
+            for (key, text) in files {
+                if a.ends_with(key) {
+                    let f = scratch(&format!("evaluate-ca-{key}.pred"));
+                    std::fs::write(&f, text).unwrap();
+                    *a = format!("predictions:{}", p(&f));
+                }
+            }
+        }
+        let input = if name.contains("for CB") { &cb } else { &log };
+        args.insert(0, "evaluate".into());
+        args.push(p(input).into());
+        let out = fb(&args);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{name}: {}", out.stderr);
+    }
 }

@@ -333,8 +333,9 @@ fn evaluate(
     policies: Vec<String>,
     by: Option<String>,
     options: &Bound<'_, PyDict>,
+    cats: Option<String>,
 ) -> PyResult<String> {
-    use fb_run::evaluate::{By, Evaluation, Spec};
+    use fb_run::evaluate::{By, Cats, Evaluation, Spec};
     let specs = policies
         .iter()
         .map(|p| p.parse::<Spec>().map_err(PyValueError::new_err))
@@ -344,7 +345,12 @@ fn evaluate(
         .transpose()?;
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
-    let evaluation = Evaluation::new(&specs, by).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let cats = cats
+        .map(|c| c.parse::<Cats>().map_err(PyValueError::new_err))
+        .transpose()?;
+    let evaluation = Evaluation::new(&specs, by)
+        .map_err(|e| PyOSError::new_err(e.to_string()))?
+        .with_cats(cats);
     let failure = evaluation.failure();
     let cancel = interrupt::Cancel::default();
     let ((done, stop, logs), interrupted) = interrupt::run(py, &cancel, || {

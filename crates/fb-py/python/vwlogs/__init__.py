@@ -450,6 +450,7 @@ def evaluate(
     source: Any,
     policy: Union[str, Sequence[str]] = "baseline",
     by: Optional[str] = None,
+    cats: Union[None, str, Sequence[float]] = None,
     **options: Any,
 ) -> Any:
     """How other policies would have done on the logged decisions: the
@@ -458,14 +459,20 @@ def evaluate(
     estimator: ``window`` (empty for the whole run), ``problem_type``,
     ``policy``, ``estimator`` (``ips`` with the Gaussian interval,
     ``snips``, ``cressie_read``, ``clopper_pearson``, ``pseudo_inverse``,
-    ``slot_N_cressie_read``), ``decisions``, ``value``, ``low``, ``high``.
+    ``slot_N_cressie_read``, and CCB's multislot ``multislot_r_overall``,
+    ``multislot_ID_impression``, ``multislot_ID_r_given_impression``,
+    ``multislot_ID_r``), ``decisions``, ``value``, ``low``, ``high``.
     The whole report (``fb evaluate --json``) is in the schema's metadata
     under ``fb.evaluate``.
 
     ``policy`` is one of ``"baseline"``, ``"uniform"``, ``"constant:K"``,
     ``"predictions:FILE"``, or a list of them; the logged policy is always
     the first. ``by`` is ``"hour"`` or ``"day"`` for figures per window too.
-    Takes :func:`read`'s options.
+    ``cats`` estimates CA decisions with vw-estimators' CATS transformer:
+    the model's ``(num_actions, bandwidth, min, max)`` (or that as
+    ``"N,B,MIN,MAX"``, as ``fb evaluate --cats``); for CA, ``"constant:VALUE"``
+    is a constant action and ``"predictions:FILE"`` VW's ``--cats`` output.
+    Without it CA decisions are counted only. Takes :func:`read`'s options.
 
     ``policy`` may instead be a callable (or a list of callables): it is
     given each batch of :func:`read`'s rows (a ``pyarrow.RecordBatch``) and
@@ -485,9 +492,13 @@ def evaluate(
     if any(callable(p) for p in policies):
         if not all(callable(p) for p in policies):
             raise TypeError("evaluate(): give policies as names or as callables, not both")
+        if cats is not None:
+            raise TypeError("evaluate(): cats is for named policies; callables see CB and multistep rows")
         text = _evaluate_callables(source, policies, by, options)
     else:
-        text = _native.evaluate(_source(source), policies, by, _options(**options))
+        if cats is not None and not isinstance(cats, str):
+            cats = ",".join(repr(float(x)) if i else str(int(x)) for i, x in enumerate(cats))
+        text = _native.evaluate(_source(source), policies, by, _options(**options), cats)
     out = json.loads(text)
     schema = pa.schema(
         [

@@ -23,8 +23,13 @@ pub enum Spec {
     Baseline,
     /// Every offered action equally likely.
     Uniform,
-    /// Always CB action K (counted from 1) where offered, else action 1.
+    /// Always CB action K (counted from 1) where offered, else action 1;
+    /// for CA (with CATS parameters) the action value K.
     Constant(u64),
+    /// Always the CA action of this value (the bits of an `f64`, so that
+    /// the spec compares whole): `constant:VALUE` where VALUE is not a
+    /// whole number from 1.
+    ConstantValue(u64),
     /// A VW prediction file (`vw -p`), one example per event in the order
     /// `fb convert` writes them.
     Predictions(PathBuf),
@@ -35,7 +40,17 @@ pub enum Spec {
 
 impl Spec {
     /// The names a policy can be given, for help and errors.
-    pub const FORMS: &'static str = "baseline, uniform, constant:K or predictions:FILE";
+    pub const FORMS: &'static str =
+        "baseline, uniform, constant:K (constant:VALUE for CA) or predictions:FILE";
+
+    /// The CA action a constant policy takes.
+    pub fn constant_value(&self) -> Option<f64> {
+        match self {
+            Self::Constant(k) => Some(*k as f64),
+            Self::ConstantValue(bits) => Some(f64::from_bits(*bits)),
+            _ => None,
+        }
+    }
 }
 
 impl FromStr for Spec {
@@ -49,10 +64,12 @@ impl FromStr for Spec {
             _ => {}
         }
         if let Some(k) = s.strip_prefix("constant:") {
-            return match k.parse::<u64>() {
-                Ok(k) if k >= 1 => Ok(Self::Constant(k)),
+            return match (k.parse::<u64>(), k.parse::<f64>()) {
+                (Ok(k), _) if k >= 1 => Ok(Self::Constant(k)),
+                (_, Ok(v)) if v.is_finite() => Ok(Self::ConstantValue(v.to_bits())),
                 _ => Err(format!(
-                    "`{s}`: K of constant:K is an action number from 1 (as in DSJSON's \"a\")"
+                    "`{s}`: K of constant:K is an action number from 1 (as in DSJSON's \"a\"), \
+                     or for CA a finite action value"
                 )),
             };
         }
@@ -73,6 +90,7 @@ impl fmt::Display for Spec {
             Self::Baseline => write!(f, "baseline"),
             Self::Uniform => write!(f, "uniform"),
             Self::Constant(k) => write!(f, "constant:{k}"),
+            Self::ConstantValue(bits) => write!(f, "constant:{}", f64::from_bits(*bits)),
             Self::Predictions(p) => write!(f, "predictions:{}", p.display()),
             Self::Given(name) => write!(f, "{name}"),
         }
@@ -272,6 +290,50 @@ impl Predictions {
         Ok(first_line)
     }
 
+    /// The next CA example's predicted action: VW's `--cats` `-p` line
+    /// `action,pdf_value` (a tag after a space must be the event id).
+    /// `id` and `index` name the event in errors.
+    pub fn next_action(&mut self, id: &str, index: u64) -> Result<f64, Error> {
+        let path = self.path.clone();
+        let examples = self.examples;
+        let text = loop {
+            match self.next_line()? {
+                None => {
+                    return Err(Error::Msg(format!(
+                        "{path} has fewer examples than the log: it ends after {examples} \
+                         examples, before event {id} (event {} of the log); predict from the \
+                         DSJSON that `fb convert` writes with the same filters",
+                        index + 1
+                    )))
+                }
+                Some(l) if l.trim().is_empty() => continue,
+                Some(l) => break l.trim().to_string(),
+            }
+        };
+        let line = self.line;
+        let (pair, tag) = text.split_once(char::is_whitespace).unwrap_or((&text, ""));
+        let tag = tag.trim();
+        if !tag.is_empty() && tag != id {
+            return Err(Error::Msg(format!(
+                "{path} line {line}: the example is tagged {tag}, the log's event there is {id}: \
+                 the predictions are of other events or in another order"
+            )));
+        }
+        let parsed = pair.split_once(',').and_then(|(a, pdf)| {
+            let a = a.trim().parse::<f64>().ok()?;
+            let pdf = pdf.trim().parse::<f64>().ok()?;
+            (a.is_finite() && pdf.is_finite() && pdf >= 0.0).then_some(a)
+        });
+        let Some(action) = parsed else {
+            return Err(Error::Msg(format!(
+                "{path} line {line} (event {id}): `{pair}` is not action,pdf_value (VW's -p \
+                 output of --cats)"
+            )));
+        };
+        self.examples += 1;
+        Ok(action)
+    }
+
     /// Checks that nothing but blank lines is left once the log ends.
     pub fn finish(&mut self, events: u64) -> Result<(), Error> {
         while let Some(l) = self.next_line()? {
@@ -317,7 +379,7 @@ fn parse_line(text: &str, path: &str, line: u64, id: &str) -> Result<Vec<(u64, f
         let Some((a, p)) = parsed else {
             return Err(Error::Msg(format!(
                 "{path} line {line} (event {id}): `{tok}` is not action:probability (VW's -p \
-                 output of --cb_explore_adf or --ccb_explore_adf)"
+                 output of --cb_explore_adf, --ccb_explore_adf or --slates)"
             )));
         };
         sum += p;
@@ -326,7 +388,7 @@ fn parse_line(text: &str, path: &str, line: u64, id: &str) -> Result<Vec<(u64, f
     if (sum - 1.0).abs() > SUM_TOLERANCE {
         return Err(Error::Msg(format!(
             "{path} line {line} (event {id}): the probabilities sum to {sum}, not 1: not the \
-             output of an exploring policy (--cb_explore_adf, --ccb_explore_adf)"
+             output of an exploring policy (--cb_explore_adf, --ccb_explore_adf, --slates)"
         )));
     }
     Ok(out)
@@ -343,7 +405,10 @@ mod tests {
             ("uniform", Ok(Spec::Uniform)),
             ("constant:3", Ok(Spec::Constant(3))),
             ("predictions:p.txt", Ok(Spec::Predictions("p.txt".into()))),
-            ("constant:0", Err(())),
+            ("constant:0", Ok(Spec::ConstantValue(0f64.to_bits()))),
+            ("constant:2.5", Ok(Spec::ConstantValue(2.5f64.to_bits()))),
+            ("constant:-1", Ok(Spec::ConstantValue((-1f64).to_bits()))),
+            ("constant:nan", Err(())),
             ("constant:x", Err(())),
             ("predictions:", Err(())),
             ("greedy", Err(())),

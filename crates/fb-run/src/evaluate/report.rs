@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::estimators::{BanditFigures, ALPHA};
+use super::multislot::MultislotFigures;
 use super::run::{Evaluation, Kind, KindTally, Tallies};
 
 /// Decisions under which an interval is too rough to read much into.
@@ -25,11 +26,45 @@ pub const METHOD: &str = "the definitions of vw-estimators 0.2.2 (docs/evaluate.
     is the power-divergence (-2) estimate with its interval; the Gaussian interval is around \
     IPS with decisions counted 1/pass_probability times; Clopper-Pearson and Cressie-Read \
     intervals need rewards in [0, 1]. CCB: the first slot as CB, and each slot's per-decision \
-    Cressie-Read (weights multiplied along the slots). Slates: the pseudo-inverse estimator, \
-    w = 1 - K + Σ_k q_k / p_k, with a Gaussian interval. All intervals are 95%";
+    Cressie-Read (weights multiplied along the slots), and the multislot estimator: per slot \
+    id its impression (share of decisions showing it, Clopper-Pearson interval), its \
+    Cressie-Read reward given impression, their product, and the reward of all slots pooled. \
+    Slates: the pseudo-inverse estimator, \
+    w = 1 - K + Σ_k q_k / p_k, with a Gaussian interval. CA (with CATS parameters): p is the \
+    logged density and q the target's by vw-estimators' CATS transformer, then as CB. All \
+    intervals are 95%";
+
+/// Why CA decisions were counted, not estimated.
+pub const CA_WHY: &str = "CA decisions need the model's CATS parameters: fb evaluate --cats \
+    NUM_ACTIONS,BANDWIDTH,MIN,MAX (vwlogs.evaluate(cats=...))";
 
 fn pair(x: Option<[f64; 2]>) -> Value {
     x.map_or(Value::Null, |[a, b]| json!([a, b]))
+}
+
+fn multislot_json(f: &MultislotFigures) -> Value {
+    let slots: Vec<Value> = f
+        .slots
+        .iter()
+        .map(|s| {
+            json!({
+                "slot_id": s.id,
+                "decisions": s.decisions,
+                "impression": s.impression,
+                "impression_ci95": pair(s.impression_ci),
+                "r_given_impression": s.r_given_impression,
+                "r_given_impression_ci95": pair(s.r_given_impression_ci),
+                "r": s.r,
+                "r_ci95": pair(s.r_ci),
+            })
+        })
+        .collect();
+    json!({
+        "slots": slots,
+        "r_overall": f.r_overall,
+        "r_overall_ci95": pair(f.r_overall_ci),
+        "slots_left_out": f.left_out,
+    })
 }
 
 fn bandit_json(f: &BanditFigures) -> Value {
@@ -108,7 +143,7 @@ fn kind_json(kind: Kind, k: &KindTally, names: &[String]) -> Value {
             let mut o = Map::new();
             o.insert("policy".into(), json!(name));
             match kind {
-                Kind::Cb | Kind::Multistep => {
+                Kind::Cb | Kind::Multistep | Kind::Ca => {
                     let f = k.bandit.get(i).map(|b| b.finish()).unwrap_or_default();
                     if let Value::Object(m) = bandit_json(&f) {
                         o.extend(m);
@@ -131,7 +166,17 @@ fn kind_json(kind: Kind, k: &KindTally, names: &[String]) -> Value {
                         })
                         .collect();
                     o.insert("slots".into(), json!(slots));
-                    o.insert("warnings".into(), json!(policy_warnings(&f, logged)));
+                    let m = k.multislot.get(i).map(|m| m.finish()).unwrap_or_default();
+                    o.insert("multislot".into(), multislot_json(&m));
+                    let mut warnings = policy_warnings(&f, logged);
+                    if m.left_out > 0 {
+                        warnings.push(format!(
+                            "{} past the first {} slot ids left out of the multislot estimator",
+                            crate::plural(m.left_out, "slot"),
+                            super::multislot::MAX_SLOT_IDS
+                        ));
+                    }
+                    o.insert("warnings".into(), json!(warnings));
                 }
                 Kind::Slates => {
                     let f = k.slates.get(i).map(|s| s.finish()).unwrap_or_default();
@@ -177,7 +222,14 @@ pub fn report_json(e: &Evaluation) -> Value {
         "alpha": ALPHA,
         "method": METHOD,
         "events": e.events(),
-        "not_estimated": {"ca": t.ca, "not_learnable": t.not_learnable},
+        "not_estimated": {
+            "ca": t.ca,
+            "not_learnable": t.not_learnable,
+            "ca_why": (t.ca > 0).then_some(CA_WHY),
+        },
+        "cats": e.cats().map(|c| json!({
+            "num_actions": c.num_actions, "bandwidth": c.bandwidth, "min": c.min, "max": c.max,
+        })),
         "by_problem_type": tallies_json(t, &names),
     });
     if !e.windows.is_empty() {
@@ -191,6 +243,21 @@ pub fn report_json(e: &Evaluation) -> Value {
         }
     }
     v
+}
+
+/// A slot id as part of an estimator's name: letters, digits, `-`, `.`,
+/// `#` kept, anything else (a CSV separator or quote) made `_`. The JSON
+/// keeps the id as the log has it.
+fn csv_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '#' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// One row of the tidy table (`--by ... --format csv`): a window, a
@@ -272,6 +339,27 @@ pub fn rows(window: &str, by: &Value, out: &mut Vec<Row>) {
                     ci(&s["cressie_read_ci95"]),
                     num(&s["decisions"]).unwrap_or(0.0),
                 );
+            }
+            let m = &p["multislot"];
+            if m.is_object() {
+                push(
+                    "multislot_r_overall".into(),
+                    num(&m["r_overall"]),
+                    ci(&m["r_overall_ci95"]),
+                    decisions,
+                );
+            }
+            for s in m["slots"].as_array().into_iter().flatten() {
+                let id = csv_name(s["slot_id"].as_str().unwrap_or(""));
+                let n = num(&s["decisions"]).unwrap_or(0.0);
+                for what in ["impression", "r_given_impression", "r"] {
+                    push(
+                        format!("multislot_{id}_{what}"),
+                        num(&s[what]),
+                        ci(&s[format!("{what}_ci95").as_str()]),
+                        n,
+                    );
+                }
             }
         }
     }

@@ -7,20 +7,19 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use fb_join::{Decision, JoinedEvent, Problem};
-
+use super::cats::Cats;
 use super::estimators::{Bandit, PseudoInverse, Slots};
+use super::multislot::Multislot;
 use super::policies::{Choice, Predictions, Spec, Target};
+use super::records::{Rec, RecordMaker, Records, SlotRec};
 use crate::Error;
 
 /// Slots given a PDIS estimate of their own; later ones are left out (a
 /// damaged or odd log could claim thousands).
 pub const MAX_SLOTS: usize = 16;
 
-/// Records in a batch before it is handed over.
-const BATCH: usize = 4096;
-
-/// The problem types with estimates (CA is counted, not estimated).
+/// The problem types with estimates (CA only with CATS parameters, else
+/// counted, not estimated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// Contextual bandit.
@@ -31,11 +30,13 @@ pub enum Kind {
     Ccb,
     /// Slates.
     Slates,
+    /// Continuous actions, through the CATS transformer.
+    Ca,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 4] = [Kind::Cb, Kind::Multistep, Kind::Ccb, Kind::Slates];
+    pub const ALL: [Kind; 5] = [Kind::Cb, Kind::Multistep, Kind::Ccb, Kind::Slates, Kind::Ca];
 
     /// The kind's name in reports.
     pub fn name(self) -> &'static str {
@@ -44,6 +45,7 @@ impl Kind {
             Kind::Multistep => "multistep",
             Kind::Ccb => "ccb",
             Kind::Slates => "slates",
+            Kind::Ca => "ca",
         }
     }
 
@@ -96,10 +98,13 @@ pub struct KindTally {
     pub left_out: u64,
     /// The smallest logged probability of a taken action (of any slot).
     pub min_p: f64,
-    /// CB, multistep: every decision; CCB: the first slot.
+    /// CB, multistep: every decision; CCB: the first slot; CA: every
+    /// decision, with densities for probabilities.
     pub bandit: Vec<Bandit>,
     /// CCB: per-slot PDIS Cressie-Read.
     pub slots: Vec<Slots>,
+    /// CCB: the multislot estimator, per slot id.
+    pub multislot: Vec<Multislot>,
     /// Slates: the pseudo-inverse estimator.
     pub slates: Vec<PseudoInverse>,
 }
@@ -112,6 +117,7 @@ impl KindTally {
             min_p: f64::INFINITY,
             bandit: vec![Bandit::default(); policies],
             slots: vec![Slots::default(); policies],
+            multislot: vec![Multislot::default(); policies],
             slates: vec![PseudoInverse::default(); policies],
         }
     }
@@ -122,7 +128,7 @@ impl KindTally {
 pub struct Tallies {
     /// Per problem type, as [`Kind::ALL`].
     pub kinds: Vec<KindTally>,
-    /// CA decisions (not estimated).
+    /// CA decisions not estimated (no CATS parameters).
     pub ca: u64,
     /// Decisions that are not learnable (skip-learn), not estimated.
     pub not_learnable: u64,
@@ -140,157 +146,6 @@ impl Tallies {
     /// The tally of `kind`.
     pub fn kind(&self, kind: Kind) -> Option<&KindTally> {
         self.kinds.get(kind.index())
-    }
-}
-
-/// One slot (or a CB decision) of a record.
-#[derive(Debug, Clone, Copy)]
-struct SlotRec {
-    /// Range in the batch's actions and probabilities.
-    start: u32,
-    end: u32,
-    reward: f64,
-    baseline: u64,
-}
-
-/// One joined event, as the estimates need it.
-#[derive(Debug, Clone, Copy)]
-struct Rec {
-    kind: Option<Kind>,
-    /// Range of the id in the batch's ids.
-    id: (u32, u32),
-    seconds: i64,
-    learnable: bool,
-    p_drop: f64,
-    reward: f64,
-    /// Range in the batch's slots.
-    slots: (u32, u32),
-}
-
-/// The events of a batch.
-#[derive(Debug, Default)]
-pub struct Records {
-    recs: Vec<Rec>,
-    slots: Vec<SlotRec>,
-    actions: Vec<u64>,
-    probs: Vec<f32>,
-    ids: String,
-}
-
-fn at(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-impl Records {
-    fn push_slot(
-        &mut self,
-        actions: impl Iterator<Item = u64>,
-        probs: &[f32],
-        reward: f32,
-        baseline: u64,
-    ) {
-        let start = at(self.actions.len());
-        self.actions.extend(actions);
-        self.probs.extend_from_slice(probs);
-        // Keep the two lists the same length whatever the log says.
-        let len = self.actions.len().min(self.probs.len());
-        self.actions.truncate(len);
-        self.probs.truncate(len);
-        self.slots.push(SlotRec {
-            start,
-            end: at(len),
-            reward: f64::from(reward),
-            baseline,
-        });
-    }
-
-    fn add(&mut self, ev: &JoinedEvent<'_>) {
-        let id_start = at(self.ids.len());
-        self.ids.push_str(&ev.event_id);
-        let slot_start = at(self.slots.len());
-        let kind = match (&ev.decision, ev.kind) {
-            (
-                Decision::Cb {
-                    actions,
-                    probabilities,
-                },
-                k,
-            ) => {
-                self.push_slot(
-                    actions.iter().copied(),
-                    probabilities,
-                    ev.original_reward,
-                    1,
-                );
-                Some(if k == Problem::Multistep {
-                    Kind::Multistep
-                } else {
-                    Kind::Cb
-                })
-            }
-            (Decision::MultiSlot { slots, baseline }, k) => {
-                for (i, s) in slots.iter().enumerate() {
-                    let base = baseline.get(i).copied().unwrap_or(0);
-                    let reward = if k == Problem::Ccb {
-                        s.original_reward
-                    } else {
-                        ev.original_reward
-                    };
-                    self.push_slot(
-                        s.actions.iter().map(|&a| u64::from(a)),
-                        &s.probabilities,
-                        reward,
-                        u64::try_from(base).unwrap_or(u64::MAX),
-                    );
-                }
-                Some(if k == Problem::Ccb {
-                    Kind::Ccb
-                } else {
-                    Kind::Slates
-                })
-            }
-            (Decision::Ca { .. }, _) => None,
-        };
-        self.recs.push(Rec {
-            kind,
-            id: (id_start, at(self.ids.len())),
-            seconds: fb_join::time::key(&ev.time).0,
-            learnable: !ev.skip_learn,
-            p_drop: f64::from(ev.pdrop()),
-            reward: f64::from(ev.original_reward),
-            slots: (slot_start, at(self.slots.len())),
-        });
-    }
-
-    fn clear(&mut self) {
-        self.recs.clear();
-        self.slots.clear();
-        self.actions.clear();
-        self.probs.clear();
-        self.ids.clear();
-    }
-}
-
-/// Fills [`Records`].
-pub struct RecordMaker;
-
-impl fb_join::Maker for RecordMaker {
-    type Batch = Records;
-
-    fn batch(&mut self) -> Records {
-        Records::default()
-    }
-
-    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
-        batch.add(ev);
-    }
-
-    fn full(&self, batch: &Records) -> bool {
-        batch.recs.len() >= BATCH
-    }
-
-    fn clear(&mut self, batch: &mut Records) {
-        batch.clear();
     }
 }
 
@@ -312,6 +167,21 @@ pub struct Evaluation {
     events: u64,
     failure: Arc<Mutex<Option<Error>>>,
     example: Vec<Vec<(u64, f64)>>,
+    /// CATS parameters: CA decisions are estimated only with them.
+    cats: Option<Cats>,
+    scratch: Scratch,
+}
+
+/// Buffers of [`add`], kept across events so that adding one allocates
+/// nothing.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// Per slot, the logged probability of the action taken.
+    p_logs: Vec<f64>,
+    /// CCB: per slot `(p_log, r, p_pred)`.
+    per: Vec<(f64, f64, f64)>,
+    /// Slates: per slot `(p_log, p_pred)`.
+    per_slate: Vec<(f64, f64)>,
 }
 
 impl Evaluation {
@@ -344,7 +214,21 @@ impl Evaluation {
             events: 0,
             failure: Arc::default(),
             example: Vec::new(),
+            cats: None,
+            scratch: Scratch::default(),
         })
+    }
+
+    /// Estimates CA decisions with these CATS parameters (without them,
+    /// CA decisions are counted only).
+    pub fn with_cats(mut self, cats: Option<Cats>) -> Self {
+        self.cats = cats;
+        self
+    }
+
+    /// The CATS parameters, if given.
+    pub fn cats(&self) -> Option<Cats> {
+        self.cats
     }
 
     /// Replaces the prediction reader of policy `index` (tests, Python).
@@ -388,10 +272,14 @@ impl Evaluation {
         kind: Option<Kind>,
         id: &str,
         choices: &[Choice<'_>],
+        ca: (f64, f64),
         out: &mut Vec<Target>,
     ) -> Result<(), Error> {
         out.clear();
         let index = self.events;
+        if let (Some(Kind::Ca), Some(cats)) = (kind, self.cats) {
+            return self.ca_target(i, cats, id, ca, out);
+        }
         let Some(pol) = self.policies.get_mut(i) else {
             return Ok(());
         };
@@ -407,9 +295,12 @@ impl Evaluation {
             Spec::Logged => out.extend(choices.iter().map(Choice::logged)),
             Spec::Baseline => out.extend(choices.iter().map(|c| c.always(c.baseline))),
             Spec::Uniform => out.extend(choices.iter().map(Choice::uniform)),
+            Spec::ConstantValue(_) => {
+                return Err(wrong("CA decisions (with --cats)"));
+            }
             Spec::Constant(k) => {
                 if !matches!(kind, Some(Kind::Cb | Kind::Multistep)) {
-                    return Err(wrong("CB and multistep decisions"));
+                    return Err(wrong("CB and multistep decisions (CA with --cats)"));
                 }
                 out.extend(choices.iter().map(|c| {
                     let a = if c.actions.contains(k) { *k } else { 1 };
@@ -423,15 +314,19 @@ impl Evaluation {
                 )))
             }
             Spec::Predictions(_) => {
-                if matches!(kind, None | Some(Kind::Slates)) {
-                    return Err(wrong("CB, multistep and CCB decisions"));
+                if matches!(kind, None | Some(Kind::Ca)) {
+                    return Err(wrong(
+                        "CB, multistep, CCB and Slates decisions (CA with --cats)",
+                    ));
                 }
                 let Some(pred) = pol.predictions.as_mut() else {
                     return Ok(());
                 };
                 let line = pred.next_example(id, index, choices.len(), &mut self.example)?;
-                for (c, dist) in choices.iter().zip(&self.example) {
-                    // CB ids count from 1, VW's action indices from 0.
+                for (c, dist) in choices.iter().zip(self.example.iter_mut()) {
+                    // CB ids count from 1, VW's action indices from 0;
+                    // CCB indices are into the event's actions, Slates
+                    // indices into the slot's.
                     let shift = u64::from(matches!(kind, Some(Kind::Cb | Kind::Multistep)));
                     let offered = match kind {
                         Some(Kind::Ccb) => choices.first().map_or(0, |f| f.actions.len()),
@@ -444,12 +339,53 @@ impl Evaluation {
                             pred.path()
                         )));
                     }
-                    let shifted: Vec<(u64, f64)> =
-                        dist.iter().map(|&(a, q)| (a + shift, q)).collect();
-                    out.push(c.distribution(&shifted));
+                    // In place: the example is read afresh for each event.
+                    for (a, _) in dist.iter_mut() {
+                        *a += shift;
+                    }
+                    out.push(c.distribution(dist));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The target density of policy `i` at a CA decision `(action,
+    /// pdf_value)`, into `out`.
+    fn ca_target(
+        &mut self,
+        i: usize,
+        cats: Cats,
+        id: &str,
+        (action, pdf): (f64, f64),
+        out: &mut Vec<Target>,
+    ) -> Result<(), Error> {
+        let index = self.events;
+        let Some(pol) = self.policies.get_mut(i) else {
+            return Ok(());
+        };
+        let p = match &pol.spec {
+            Spec::Logged => pdf,
+            Spec::Baseline => cats.density(action, cats.baseline()),
+            Spec::Uniform => cats.uniform(),
+            Spec::Constant(_) | Spec::ConstantValue(_) => {
+                cats.density(action, pol.spec.constant_value().unwrap_or(0.0))
+            }
+            Spec::Predictions(_) => match pol.predictions.as_mut() {
+                Some(pred) => cats.density(action, pred.next_action(id, index)?),
+                None => return Ok(()),
+            },
+            Spec::Given(_) => {
+                return Err(Error::Usage(format!(
+                    "the policy {} gives its probabilities through add_given, not along a run",
+                    pol.spec
+                )))
+            }
+        };
+        out.push(Target {
+            p,
+            unsupported: 0.0,
+        });
         Ok(())
     }
 
@@ -491,12 +427,14 @@ impl Evaluation {
             p_drop,
             reward,
             slots: (0, 1),
+            ca: (0.0, 0.0),
         };
         let slots = [SlotRec {
             start: 0,
             end: 1,
             reward,
             baseline: 1,
+            id: (0, 0),
         }];
         let probs = [p_log];
         let choices = [Choice {
@@ -519,19 +457,29 @@ impl Evaluation {
             .by
             .map(|by| seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        add(&mut self.total, &rec, &slots, &choices, &targets);
+        let scratch = &mut self.scratch;
+        add(
+            &mut self.total,
+            &rec,
+            &slots,
+            "",
+            &choices,
+            &targets,
+            scratch,
+        );
         if let Some(w) = window {
             let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
-            add(t, &rec, &slots, &choices, &targets);
+            add(t, &rec, &slots, "", &choices, &targets, scratch);
         }
         Ok(())
     }
 
-    fn take_one(
+    fn take_one<'b>(
         &mut self,
-        b: &Records,
+        b: &'b Records,
         rec: &Rec,
         targets: &mut Vec<Vec<Target>>,
+        choices: &mut Vec<Choice<'b>>,
     ) -> Result<(), Error> {
         let id = b
             .ids
@@ -541,27 +489,36 @@ impl Evaluation {
             .slots
             .get(rec.slots.0 as usize..rec.slots.1 as usize)
             .unwrap_or(&[]);
-        let choices: Vec<Choice<'_>> = slots
-            .iter()
-            .map(|s| Choice {
+        // Buffers kept across events: no allocation per event.
+        choices.clear();
+        choices.extend(slots.iter().map(|s| {
+            Choice {
                 actions: b
                     .actions
                     .get(s.start as usize..s.end as usize)
                     .unwrap_or(&[]),
                 probabilities: b.probs.get(s.start as usize..s.end as usize).unwrap_or(&[]),
                 baseline: s.baseline,
-            })
-            .collect();
+            }
+        }));
+        let choices: &[Choice<'b>] = choices;
+        // Without CATS parameters a CA decision is counted only.
+        let mut rec = *rec;
+        if rec.kind == Some(Kind::Ca) && self.cats.is_none() {
+            rec.kind = None;
+        }
+        let rec = &rec;
         targets.resize_with(self.policies.len(), Vec::new);
         for (i, t) in targets.iter_mut().enumerate() {
-            self.targets(i, rec.kind, id, &choices, t)?;
+            self.targets(i, rec.kind, id, choices, rec.ca, t)?;
         }
         self.events += 1;
         let window = self
             .by
             .map(|by| rec.seconds.div_euclid(by.seconds()) * by.seconds());
         let n = self.policies.len();
-        let add = |t: &mut Tallies| add(t, rec, slots, &choices, targets);
+        let scratch = &mut self.scratch;
+        let mut add = |t: &mut Tallies| add(t, rec, slots, &b.slot_ids, choices, targets, scratch);
         add(&mut self.total);
         if let Some(w) = window {
             add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
@@ -575,8 +532,10 @@ fn add(
     t: &mut Tallies,
     rec: &Rec,
     slots: &[SlotRec],
+    slot_ids: &str,
     choices: &[Choice<'_>],
     targets: &[Vec<Target>],
+    scratch: &mut Scratch,
 ) {
     let Some(kind) = rec.kind else {
         t.ca += 1;
@@ -589,10 +548,34 @@ fn add(
     let Some(k) = t.kinds.get_mut(kind.index()) else {
         return;
     };
-    let p_logs: Vec<f64> = choices
-        .iter()
-        .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p)))
-        .collect();
+    if kind == Kind::Ca {
+        let p = rec.ca.1;
+        // NaN fails both tests: left out too.
+        if !(p > 0.0 && rec.p_drop < 1.0) {
+            k.left_out += 1;
+            return;
+        }
+        k.decisions += 1;
+        k.min_p = k.min_p.min(p);
+        for (b, t) in k.bandit.iter_mut().zip(targets) {
+            if let Some(t) = t.first() {
+                b.add(p, rec.reward, t.p, rec.p_drop, t.unsupported);
+            }
+        }
+        return;
+    }
+    let Scratch {
+        p_logs,
+        per,
+        per_slate,
+    } = scratch;
+    p_logs.clear();
+    p_logs.extend(
+        choices
+            .iter()
+            .map(|c| c.probabilities.first().map_or(0.0, |&p| f64::from(p))),
+    );
+    let p_logs: &[f64] = p_logs;
     // NaN fails both tests: left out too.
     let usable = p_logs.iter().all(|&p| p > 0.0) && rec.p_drop < 1.0;
     if choices.is_empty() || !usable {
@@ -603,7 +586,7 @@ fn add(
     k.min_p = p_logs.iter().fold(k.min_p, |m, &p| m.min(p));
     for (i, ts) in targets.iter().enumerate() {
         match kind {
-            Kind::Cb | Kind::Multistep | Kind::Ccb => {
+            Kind::Cb | Kind::Multistep | Kind::Ccb | Kind::Ca => {
                 if let (Some(b), Some(t), Some(s), Some(&p)) = (
                     k.bandit.get_mut(i),
                     ts.first(),
@@ -613,25 +596,56 @@ fn add(
                     b.add(p, s.reward, t.p, rec.p_drop, t.unsupported);
                 }
                 if kind == Kind::Ccb {
-                    let per: Vec<(f64, f64, f64)> = p_logs
-                        .iter()
-                        .zip(slots)
-                        .zip(ts)
-                        .map(|((&p, s), t)| (p, s.reward, t.p))
-                        .collect();
+                    per.clear();
+                    per.extend(
+                        p_logs
+                            .iter()
+                            .zip(slots)
+                            .zip(ts)
+                            .map(|((&p, s), t)| (p, s.reward, t.p)),
+                    );
                     if let Some(s) = k.slots.get_mut(i) {
-                        s.add(&per, rec.p_drop, MAX_SLOTS);
+                        s.add(per, rec.p_drop, MAX_SLOTS);
+                    }
+                    if let Some(m) = k.multislot.get_mut(i) {
+                        let named =
+                            per.iter()
+                                .zip(slots)
+                                .enumerate()
+                                .map(|(n, (&(p, r, q), s))| {
+                                    let id = slot_ids
+                                        .get(s.id.0 as usize..s.id.1 as usize)
+                                        .unwrap_or("");
+                                    (slot_name(id, n), p, r, q)
+                                });
+                        m.add(named, rec.p_drop);
                     }
                 }
             }
             Kind::Slates => {
-                let per: Vec<(f64, f64)> = p_logs.iter().zip(ts).map(|(&p, t)| (p, t.p)).collect();
+                per_slate.clear();
+                per_slate.extend(p_logs.iter().zip(ts).map(|(&p, t)| (p, t.p)));
                 if let Some(s) = k.slates.get_mut(i) {
-                    s.add(&per, rec.reward);
+                    s.add(per_slate, rec.reward);
                 }
             }
         }
     }
+}
+
+/// Names of the slots without an id: `#N` for position N.
+const POSITIONS: [&str; MAX_SLOTS] = [
+    "#0", "#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8", "#9", "#10", "#11", "#12", "#13", "#14",
+    "#15",
+];
+
+/// A slot's id in the multislot estimator: its own, else its position
+/// (slots past [`MAX_SLOTS`] without an id share the name `#N+`).
+fn slot_name(id: &str, position: usize) -> &str {
+    if !id.is_empty() {
+        return id;
+    }
+    POSITIONS.get(position).copied().unwrap_or("#16+")
 }
 
 impl fb_join::Sink for Evaluation {
@@ -643,9 +657,11 @@ impl fb_join::Sink for Evaluation {
     }
 
     fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
+        let batch: &Records = batch;
         let mut targets = Vec::new();
+        let mut choices = Vec::new();
         for rec in &batch.recs {
-            if let Err(e) = self.take_one(batch, rec, &mut targets) {
+            if let Err(e) = self.take_one(batch, rec, &mut targets, &mut choices) {
                 if let Ok(mut f) = self.failure.lock() {
                     f.get_or_insert(e);
                 }
