@@ -28,14 +28,20 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
 
 
+MISSING = object()
+
+
 def at(value, path):
+    """The value at ``path`` of a report, or ``MISSING`` where the path
+    leads nowhere (below a null: the page must then name the null itself,
+    as it does for an interval one decision does not give)."""
     for key in path.split("."):
         if isinstance(value, list):
-            value = value[int(key)] if key.isdigit() and int(key) < len(value) else None
+            value = value[int(key)] if key.isdigit() and int(key) < len(value) else MISSING
         elif isinstance(value, dict):
-            value = value.get(key)
+            value = value.get(key, MISSING)
         else:
-            return None
+            return MISSING
     return value
 
 

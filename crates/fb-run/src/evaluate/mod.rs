@@ -5,14 +5,17 @@
 //! - [`special`]: the quantile functions the intervals need;
 //! - [`estimators`]: constant-memory tallies and their estimates;
 //! - [`policies`]: target policies and VW prediction files;
-//! - [`run`]: the sink that feeds events to the tallies;
-//! - [`report`]: the JSON (and rows) every face shows.
+//! - [`mod@run`]: the sink that feeds events to the tallies;
+//! - [`report`]: the JSON (and rows) every face shows;
+//! - [`command`]: a run end to end ([`run()`]), for every face.
 
+pub mod command;
 pub mod estimators;
 pub mod policies;
 pub mod report;
 pub mod run;
 pub mod special;
 
+pub use command::run;
 pub use policies::Spec;
 pub use run::{By, Evaluation, Kind};
