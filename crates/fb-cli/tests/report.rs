@@ -284,8 +284,24 @@ fn report_marks_the_join_window_and_checkpoints() {
 fn report_policies_are_the_evaluate_figures() {
     let dir = scratch_dir("report-policies");
     let v = |name: &str| data(&format!("valid_joined_logs/{name}"));
-    let cases: [(&str, PathBuf, &[&str], usize); 4] = [
+    // More decisions than the evaluation's batch of records (4096): the
+    // stats figures must still add up as fb stats adds them.
+    let big = dir.join("big.fb");
+    let g = fb(&[
+        "gen",
+        "--problem-type",
+        "ccb",
+        "--events",
+        "9000",
+        "--seed",
+        "3",
+        "-o",
+        p(&big),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    let cases: [(&str, PathBuf, &[&str], usize); 5] = [
         ("cb", v("cb_joined_with_pdrop_05.fb"), &[], 1),
+        ("ccb", big, &[], 1),
         ("ccb", v("ccb_sum_reward_100_interactions.fb"), &[], 1),
         (
             "slates",
@@ -302,7 +318,10 @@ fn report_policies_are_the_evaluate_figures() {
     ];
     let policies = ["--policy", "uniform", "--policy", "baseline"];
     for (name, log, flags, kinds) in cases {
-        let out = dir.join(format!("{name}.html"));
+        let out = dir.join(format!(
+            "{name}-{}.html",
+            log.file_stem().unwrap().to_str().unwrap()
+        ));
         let mut args: Vec<&str> = vec!["report", "-o", p(&out)];
         args.extend(policies);
         args.extend(flags);
@@ -333,6 +352,15 @@ fn report_policies_are_the_evaluate_figures() {
         );
         for (path, value) in &shown {
             assert_eq!(at(&report, path), value, "{name}: {path}");
+        }
+        let mut stats: Vec<&str> = vec!["stats", "--json"];
+        stats.extend(flags);
+        stats.push(p(&log));
+        let s = fb(&stats);
+        assert_eq!(s.code, 0, "{name}: {}", s.stderr);
+        let stats: Value = serde_json::from_str(&s.stdout).unwrap();
+        for (path, value) in &figures(&html) {
+            assert_eq!(at(&stats, path), value, "{name}: {path} (fb stats)");
         }
         let chart = format!("id=\"policies-{name}\"");
         assert!(html.contains(&chart), "{name}: no chart of the policies");

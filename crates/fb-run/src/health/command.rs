@@ -47,15 +47,20 @@ pub fn run<R: Readable>(
     observer: &mut dyn Observer,
 ) -> Result<Outcome<Page>, Error> {
     let sink = PageSink::new(options.join_window, &options.policies)?;
-    Ok(one_thread(job, sink, observer, |done, sink| {
+    let outcome = one_thread(job, sink, observer, |done, sink| {
         let failure = sink.failure();
-        let (health, evaluations, finished) = sink.finish();
-        let (html, stats) = render(done, health, evaluations.as_ref());
-        Page {
+        let gathered = sink.finish()?;
+        let (html, stats) = render(done, gathered.health, gathered.evaluations.as_ref());
+        Ok::<_, Error>(Page {
             html,
             stats,
             failure,
-            finished,
-        }
-    }))
+            finished: gathered.finished,
+        })
+    });
+    Ok(Outcome {
+        value: outcome.value?,
+        run: outcome.run,
+        stop: outcome.stop,
+    })
 }

@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use std::sync::{Arc, Mutex};
+
 use fb_join::JoinedEvent;
 use serde_json::Value;
 
@@ -18,22 +20,50 @@ use crate::evaluate::run::{RecordMaker, Records};
 use crate::evaluate::{By, Evaluation, Spec};
 
 /// The health sink, and the policies' evaluations beside it.
+///
+/// The evaluations take their records in batches (a batch of records
+/// grows with the events), but the report's sums must be added in one
+/// run, as `fb stats` adds them on one thread (one batch for the whole
+/// run: merging partial sums would change their last digits). So each
+/// maker keeps its own [`Health`] for the whole run and leaves it here
+/// when it is dropped, at the end of the run; only records travel in
+/// batches.
 pub struct PageSink {
     health: HealthSink,
+    window: Option<i64>,
+    /// What each maker gathered, left when it is dropped.
+    gathered: Arc<Mutex<Vec<Health>>>,
     /// Per hour and per day; none without target policies.
     evaluations: Option<[Evaluation; 2]>,
 }
 
-/// A batch of both: the evaluations read the same records.
-pub struct PageBatch {
-    health: Health,
-    records: Records,
+/// What a [`PageSink`] gathered over a run.
+pub struct Gathered {
+    /// The report's aggregates.
+    pub health: Health,
+    /// The policies' evaluations, per hour and per day.
+    pub evaluations: Option<[Evaluation; 2]>,
+    /// Whether every prediction file was read to its end.
+    pub finished: Result<(), Error>,
 }
 
-/// Fills [`PageBatch`]es.
+/// Fills the batches of records (with target policies) and its own
+/// report's aggregates.
 pub struct PageMaker {
     health: HealthMaker,
+    own: Health,
+    window: Option<i64>,
+    gathered: Arc<Mutex<Vec<Health>>>,
     records: Option<RecordMaker>,
+}
+
+impl Drop for PageMaker {
+    fn drop(&mut self) {
+        let own = std::mem::replace(&mut self.own, Health::new(self.window));
+        if let Ok(mut g) = self.gathered.lock() {
+            g.push(own);
+        }
+    }
 }
 
 impl PageSink {
@@ -49,6 +79,8 @@ impl PageSink {
         };
         Ok(Self {
             health: HealthSink::new(window),
+            window,
+            gathered: Arc::default(),
             evaluations,
         })
     }
@@ -62,65 +94,76 @@ impl PageSink {
             .find_map(|e| e.failure().lock().ok().and_then(|mut f| f.take()))
     }
 
-    /// Its parts: the report's aggregates, and the evaluations (per hour,
-    /// per day) after checking that every prediction file was read to its
-    /// end.
-    pub fn finish(self) -> (Health, Option<[Evaluation; 2]>, Result<(), Error>) {
+    /// Its parts, once the pipeline (and so its makers) is gone: the
+    /// report's aggregates, and the evaluations (per hour, per day) after
+    /// checking that every prediction file was read to its end.
+    pub fn finish(self) -> Result<Gathered, Error> {
+        let mut health = self.health;
+        let gathered = match self.gathered.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(_) => Vec::new(),
+        };
+        // One thread: one maker holds every event (others, if any were
+        // made, hold none, and adding nothing changes no digit).
+        for mut h in gathered {
+            fb_join::Sink::take(&mut health, &mut h)
+                .map_err(|e| Error::joining("the report", e))?;
+        }
         let mut evaluations = self.evaluations;
         let finished = evaluations
             .iter_mut()
             .flatten()
             .try_for_each(Evaluation::finish);
-        (self.health.into_health(), evaluations, finished)
+        Ok(Gathered {
+            health: health.into_health(),
+            evaluations,
+            finished,
+        })
     }
 }
 
 impl fb_join::Maker for PageMaker {
-    type Batch = PageBatch;
+    type Batch = Records;
 
-    fn batch(&mut self) -> PageBatch {
-        PageBatch {
-            health: self.health.batch(),
-            records: Records::default(),
+    fn batch(&mut self) -> Records {
+        Records::default()
+    }
+
+    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
+        self.health.add(&mut self.own, ev);
+        if let Some(r) = &mut self.records {
+            r.add(batch, ev);
         }
     }
 
-    fn add(&mut self, batch: &mut PageBatch, ev: &JoinedEvent<'_>) {
-        self.health.add(&mut batch.health, ev);
-        if let Some(r) = &mut self.records {
-            r.add(&mut batch.records, ev);
-        }
+    fn full(&self, batch: &Records) -> bool {
+        self.records.as_ref().is_some_and(|r| r.full(batch))
     }
 
-    fn full(&self, batch: &PageBatch) -> bool {
-        self.records
-            .as_ref()
-            .is_some_and(|r| r.full(&batch.records))
-    }
-
-    fn clear(&mut self, batch: &mut PageBatch) {
-        self.health.clear(&mut batch.health);
+    fn clear(&mut self, batch: &mut Records) {
         if let Some(r) = &mut self.records {
-            r.clear(&mut batch.records);
+            r.clear(batch);
         }
     }
 }
 
 impl fb_join::Sink for PageSink {
-    type Batch = PageBatch;
+    type Batch = Records;
     type Maker = PageMaker;
 
     fn maker(&self) -> PageMaker {
         PageMaker {
             health: self.health.maker(),
+            own: Health::new(self.window),
+            window: self.window,
+            gathered: Arc::clone(&self.gathered),
             records: self.evaluations.as_ref().map(|_| RecordMaker),
         }
     }
 
-    fn take(&mut self, batch: &mut PageBatch) -> Result<(), fb_join::Error> {
-        self.health.take(&mut batch.health)?;
+    fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
         for e in self.evaluations.iter_mut().flatten() {
-            e.take(&mut batch.records)?;
+            e.take(batch)?;
         }
         Ok(())
     }
@@ -193,7 +236,7 @@ pub fn section(out: &mut String, charts: &mut Vec<Chart>, evaluation: &Evaluatio
         out,
         "<h3 data-eval-by=\"{}\">Target policies (fb evaluate)</h3><p class=\"note\">The \
          figures of <code>fb evaluate --json --by {}</code> with the same policies and options \
-         (the report is below, as JSON). {}.</p>",
+         (the report is below, as JSON). Method: {}.</p>",
         by_name(by),
         by_name(by),
         esc(at(&r, "method").as_str().unwrap_or(""))
