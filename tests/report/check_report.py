@@ -152,7 +152,7 @@ def check(name, fb, browser, inputs, flags, extra, out):
     r = run(
         [
             *chromium_args(browser, page)[:-1],
-            "--window-size=1100,2600",
+            "--window-size=1100,3300",
             f"--screenshot={shot}",
             page.resolve().as_uri(),
         ]
