@@ -286,22 +286,31 @@ fn report_policies_are_the_evaluate_figures() {
     let v = |name: &str| data(&format!("valid_joined_logs/{name}"));
     // More decisions than the evaluation's batch of records (4096): the
     // stats figures must still add up as fb stats adds them.
-    let big = dir.join("big.fb");
-    let g = fb(&[
-        "gen",
-        "--problem-type",
-        "ccb",
-        "--events",
-        "9000",
-        "--seed",
-        "3",
-        "-o",
-        p(&big),
-    ]);
-    assert_eq!(g.code, 0, "{}", g.stderr);
-    let cases: [(&str, PathBuf, &[&str], usize); 5] = [
+    // A folder of two such logs: one batch of sums per input, merged in
+    // input order, as fb stats merges them.
+    let folder = dir.join("two");
+    std::fs::create_dir_all(&folder).unwrap();
+    for seed in ["3", "4"] {
+        let log = folder.join(format!("ccb-{seed}.fb"));
+        let g = fb(&[
+            "gen",
+            "--problem-type",
+            "ccb",
+            "--events",
+            "5000",
+            "--seed",
+            seed,
+            "--force",
+            "-o",
+            p(&log),
+        ]);
+        assert_eq!(g.code, 0, "{}", g.stderr);
+    }
+    let big = folder.join("ccb-3.fb");
+    let cases: [(&str, PathBuf, &[&str], usize); 6] = [
         ("cb", v("cb_joined_with_pdrop_05.fb"), &[], 1),
         ("ccb", big, &[], 1),
+        ("ccb", folder.clone(), &[], 1),
         ("ccb", v("ccb_sum_reward_100_interactions.fb"), &[], 1),
         (
             "slates",

@@ -22,16 +22,17 @@ use crate::evaluate::{By, Evaluation, Spec};
 /// The health sink, and the policies' evaluations beside it.
 ///
 /// The evaluations take their records in batches (a batch of records
-/// grows with the events), but the report's sums must be added in one
-/// run, as `fb stats` adds them on one thread (one batch for the whole
-/// run: merging partial sums would change their last digits). So each
-/// maker keeps its own [`Health`] for the whole run and leaves it here
-/// when it is dropped, at the end of the run; only records travel in
-/// batches.
+/// grows with the events), but the report's sums must be added as
+/// `fb stats` adds them on one thread: one batch per input, merged in
+/// input order (merging other partial sums would change their last
+/// digits). The one-thread pipeline makes a maker per input, so each
+/// maker keeps its own [`Health`] for its input and leaves it here when
+/// it is dropped, at the input's end; only records travel in batches.
 pub struct PageSink {
     health: HealthSink,
     window: Option<i64>,
-    /// What each maker gathered, left when it is dropped.
+    /// What each maker gathered, left when it is dropped (one per input,
+    /// in order).
     gathered: Arc<Mutex<Vec<Health>>>,
     /// Per hour and per day; none without target policies.
     evaluations: Option<[Evaluation; 2]>,
@@ -103,8 +104,8 @@ impl PageSink {
             Ok(mut g) => std::mem::take(&mut *g),
             Err(_) => Vec::new(),
         };
-        // One thread: one maker holds every event (others, if any were
-        // made, hold none, and adding nothing changes no digit).
+        // One maker per input, left in input order: merged in that order,
+        // as fb stats' sink takes its batch of each input.
         for mut h in gathered {
             fb_join::Sink::take(&mut health, &mut h)
                 .map_err(|e| Error::joining("the report", e))?;
