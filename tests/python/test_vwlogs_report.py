@@ -23,15 +23,11 @@ def fb(*args):
 
 
 def at(value, path):
+    # The page names only figures that exist: an interval one decision
+    # does not give is one null figure, never two null ends (a path below
+    # a null raises here).
     for key in path.split("."):
-        if isinstance(value, list):
-            value = value[int(key)]
-        elif isinstance(value, dict):
-            value = value.get(key)
-        else:
-            # Below a null (an interval that one decision does not give):
-            # the page shows its ends as null too.
-            return None
+        value = value[int(key)] if isinstance(value, list) else value[key]
     return value
 
 
@@ -97,3 +93,39 @@ def test_report_refuses_bad_options():
         vwlogs.report(log, columns=["event_id"])
     with pytest.raises(ValueError):
         vwlogs.report(log, join_window=-1.0)
+
+
+@pytest.mark.parametrize(
+    "log,flags",
+    [
+        pytest.param(os.path.join(DATA, "valid_joined_logs", "cb_joined_with_pdrop_05.fb"), [], id="cb"),
+        pytest.param(
+            os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb"), [], id="ccb"
+        ),
+    ],
+)
+def test_report_policies_are_evaluate_figures(log, flags, tmp_path):
+    policies = ["uniform", "baseline"]
+    r = vwlogs.report(log, policy=policies)
+    page = tmp_path / "page.html"
+    fb("report", "-q", "--policy", "uniform", "--policy", "baseline", "-o", str(page), *flags, log)
+    assert r.html == page.read_text(encoding="utf-8")
+    by = re.search(r'data-eval-by="(\w+)"', r.html).group(1)
+    evaluated = json.loads(
+        fb("evaluate", "--json", "--by", by, "--policy", "uniform", "--policy", "baseline", *flags, log)
+    )
+    figures = re.findall(r'data-eval="([^"]*)" data-value="([^"]*)"', r.html)
+    assert len(figures) >= 6
+    for path, value in figures:
+        assert json.loads(html.unescape(value)) == at(evaluated, path), path
+    # One policy given as a name, as evaluate() takes it.
+    assert "data-eval" in vwlogs.report(log, policy="uniform").html
+    assert "data-eval" not in vwlogs.report(log).html
+
+
+def test_report_refuses_a_policy_that_is_not_one():
+    log = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    with pytest.raises(ValueError):
+        vwlogs.report(log, policy="nobody")
+    with pytest.raises(TypeError):
+        vwlogs.report(log, policy=[len])

@@ -6,7 +6,9 @@ the page, opens it in Chromium with its scripts run, and checks that no
 console message was logged (the page logs only errors), that every chart
 was drawn, that every figure the page shows (``data-stat`` with its
 ``data-value``) equals ``fb stats --json``'s on the same inputs, and that
-the page loads nothing from elsewhere. Takes a screenshot of each page.
+the page loads nothing from elsewhere. Pages of generated CB and CCB logs
+show policies (``--policy``): their figures (``data-eval``) must equal
+``fb evaluate --json``'s. Takes a screenshot of each page.
 
 Usage: check_report.py FB DATA OUT [CHROMIUM]
 Prints "N passed, N failed"; exits 1 when a check failed.
@@ -28,14 +30,20 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
 
 
+MISSING = object()
+
+
 def at(value, path):
+    """The value at ``path`` of a report, or ``MISSING`` where the path
+    leads nowhere (below a null: the page must then name the null itself,
+    as it does for an interval one decision does not give)."""
     for key in path.split("."):
         if isinstance(value, list):
-            value = value[int(key)] if key.isdigit() and int(key) < len(value) else None
+            value = value[int(key)] if key.isdigit() and int(key) < len(value) else MISSING
         elif isinstance(value, dict):
-            value = value.get(key)
+            value = value.get(key, MISSING)
         else:
-            return None
+            return MISSING
     return value
 
 
@@ -63,6 +71,34 @@ def console_lines(stderr):
         for line in stderr.splitlines()
         if "CONSOLE" in line or "Uncaught" in line
     ]
+
+
+def policy_problems(fb, inputs, flags, extra, dom):
+    """With ``--policy`` among ``extra``: the figures of the policies
+    (``data-eval``) must equal ``fb evaluate --json`` with the same
+    policies, by the windows the page chose (``data-eval-by``)."""
+    policies = [extra[i + 1] for i, x in enumerate(extra[:-1]) if x == "--policy"]
+    shown = re.findall(r'data-eval="([^"]*)" data-value="([^"]*)"', dom)
+    if not policies:
+        return [f"{len(shown)} data-eval figures without --policy"] if shown else []
+    by = re.search(r'data-eval-by="(\w+)"', dom)
+    if not by:
+        return ["--policy given, but no data-eval-by in the DOM"]
+    asked = [a for p in policies for a in ("--policy", p)]
+    e = run([fb, "evaluate", "--json", "-q", "--by", by.group(1), *asked, *flags, *inputs])
+    if e.returncode != 0:
+        return [f"fb evaluate exited {e.returncode}: {e.stderr.strip()}"]
+    evaluated = json.loads(e.stdout)
+    problems = []
+    # Per policy (the logged one and those asked): decisions and estimate.
+    if len(shown) < 2 * (len(policies) + 1):
+        problems.append(f"only {len(shown)} figures with data-eval in the DOM")
+    for path, value in shown:
+        got = json.loads(html.unescape(value))
+        want = at(evaluated, html.unescape(path))
+        if got != want:
+            problems.append(f"{path}: the page shows {got!r}, fb evaluate --json says {want!r}")
+    return problems
 
 
 def check(name, fb, browser, inputs, flags, extra, out):
@@ -110,11 +146,13 @@ def check(name, fb, browser, inputs, flags, extra, out):
         if shown != want:
             problems.append(f"{path}: the page shows {shown!r}, fb stats --json says {want!r}")
 
+    problems += policy_problems(fb, inputs, flags, extra, dom.stdout)
+
     shot = out / f"{name}.png"
     r = run(
         [
             *chromium_args(browser, page)[:-1],
-            "--window-size=1100,2600",
+            "--window-size=1100,3300",
             f"--screenshot={shot}",
             page.resolve().as_uri(),
         ]
@@ -136,14 +174,21 @@ def main():
     for kind in PROBLEM_TYPES:
         log = out / f"gen-{kind}.fb"
         log.unlink(missing_ok=True)
-        r = run([fb, "gen", "--problem-type", kind, "--events", "3000", "--seed", "41",
+        # Decisions come about a second apart: CB and CCB, which show
+        # policies per hour, get enough for three hours.
+        events = "8000" if kind in ("cb", "ccb") else "3000"
+        r = run([fb, "gen", "--problem-type", kind, "--events", events, "--seed", "41",
                  "--deferred", "0.1", "--activated", "0.5", "-o", str(log)])
         if r.returncode != 0:
             print(f"FAIL gen-{kind}: fb gen exited {r.returncode}: {r.stderr.strip()}")
             cases.append((f"gen-{kind}", None, None, None))
             continue
-        # The join window is the report's own option (stats has none).
-        cases.append((f"gen-{kind}", [str(log)], [], ["--join-window", "10m"]))
+        # The join window and the policies are the report's own options
+        # (stats has none); the policies' figures are fb evaluate's.
+        extra = ["--join-window", "10m"]
+        if kind in ("cb", "ccb"):
+            extra += ["--policy", "uniform", "--policy", "baseline"]
+        cases.append((f"gen-{kind}", [str(log)], [], extra))
     passed = failed = 0
     for name, inputs, flags, extra in cases:
         if inputs is None:

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fb_run::evaluate::report::{report_json, rows, Row};
-use fb_run::evaluate::{By, Cats, Evaluation, Spec};
+use fb_run::evaluate::{By, Cats, Spec};
 use fb_run::output::Output;
 use fb_run::Error;
 use serde_json::Value;
 
 use crate::joinargs::{named, FilterArgs, JoinArgs, ReadArgs};
-use crate::say::feed_all;
 use crate::Global;
 
 /// How to print.
@@ -79,7 +78,7 @@ pub struct Args {
     pub recover: bool,
 }
 
-fn parse_spec(s: &str) -> Result<Spec, String> {
+pub(crate) fn parse_spec(s: &str) -> Result<Spec, String> {
     s.parse()
 }
 
@@ -290,38 +289,35 @@ fn csv(r: &Value) -> String {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let filter = args.filter.filter()?;
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let mut opts = args.join.options();
-    opts.only = filter.only.clone();
-    let evaluation = Evaluation::new(&args.policy, args.by)?.with_cats(args.cats);
-    let failure = evaluation.failure();
-    // One thread: prediction files are read in log order, and the sums
-    // add up in log order, as vw-estimators adds them.
-    let keep = fb_run::drive::keeper(&filter);
-    let mut pipeline = fb_join::Pipeline::new(opts, keep, evaluation, 1);
-    let fed = feed_all(
-        &inputs,
-        &mut pipeline,
-        args.recover,
-        global.quiet,
-        "the evaluation",
-        filter.window(),
-        args.read.maps(),
-    );
-    if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
+    let job = fb_run::job::Job {
+        inputs: &inputs,
+        join: args.join.options(),
+        filter: &filter,
+        drive: crate::say::drive(
+            args.recover,
+            "the evaluation",
+            filter.window(),
+            args.read.maps(),
+        ),
+    };
+    let mut voice = crate::say::Voice::new(global.quiet);
+    let outcome = fb_run::evaluate::run(job, &args.policy, args.by, args.cats, &mut voice)?;
+    let evaluated = outcome.value;
+    if let Some(e) = evaluated.failure {
         return Err(e);
     }
-    let run = fed?;
-    let (_, mut evaluation) = pipeline.finish();
-    if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
-        return Err(e);
+    if let Some(stop) = outcome.stop {
+        return Err(stop.into_error());
     }
+    let run = outcome.run;
     if run.logs == 0 {
         if !global.quiet {
             eprintln!("fb: no input is a joined log: nothing to evaluate");
         }
         return Ok(ExitCode::from(1));
     }
-    evaluation.finish()?;
+    evaluated.finished?;
+    let evaluation = evaluated.evaluation;
     let report = report_json(&evaluation);
     let format = if args.json { Format::Json } else { args.format };
     let text = match format {

@@ -3,13 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_run::health::page::{render, Run};
-use fb_run::health::HealthSink;
+use fb_run::health::PageOptions;
 use fb_run::output::{Compress, Existing, How, Output};
 use fb_run::Error;
 
 use crate::joinargs::{FilterArgs, JoinArgs};
-use crate::say::feed_all;
 use crate::Global;
 
 /// Arguments of `fb report`.
@@ -31,6 +29,13 @@ pub struct Args {
     /// outcome delays: the log does not record it.
     #[arg(long, value_name = "DURATION", value_parser = fb_run::join::parse_duration)]
     pub join_window: Option<i64>,
+
+    /// A target policy whose estimated reward the page shows beside the
+    /// logged policy's, with `fb evaluate`'s figures: `baseline`,
+    /// `uniform`, `constant:K` or `predictions:FILE` (as `fb evaluate
+    /// --policy`). Repeat for several.
+    #[arg(long, value_name = "P", value_parser = clap::builder::ValueParser::new(crate::evaluate::parse_spec))]
+    pub policy: Vec<fb_run::evaluate::Spec>,
 
     /// How to join.
     #[command(flatten)]
@@ -54,36 +59,31 @@ pub struct Args {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let filter = args.filter.filter()?;
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let mut opts = args.join.options();
-    opts.only = filter.only.clone();
     let how = How::text(Compress::Never, Existing::forced(args.force));
     let out = Output::create(args.output.as_deref(), &inputs, how)?;
     let target = out.target().to_string();
-    // One thread, as `fb stats`: its sums add up in the same order, so the
-    // page's figures are its figures to the last digit.
-    let keep = fb_run::drive::keeper(&filter);
-    let sink = HealthSink::new(args.join_window);
-    let mut pipeline = fb_join::Pipeline::new(opts, keep, sink, 1);
-    let report = feed_all(
-        &inputs,
-        &mut pipeline,
-        args.recover,
-        global.quiet,
-        &target,
-        filter.window(),
-        args.read.maps(),
-    )?;
-    let filtered = pipeline.filtered();
-    let (joiner, sink) = pipeline.finish();
-    let run = Run {
-        inputs: inputs.len(),
-        run: &report,
-        joiner: &joiner,
-        filtered,
+    let job = fb_run::job::Job {
+        inputs: &inputs,
+        join: args.join.options(),
+        filter: &filter,
+        drive: crate::say::drive(args.recover, &target, filter.window(), args.read.maps()),
     };
-    let (html, _) = render(&run, sink.into_health());
+    let options = PageOptions {
+        join_window: args.join_window,
+        policies: args.policy.clone(),
+    };
+    let outcome = fb_run::health::run(job, &options, &mut crate::say::Voice::new(global.quiet))?;
+    let page = outcome.value;
+    if let Some(e) = page.failure {
+        return Err(e);
+    }
+    if let Some(stop) = outcome.stop {
+        return Err(stop.into_error());
+    }
+    page.finished?;
+    let report = outcome.run;
     let mut out = out;
-    out.put(html.as_bytes())?;
+    out.put(page.html.as_bytes())?;
     out.finish()?;
     if report.logs == 0 && !global.quiet {
         eprintln!("fb: no input is a joined log: the page says so and shows nothing else");

@@ -100,6 +100,21 @@ pub fn resolve(paths: &[PathBuf], quiet: bool) -> Result<Vec<Input>, Error> {
     Ok(resolved.inputs)
 }
 
+/// How the command line feeds inputs: files read (or mapped, as `maps`
+/// says), every damaged input reported and read past (the run then exits
+/// 1), never cancelled (Ctrl-C ends the process). `target` names the
+/// output in errors.
+pub fn drive(recover: bool, target: &str, window: Option<(i64, i64)>, maps: Maps) -> Drive<'_> {
+    Drive {
+        recover,
+        window,
+        maps,
+        on_damage: OnDamage::Continue,
+        cancel: &Drive::never,
+        target,
+    }
+}
+
 /// Feeds every input to `pipeline` as the command line does: files
 /// read (or mapped, as `maps` says), every damaged input reported and read past (the
 /// run then exits 1), progress and notes on standard error. `target`
@@ -117,14 +132,7 @@ where
     S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let drive = Drive {
-        recover,
-        window,
-        maps,
-        on_damage: OnDamage::Continue,
-        cancel: &Drive::never,
-        target,
-    };
+    let drive = drive(recover, target, window, maps);
     let mut report = RunReport::default();
     let mut voice = Voice::new(quiet);
     fb_run::drive::feed_all(inputs, pipeline, &drive, &mut report, &mut voice)

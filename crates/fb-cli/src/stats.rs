@@ -4,11 +4,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fb_run::stats::{report_json, TallySink};
 use serde_json::Value;
 
 use crate::joinargs::{FilterArgs, JoinArgs};
-use crate::say::feed_all;
 use crate::Global;
 use fb_run::output::Output;
 use fb_run::Error;
@@ -273,22 +271,22 @@ fn table(r: &Value) -> String {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let filter = args.filter.filter()?;
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let mut opts = args.join.options();
-    opts.only = filter.only.clone();
-    // One thread: the sums add up in log order, as always.
-    let keep = fb_run::drive::keeper(&filter);
-    let mut pipeline = fb_join::Pipeline::new(opts, keep, TallySink::default(), 1);
-    let run = feed_all(
-        &inputs,
-        &mut pipeline,
-        args.recover,
-        global.quiet,
-        "the statistics",
-        filter.window(),
-        args.read.maps(),
-    )?;
-    let filtered = pipeline.filtered();
-    let (joiner, TallySink(tally)) = pipeline.finish();
+    let job = fb_run::job::Job {
+        inputs: &inputs,
+        join: args.join.options(),
+        filter: &filter,
+        drive: crate::say::drive(
+            args.recover,
+            "the statistics",
+            filter.window(),
+            args.read.maps(),
+        ),
+    };
+    let outcome = fb_run::stats::run(job, &mut crate::say::Voice::new(global.quiet));
+    if let Some(stop) = outcome.stop {
+        return Err(stop.into_error());
+    }
+    let (report, run) = (outcome.value, outcome.run);
     if run.logs == 0 {
         // Nothing was a log: a table of zeros would read as an empty log.
         if !global.quiet {
@@ -296,14 +294,6 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
         return Ok(ExitCode::from(1));
     }
-    let report = report_json(
-        inputs.len(),
-        &run,
-        &joiner,
-        &tally.kept,
-        filtered,
-        &tally.estimators,
-    );
     let text = if args.json {
         format!("{report}\n")
     } else {

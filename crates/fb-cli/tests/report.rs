@@ -137,10 +137,16 @@ fn cases(dir: &std::path::Path) -> Vec<Case> {
 
 /// Every `data-stat="PATH" data-value="JSON"` pair of the page.
 fn figures(html: &str) -> Vec<(String, Value)> {
+    figures_named(html, "data-stat")
+}
+
+/// Every `ATTR="PATH" data-value="JSON"` pair of the page.
+fn figures_named(html: &str, attr: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mut rest = html;
-    while let Some(i) = rest.find("data-stat=\"") {
-        rest = &rest[i + 11..];
+    let start = format!("{attr}=\"");
+    while let Some(i) = rest.find(&start) {
+        rest = &rest[i + start.len()..];
         let end = rest.find('"').unwrap();
         let path = unescape(&rest[..end]);
         let v = rest.find("data-value=\"").unwrap();
@@ -160,9 +166,24 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The value at `path`; the page names only figures that exist (an
+/// interval that one decision does not give is one null figure, not two
+/// null ends).
 fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
     let pointer: String = path.split('.').map(|k| format!("/{k}")).collect();
-    v.pointer(&pointer).unwrap_or(&Value::Null)
+    v.pointer(&pointer)
+        .unwrap_or_else(|| panic!("{path} is not in the report"))
+}
+
+/// The JSON document in the page's `<script id="ID">`.
+fn embedded(html: &str, id: &str) -> Value {
+    let json = html
+        .split(&format!("<script type=\"application/json\" id=\"{id}\">"))
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .unwrap_or_else(|| panic!("no #{id} in the page"))
+        .replace("<\\/", "</");
+    serde_json::from_str(&json).unwrap()
 }
 
 #[test]
@@ -222,14 +243,17 @@ fn report_figures_are_the_stats_figures() {
             );
         }
         // The whole report is in the page too, the same.
-        let json = html
-            .split("<script type=\"application/json\" id=\"fb-stats\">")
-            .nth(1)
-            .and_then(|s| s.split("</script>").next())
-            .unwrap()
-            .replace("<\\/", "</");
-        let embedded: Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(embedded, stats, "{}: the embedded report", case.name);
+        assert_eq!(
+            embedded(&html, "fb-stats"),
+            stats,
+            "{}: the embedded report",
+            case.name
+        );
+        assert!(
+            !html.contains("data-eval"),
+            "{}: no policy asked",
+            case.name
+        );
     }
 }
 
@@ -251,4 +275,113 @@ fn report_marks_the_join_window_and_checkpoints() {
     let again = fb(&["report", "-o", p(&out), p(&log)]);
     assert_eq!(again.code, 2, "{}", again.stderr);
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
+}
+
+/// `fb report --policy`: the page's estimates are `fb evaluate --json
+/// --by hour|day`'s (the windows the page's span chooses), figure by
+/// figure, and its embedded evaluation is that report.
+#[test]
+fn report_policies_are_the_evaluate_figures() {
+    let dir = scratch_dir("report-policies");
+    let v = |name: &str| data(&format!("valid_joined_logs/{name}"));
+    // More decisions than the evaluation's batch of records (4096): the
+    // stats figures must still add up as fb stats adds them.
+    // A folder of two such logs: one batch of sums per input, merged in
+    // input order, as fb stats merges them.
+    let folder = dir.join("two");
+    std::fs::create_dir_all(&folder).unwrap();
+    for seed in ["3", "4"] {
+        let log = folder.join(format!("ccb-{seed}.fb"));
+        let g = fb(&[
+            "gen",
+            "--problem-type",
+            "ccb",
+            "--events",
+            "5000",
+            "--seed",
+            seed,
+            "--force",
+            "-o",
+            p(&log),
+        ]);
+        assert_eq!(g.code, 0, "{}", g.stderr);
+    }
+    let big = folder.join("ccb-3.fb");
+    let cases: [(&str, PathBuf, &[&str], usize); 6] = [
+        ("cb", v("cb_joined_with_pdrop_05.fb"), &[], 1),
+        ("ccb", big, &[], 1),
+        ("ccb", folder.clone(), &[], 1),
+        ("ccb", v("ccb_sum_reward_100_interactions.fb"), &[], 1),
+        (
+            "slates",
+            v("slates_average_reward_100_interactions.fb"),
+            &[],
+            1,
+        ),
+        (
+            "multistep",
+            v("multistep_3_deferred_episodes.fb"),
+            &["--multistep"],
+            1,
+        ),
+    ];
+    let policies = ["--policy", "uniform", "--policy", "baseline"];
+    for (name, log, flags, kinds) in cases {
+        let out = dir.join(format!(
+            "{name}-{}.html",
+            log.file_stem().unwrap().to_str().unwrap()
+        ));
+        let mut args: Vec<&str> = vec!["report", "-o", p(&out)];
+        args.extend(policies);
+        args.extend(flags);
+        args.push(p(&log));
+        let r = fb(&args);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let html = std::fs::read_to_string(&out).unwrap();
+        let by = html
+            .split("data-eval-by=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or_else(|| panic!("{name}: no data-eval-by"));
+        let mut eval: Vec<&str> = vec!["evaluate", "--json", "--by", by];
+        eval.extend(policies);
+        eval.extend(flags);
+        eval.push(p(&log));
+        let e = fb(&eval);
+        assert_eq!(e.code, 0, "{name}: {}", e.stderr);
+        let report: Value = serde_json::from_str(&e.stdout).unwrap();
+        assert_eq!(embedded(&html, "fb-evaluate"), report, "{name}: embedded");
+        let shown = figures_named(&html, "data-eval");
+        // Per problem type and policy (logged, uniform, baseline): the
+        // decisions and the estimate at least.
+        assert!(
+            shown.len() >= kinds * 3 * 2,
+            "{name}: {} figures",
+            shown.len()
+        );
+        for (path, value) in &shown {
+            assert_eq!(at(&report, path), value, "{name}: {path}");
+        }
+        let mut stats: Vec<&str> = vec!["stats", "--json"];
+        stats.extend(flags);
+        stats.push(p(&log));
+        let s = fb(&stats);
+        assert_eq!(s.code, 0, "{name}: {}", s.stderr);
+        let stats: Value = serde_json::from_str(&s.stdout).unwrap();
+        for (path, value) in &figures(&html) {
+            assert_eq!(at(&stats, path), value, "{name}: {path} (fb stats)");
+        }
+        let chart = format!("id=\"policies-{name}\"");
+        assert!(html.contains(&chart), "{name}: no chart of the policies");
+    }
+}
+
+#[test]
+fn report_refuses_a_policy_that_is_not_one() {
+    let dir = scratch_dir("report-bad-policy");
+    let out = dir.join("r.html");
+    let log = data("valid_joined_logs/cb_simple.log");
+    let r = fb(&["report", "--policy", "nobody", "-o", p(&out), p(&log)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!out.exists(), "a page was written");
 }

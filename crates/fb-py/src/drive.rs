@@ -52,7 +52,7 @@ impl std::fmt::Display for Stop {
 
 /// A source as the shared driver reads it: never mapped (no signal
 /// handlers in the host's process), each read refused once cancelled.
-struct Cancellably<'a> {
+pub struct Cancellably<'a> {
     src: &'a Src,
     cancel: &'a Cancel,
 }
@@ -76,12 +76,50 @@ impl Readable for Cancellably<'_> {
     }
 }
 
+/// `sources` as the driver reads them, each read refused once `cancel`
+/// is set.
+pub fn readables<'a>(sources: &'a [Src], cancel: &'a Cancel) -> Vec<Cancellably<'a>> {
+    sources
+        .iter()
+        .map(|src| Cancellably { src, cancel })
+        .collect()
+}
+
+/// How Python feeds sources: streamed (never mapped, no index), stopping
+/// at the first damaged input unless `recover` (then every input is read
+/// whole and resynced, and what was skipped is in the report), and
+/// before the next message or read once `cancelled` says so.
+pub fn settings(recover: bool, cancelled: &(dyn Fn() -> bool + Sync)) -> Drive<'_> {
+    Drive {
+        recover,
+        window: None,
+        maps: Maps::Never,
+        on_damage: OnDamage::Stop,
+        cancel: cancelled,
+        target: "the reader",
+    }
+}
+
+/// The driver's stop as Python reports it.
+pub fn stop_of(stop: DriveStop, cancel: &Cancel) -> Stop {
+    match stop {
+        // A failure caused by the cancel (a read refused) is the cancel.
+        _ if cancel.is_set() => Stop::Interrupted,
+        DriveStop::Cancelled => Stop::Interrupted,
+        DriveStop::Damaged(d) => Stop::Damaged(Damage {
+            message: d.to_string(),
+            path: d.input,
+            offset: d.offset.unwrap_or(0),
+            message_index: d.message_index,
+        }),
+        DriveStop::Failed(e @ fb_run::Error::Write { .. }) => Stop::Sink(e),
+        DriveStop::Failed(e) => Stop::Io(e.to_string()),
+    }
+}
+
 /// Feeds `sources` to `pipeline` in order, through the one driver
-/// (`fb_run::drive`). Stops at the first damaged input unless `recover`
-/// (then every input is read whole and resynced, and what was skipped is
-/// in the report), and before the next message or read once `cancel` is
-/// set. What the pipeline joined before a stop is still in it: the caller
-/// finishes it.
+/// (`fb_run::drive`), as [`settings`] says. What the pipeline joined
+/// before a stop is still in it: the caller finishes it.
 pub fn feed<S, K>(
     sources: &[Src],
     pipeline: &mut Pipeline<S, K>,
@@ -93,32 +131,9 @@ where
     S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let readables: Vec<Cancellably<'_>> = sources
-        .iter()
-        .map(|src| Cancellably { src, cancel })
-        .collect();
+    let readables = readables(sources, cancel);
     let is_set = || cancel.is_set();
-    let drive = Drive {
-        recover,
-        window: None,
-        maps: Maps::Never,
-        on_damage: OnDamage::Stop,
-        cancel: &is_set,
-        target: "the reader",
-    };
-    let fed = fb_run::drive::feed_all(&readables, pipeline, &drive, report, &mut Silent);
-    match fed {
-        Ok(()) => Ok(()),
-        // A failure caused by the cancel (a read refused) is the cancel.
-        Err(_) if cancel.is_set() => Err(Stop::Interrupted),
-        Err(DriveStop::Cancelled) => Err(Stop::Interrupted),
-        Err(DriveStop::Damaged(d)) => Err(Stop::Damaged(Damage {
-            message: d.to_string(),
-            path: d.input,
-            offset: d.offset.unwrap_or(0),
-            message_index: d.message_index,
-        })),
-        Err(DriveStop::Failed(e @ fb_run::Error::Write { .. })) => Err(Stop::Sink(e)),
-        Err(DriveStop::Failed(e)) => Err(Stop::Io(e.to_string())),
-    }
+    let drive = settings(recover, &is_set);
+    fb_run::drive::feed_all(&readables, pipeline, &drive, report, &mut Silent)
+        .map_err(|stop| stop_of(stop, cancel))
 }

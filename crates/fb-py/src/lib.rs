@@ -22,7 +22,9 @@ mod stream;
 
 use arrow_schema::ffi::FFI_ArrowSchema;
 use fb_join::{JoinedEvent, Pipeline};
+use fb_run::job::Job;
 use fb_run::output::{Compress, Output};
+use fb_run::report::Silent;
 use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -240,24 +242,17 @@ fn stats(
     let sources = source::sources(source)?;
     let cancel = interrupt::Cancel::default();
     let ((text, stop, logs), interrupted) = interrupt::run(py, &cancel, || {
-        let filter = opts.filter.clone();
-        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        // One thread: the sums add up in log order, as `fb stats` does.
-        let sink = fb_run::stats::TallySink::default();
-        let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
-        let mut report = fb_run::report::RunReport::default();
-        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
-        let filtered = pipeline.filtered();
-        let (joiner, fb_run::stats::TallySink(tally)) = pipeline.finish();
-        let json = fb_run::stats::report_json(
-            sources.len(),
-            &report,
-            &joiner,
-            &tally.kept,
-            filtered,
-            &tally.estimators,
-        );
-        (json.to_string(), stop, report.logs)
+        let readables = drive::readables(&sources, &cancel);
+        let is_set = || cancel.is_set();
+        let job = Job {
+            inputs: &readables,
+            join: opts.options(),
+            filter: &opts.filter,
+            drive: drive::settings(opts.recover, &is_set),
+        };
+        let outcome = fb_run::stats::run(job, &mut Silent);
+        let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
+        (outcome.value.to_string(), stop, outcome.run.logs)
     })?;
     if let Some(err) = interrupted {
         return Err(err);
@@ -276,12 +271,13 @@ fn stats(
 /// The `fb report` page and the `fb stats --json` report it shows, as
 /// (HTML, JSON text); see `vwlogs.report`. `join_window` in seconds.
 #[pyfunction]
-#[pyo3(signature = (source, options, join_window=None))]
+#[pyo3(signature = (source, options, join_window=None, policies=Vec::new()))]
 fn report(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     options: &Bound<'_, PyDict>,
     join_window: Option<f64>,
+    policies: Vec<String>,
 ) -> PyResult<(String, String)> {
     let window = match join_window {
         None => None,
@@ -295,33 +291,38 @@ fn report(
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
     let cancel = interrupt::Cancel::default();
-    let ((page, stop), interrupted) = interrupt::run(py, &cancel, || {
-        let filter = opts.filter.clone();
-        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        // One thread, as `fb report` and `fb stats`: the same sums.
-        let sink = fb_run::health::HealthSink::new(window);
-        let mut pipeline = Pipeline::new(opts.options(), keep, sink, 1);
-        let mut report = fb_run::report::RunReport::default();
-        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
-        let filtered = pipeline.filtered();
-        let (joiner, sink) = pipeline.finish();
-        let run = fb_run::health::page::Run {
-            inputs: sources.len(),
-            run: &report,
-            joiner: &joiner,
-            filtered,
+    let page_options = fb_run::health::PageOptions {
+        join_window: window,
+        policies: specs(&policies)?,
+    };
+    let (outcome, interrupted) = interrupt::run(py, &cancel, || {
+        let readables = drive::readables(&sources, &cancel);
+        let is_set = || cancel.is_set();
+        let job = Job {
+            inputs: &readables,
+            join: opts.options(),
+            filter: &opts.filter,
+            drive: drive::settings(opts.recover, &is_set),
         };
-        let (html, json) = fb_run::health::page::render(&run, sink.into_health());
-        ((html, json.to_string()), stop)
+        fb_run::health::run(job, &page_options, &mut Silent).map(|outcome| {
+            let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
+            (outcome.value, stop)
+        })
     })?;
     if let Some(err) = interrupted {
         return Err(err);
+    }
+    let (page, stop) = outcome.map_err(|e| PyOSError::new_err(e.to_string()))?;
+    if let Some(e) = page.failure {
+        return Err(PyValueError::new_err(e.to_string()));
     }
     // As `stats`: damage raises (with where it is) unless `recover`.
     if let Some(stop) = &stop {
         return Err(stop_error(py, stop));
     }
-    Ok(page)
+    page.finished
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((page.html, page.stats.to_string()))
 }
 
 /// The `fb evaluate --json` report and its rows, as JSON text
@@ -335,11 +336,8 @@ fn evaluate(
     options: &Bound<'_, PyDict>,
     cats: Option<String>,
 ) -> PyResult<String> {
-    use fb_run::evaluate::{By, Cats, Evaluation, Spec};
-    let specs = policies
-        .iter()
-        .map(|p| p.parse::<Spec>().map_err(PyValueError::new_err))
-        .collect::<PyResult<Vec<_>>>()?;
+    use fb_run::evaluate::{By, Cats};
+    let specs = specs(&policies)?;
     let by = by
         .map(|b| b.parse::<By>().map_err(PyValueError::new_err))
         .transpose()?;
@@ -348,27 +346,26 @@ fn evaluate(
     let cats = cats
         .map(|c| c.parse::<Cats>().map_err(PyValueError::new_err))
         .transpose()?;
-    let evaluation = Evaluation::new(&specs, by)
-        .map_err(|e| PyOSError::new_err(e.to_string()))?
-        .with_cats(cats);
-    let failure = evaluation.failure();
     let cancel = interrupt::Cancel::default();
-    let ((done, stop, logs), interrupted) = interrupt::run(py, &cancel, || {
-        let filter = opts.filter.clone();
-        let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        // One thread: prediction files are read in log order, as `fb
-        // evaluate` reads them.
-        let mut pipeline = Pipeline::new(opts.options(), keep, evaluation, 1);
-        let mut report = fb_run::report::RunReport::default();
-        let stop = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel).err();
-        let (_, mut evaluation) = pipeline.finish();
-        let finished = evaluation.finish();
-        ((evaluation, finished), stop, report.logs)
+    let (outcome, interrupted) = interrupt::run(py, &cancel, || {
+        let readables = drive::readables(&sources, &cancel);
+        let is_set = || cancel.is_set();
+        let job = Job {
+            inputs: &readables,
+            join: opts.options(),
+            filter: &opts.filter,
+            drive: drive::settings(opts.recover, &is_set),
+        };
+        fb_run::evaluate::run(job, &specs, by, cats, &mut Silent).map(|outcome| {
+            let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
+            (outcome.value, stop, outcome.run.logs)
+        })
     })?;
     if let Some(err) = interrupted {
         return Err(err);
     }
-    if let Some(e) = failure.lock().ok().and_then(|mut f| f.take()) {
+    let (evaluated, stop, logs) = outcome.map_err(|e| PyOSError::new_err(e.to_string()))?;
+    if let Some(e) = evaluated.failure {
         return Err(PyValueError::new_err(e.to_string()));
     }
     if let Some(stop) = &stop {
@@ -379,9 +376,18 @@ fn evaluate(
             "no input is a joined log (all are empty): nothing to evaluate",
         ));
     }
-    let (evaluation, finished) = done;
+    let (evaluation, finished) = (evaluated.evaluation, evaluated.finished);
     finished.map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(evaluation_json(&evaluation))
+}
+
+/// Policy specs (`"uniform"`, `"predictions:FILE"`, ...), a
+/// `ValueError` for one that is not.
+fn specs(policies: &[String]) -> PyResult<Vec<fb_run::evaluate::Spec>> {
+    policies
+        .iter()
+        .map(|p| p.parse().map_err(PyValueError::new_err))
+        .collect()
 }
 
 /// An evaluation's report and its rows, as `vwlogs.evaluate` reads them.

@@ -10,7 +10,8 @@
 //!   [`compress`], [`interrupt`]);
 //! - plain options ([`options`]: no command-line parser in them);
 //! - the one driver that feeds inputs to a pipeline ([`drive`]), what it
-//!   reports ([`report`]), indexes beside logs ([`sidecar`]), lookups
+//!   reports ([`report`]), a command's run from inputs to its result
+//!   ([`job`]), indexes beside logs ([`sidecar`]), lookups
 //!   through them ([`lookup`]);
 //! - statistics and estimates ([`stats`], [`estimate`]), off-policy
 //!   evaluation ([`evaluate`]), and the health report page built from the
@@ -48,6 +49,7 @@ pub mod health;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;
+pub mod job;
 pub mod join;
 pub mod lookup;
 pub mod mapped;

@@ -358,3 +358,27 @@ impl fb_join::Sink for TallySink {
         Ok(())
     }
 }
+
+/// `fb stats` and `vwlogs.stats`: the report of `job`'s inputs (the
+/// `fb stats --json` document), on one thread so that the sums add up in
+/// log order.
+pub fn run<R: crate::drive::Readable>(
+    job: crate::job::Job<'_, R>,
+    observer: &mut dyn crate::report::Observer,
+) -> crate::job::Outcome<Value> {
+    crate::job::one_thread(
+        job,
+        TallySink::default(),
+        observer,
+        |done, TallySink(tally)| {
+            report_json(
+                done.inputs,
+                done.run,
+                done.joiner,
+                &tally.kept,
+                done.filtered,
+                &tally.estimators,
+            )
+        },
+    )
+}

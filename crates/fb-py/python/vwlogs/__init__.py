@@ -591,17 +591,39 @@ class Report:
         return f"<vwlogs.Report: {len(self.html)} bytes of HTML, {self.stats.get('kept', 0)} decisions>"
 
 
-def report(source: Any, join_window: Optional[float] = None, **options: Any) -> Report:
+def report(
+    source: Any,
+    join_window: Optional[float] = None,
+    policy: Union[str, Sequence[str], None] = None,
+    **options: Any,
+) -> Report:
     """The ``fb report`` page: a loop's health at a glance (traffic, rewards
     and the baseline's estimate over time, propensities, actions, outcome
     delays, configuration), its figures those of :func:`stats`. Takes
     :func:`read`'s options, and ``join_window`` (seconds) to mark the
     loop's join window on the outcome delays.
 
+    ``policy`` (``"baseline"``, ``"uniform"``, ``"constant:K"``,
+    ``"predictions:FILE"``, or a list of them) adds each policy's estimated
+    reward per window and over the whole log, the figures of
+    :func:`evaluate` (``fb report --policy``).
+
     :raises LogError: on damage, unless ``recover=True``.
+    :raises ValueError: a policy that is not one, a prediction file that
+        does not match the events.
     """
     _whole_rows("report", options)
-    html, stats_json = _native.report(_source(source), _options(**options), join_window)
+    if policy is None:
+        policies: List[str] = []
+    elif isinstance(policy, str):
+        policies = [policy]
+    else:
+        policies = list(policy)
+    if not all(isinstance(p, str) for p in policies):
+        raise TypeError("report(): give policies by name (callables are for evaluate())")
+    html, stats_json = _native.report(
+        _source(source), _options(**options), join_window, policies
+    )
     return Report(html, json.loads(stats_json))
 
 

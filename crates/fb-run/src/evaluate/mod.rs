@@ -8,18 +8,21 @@
 //! - [`multislot`]: the CCB multislot estimator, per slot id;
 //! - [`policies`]: target policies and VW prediction files;
 //! - `records`: joined events as compact records;
-//! - [`run`]: the sink that feeds events to the tallies;
-//! - [`report`]: the JSON (and rows) every face shows.
+//! - [`mod@run`]: the sink that feeds events to the tallies;
+//! - [`report`]: the JSON (and rows) every face shows;
+//! - [`command`]: a run end to end ([`run()`]), for every face.
 
 pub mod cats;
+pub mod command;
 pub mod estimators;
 pub mod multislot;
 pub mod policies;
-mod records;
+pub(crate) mod records;
 pub mod report;
 pub mod run;
 pub mod special;
 
 pub use cats::Cats;
+pub use command::run;
 pub use policies::Spec;
 pub use run::{By, Evaluation, Kind};

@@ -15,18 +15,25 @@
 //! - [`config`]: the configurations checkpoints put in force;
 //! - [`header`]: the page's header and the problems found;
 //! - [`page`]: the page itself ([`page::render`]), its charts drawn by the
-//!   vendored uPlot (`assets/uplot/`), every chart with its table.
+//!   vendored uPlot (`assets/uplot/`), every chart with its table;
+//! - [`policies`]: target policies' estimates (`--policy`), by `fb
+//!   evaluate`'s own evaluation in the same pass;
+//! - [`command`]: a run end to end ([`run()`]), for every face.
 
 pub mod actions;
+pub mod command;
 pub mod config;
 pub mod delays;
 pub mod header;
 pub mod html;
 pub mod page;
+pub mod policies;
 pub mod propensity;
 pub mod timeline;
 
 use fb_join::JoinedEvent;
+
+pub use command::{run, Page, PageOptions};
 
 use crate::stats::{Tally, TallyMaker, TallySink};
 

@@ -5,13 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use fb_join::Joiner;
 use serde_json::Value;
 
 use super::html::{at, esc, missing, page, show, stat, total, Chart, Kind, Series};
 use super::timeline::Window;
 use super::{config, delays, propensity, Health};
-use crate::report::RunReport;
+use crate::evaluate::{By, Evaluation};
 use crate::stats::report_json;
 
 /// Top actions listed per group.
@@ -26,16 +25,7 @@ const ORANGE: &str = "#d9822b";
 const GREY: &str = "#8a96a3";
 
 /// What the run saw, besides the report's aggregates.
-pub struct Run<'a> {
-    /// Inputs given (files, folders' logs, streams).
-    pub inputs: usize,
-    /// What the driver reported.
-    pub run: &'a RunReport,
-    /// The joiner after the run: configuration history, diagnostics.
-    pub joiner: &'a Joiner,
-    /// Events the filters left out.
-    pub filtered: u64,
-}
+pub type Run<'a> = crate::job::Finished<'a>;
 
 /// The stats report of the run: `fb stats --json`'s, from the same code.
 pub fn stats(run: &Run<'_>, health: &Health) -> Value {
@@ -49,8 +39,13 @@ pub fn stats(run: &Run<'_>, health: &Health) -> Value {
     )
 }
 
-/// The whole page, and the stats report it shows.
-pub fn render(run: &Run<'_>, health: Health) -> (String, Value) {
+/// The whole page, and the stats report it shows; with the target
+/// policies' evaluations (per hour, per day), their section too.
+pub fn render(
+    run: &Run<'_>,
+    health: Health,
+    policies: Option<&[Evaluation; 2]>,
+) -> (String, Value) {
     let report = stats(run, &health);
     let mut body = String::new();
     let mut charts = Vec::new();
@@ -67,6 +62,14 @@ pub fn render(run: &Run<'_>, health: Health) -> (String, Value) {
         let windows = every_window(width, windows);
         over_time(&mut body, &mut charts, width, &windows);
         rewards(&mut body, &mut charts, &report, width, &windows);
+        if let Some([hourly, daily]) = policies {
+            let by = super::policies::by_for(width);
+            let evaluation = match by {
+                By::Hour => hourly,
+                By::Day => daily,
+            };
+            super::policies::section(&mut body, &mut charts, evaluation, by);
+        }
         propensity_section(&mut body, &mut charts, &propensities);
         actions_section(&mut body, &mut charts, &actions);
         delays_section(&mut body, &mut charts, &delays);
@@ -325,9 +328,15 @@ fn estimates_table(out: &mut String, r: &Value, kinds: &[String]) {
     let mut row = |label: String, path: String| {
         let est = |what: &str| {
             let v = at(r, &format!("{path}.{what}"));
-            match v.is_null() {
-                true => "-".to_string(),
-                false => format!(
+            match (v.is_null(), at(v, "ci95").is_null()) {
+                (true, _) => "-".to_string(),
+                // One decision gives no interval: one figure says so.
+                (false, true) => format!(
+                    "{} ({})",
+                    stat(r, &format!("{path}.{what}.value")),
+                    stat(r, &format!("{path}.{what}.ci95"))
+                ),
+                (false, false) => format!(
                     "{} ({} .. {})",
                     stat(r, &format!("{path}.{what}.value")),
                     stat(r, &format!("{path}.{what}.ci95.0")),

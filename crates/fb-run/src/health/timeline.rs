@@ -75,6 +75,11 @@ fn reward(ev: &JoinedEvent<'_>) -> f64 {
 pub struct Timeline {
     width: i64,
     windows: BTreeMap<i64, Window>,
+    /// The window events were last added to, out of the map: events
+    /// come mostly in time order, so most of them land here without a
+    /// search of the map. Taken out and put back whole (never merged), so
+    /// each window adds its events in log order as before.
+    open: Option<(i64, Window)>,
 }
 
 impl Default for Timeline {
@@ -82,6 +87,7 @@ impl Default for Timeline {
         Self {
             width: WIDTHS[0],
             windows: BTreeMap::new(),
+            open: None,
         }
     }
 }
@@ -100,14 +106,31 @@ impl Timeline {
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
         let (secs, _) = fb_join::time::key(&ev.time);
         let start = secs.div_euclid(self.width) * self.width;
-        self.windows.entry(start).or_default().add(ev);
-        if self.windows.len() > MAX_WINDOWS {
+        if let Some((s, w)) = &mut self.open {
+            if *s == start {
+                w.add(ev);
+                return;
+            }
+        }
+        self.settle();
+        let mut w = self.windows.remove(&start).unwrap_or_default();
+        w.add(ev);
+        self.open = Some((start, w));
+        if self.windows.len() + 1 > MAX_WINDOWS {
             self.widen(wider(self.width));
+        }
+    }
+
+    /// Puts the open window back in the map.
+    fn settle(&mut self) {
+        if let Some((start, w)) = self.open.take() {
+            self.windows.insert(start, w);
         }
     }
 
     /// Merges the windows into windows `width` wide (a wider one).
     fn widen(&mut self, width: i64) {
+        self.settle();
         if width <= self.width {
             return;
         }
@@ -126,16 +149,18 @@ impl Timeline {
     /// Adds the windows of another timeline (at the wider of the two
     /// widths).
     pub fn merge(&mut self, o: &Timeline) {
-        if o.windows.is_empty() {
+        if o.windows.is_empty() && o.open.is_none() {
             return;
         }
+        self.settle();
         // Widths come from one ladder, each a multiple of the one before:
         // a narrower window lies within one wider window.
         if o.width > self.width {
             self.widen(o.width);
         }
         let width = self.width;
-        for (start, w) in &o.windows {
+        let open = o.open.iter().map(|(s, w)| (s, w));
+        for (start, w) in o.windows.iter().chain(open) {
             let start = start.div_euclid(width) * width;
             self.windows.entry(start).or_default().merge(w);
         }
@@ -148,6 +173,7 @@ impl Timeline {
     /// [`SHOWN_WINDOWS`] over the span (minutes for an hour, hours for a
     /// few days, days beyond).
     pub fn shown(mut self) -> (i64, BTreeMap<i64, Window>) {
+        self.settle();
         let span = match (self.windows.keys().next(), self.windows.keys().next_back()) {
             (Some(a), Some(b)) => b.saturating_sub(*a),
             _ => 0,
@@ -169,6 +195,67 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fb_join::Decision;
+    use fb_schema::TimeStamp;
+
+    /// A CB decision at `minute` of 2024-01-01 with `reward`.
+    fn at(minute: u8, reward: f32) -> JoinedEvent<'static> {
+        JoinedEvent {
+            kind: fb_join::Problem::Cb,
+            event_id: String::new(),
+            time: TimeStamp::new(2024, 1, 1, minute / 60, minute % 60, 0, 0),
+            client_time: None,
+            learning_mode: fb_join::LearningMode::Online,
+            episode_id: None,
+            model_id: String::new(),
+            context: std::borrow::Cow::Borrowed(&[]),
+            pass_probability: 1.0,
+            deferred: false,
+            skip_learn: false,
+            outcomes: Vec::new(),
+            decision: Decision::Cb {
+                actions: vec![1, 2],
+                probabilities: vec![0.5, 0.5],
+            },
+            reward,
+            original_reward: reward,
+            offset: 0,
+            message: 0,
+        }
+    }
+
+    /// Events back and forth in time: each window holds its own, its
+    /// rewards added in log order (to the last bit), whether the window
+    /// was the open one or not, and a merge takes the open window too.
+    #[test]
+    fn events_out_of_time_order_land_in_their_windows() {
+        let minutes = [0u8, 0, 5, 1, 0, 5, 5, 2, 1, 0, 7, 7];
+        let rewards: Vec<f32> = (0..minutes.len()).map(|i| 0.1 + i as f32 / 7.0).collect();
+        let mut t = Timeline::default();
+        for (&m, &r) in minutes.iter().zip(&rewards) {
+            t.add(&at(m, r));
+        }
+        let mut merged = Timeline::default();
+        merged.merge(&t);
+        let base = fb_join::time::key(&TimeStamp::new(2024, 1, 1, 0, 0, 0, 0)).0;
+        for (name, timeline) in [("added", t), ("merged", merged)] {
+            let (width, shown) = timeline.shown();
+            assert_eq!(width, 60, "{name}");
+            assert_eq!(shown.len(), 5, "{name}: minutes 0 to 7, gaps apart");
+            for m in [0u8, 1, 2, 5, 7] {
+                let mine: Vec<f32> = minutes
+                    .iter()
+                    .zip(&rewards)
+                    .filter(|(x, _)| **x == m)
+                    .map(|(_, r)| *r)
+                    .collect();
+                let sum = mine.iter().fold(0.0f64, |a, r| a + f64::from(*r));
+                let w = &shown[&(base + i64::from(m) * 60)];
+                assert_eq!(w.decisions, mine.len() as u64, "{name}: minute {m}");
+                assert_eq!(w.reward_sum.to_bits(), sum.to_bits(), "{name}: minute {m}");
+            }
+        }
+    }
 
     #[test]
     fn widths_grow_on_a_ladder_then_double() {

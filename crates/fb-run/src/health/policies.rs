@@ -1,0 +1,349 @@
+//! Target policies on the page (`fb report --policy`): `fb evaluate`'s
+//! own evaluation, run in the same pass beside the health sink, per hour
+//! and per day (the page's span, known only at the end, chooses which is
+//! shown), and the page's section for it. Its figures are
+//! `fb evaluate --json --by hour|day`'s: `data-eval` names their path in
+//! that report, which the page embeds (`#fb-evaluate`).
+
+use std::fmt::Write as _;
+
+use std::sync::{Arc, Mutex};
+
+use fb_join::JoinedEvent;
+use serde_json::Value;
+
+use super::html::{at, esc, missing, script_json, show_value, Chart, Kind, Series};
+use super::{Health, HealthMaker, HealthSink};
+use crate::error::Error;
+use crate::evaluate::report::report_json;
+use crate::evaluate::records::{RecordMaker, Records};
+use crate::evaluate::{By, Evaluation, Spec};
+
+/// The health sink, and the policies' evaluations beside it.
+///
+/// The evaluations take their records in batches (a batch of records
+/// grows with the events), but the report's sums must be added as
+/// `fb stats` adds them on one thread: one batch per input, merged in
+/// input order (merging other partial sums would change their last
+/// digits). The one-thread pipeline makes a maker per input, so each
+/// maker keeps its own [`Health`] for its input and leaves it here when
+/// it is dropped, at the input's end; only records travel in batches.
+pub struct PageSink {
+    health: HealthSink,
+    window: Option<i64>,
+    /// What each maker gathered, left when it is dropped (one per input,
+    /// in order).
+    gathered: Arc<Mutex<Vec<Health>>>,
+    /// Per hour and per day; none without target policies.
+    evaluations: Option<[Evaluation; 2]>,
+}
+
+/// What a [`PageSink`] gathered over a run.
+pub struct Gathered {
+    /// The report's aggregates.
+    pub health: Health,
+    /// The policies' evaluations, per hour and per day.
+    pub evaluations: Option<[Evaluation; 2]>,
+    /// Whether every prediction file was read to its end.
+    pub finished: Result<(), Error>,
+}
+
+/// Fills the batches of records (with target policies) and its own
+/// report's aggregates.
+pub struct PageMaker {
+    health: HealthMaker,
+    own: Health,
+    window: Option<i64>,
+    gathered: Arc<Mutex<Vec<Health>>>,
+    records: Option<RecordMaker>,
+}
+
+impl Drop for PageMaker {
+    fn drop(&mut self) {
+        let own = std::mem::replace(&mut self.own, Health::new(self.window));
+        if let Ok(mut g) = self.gathered.lock() {
+            g.push(own);
+        }
+    }
+}
+
+impl PageSink {
+    /// The health sink (join window in microseconds), with an evaluation
+    /// of `specs` when there are any. Prediction files are opened here.
+    pub fn new(window: Option<i64>, specs: &[Spec]) -> Result<Self, Error> {
+        let evaluations = match specs.is_empty() {
+            true => None,
+            false => Some([
+                Evaluation::new(specs, Some(By::Hour))?,
+                Evaluation::new(specs, Some(By::Day))?,
+            ]),
+        };
+        Ok(Self {
+            health: HealthSink::new(window),
+            window,
+            gathered: Arc::default(),
+            evaluations,
+        })
+    }
+
+    /// What stopped an evaluation (a prediction file that does not match
+    /// the log), taken.
+    pub fn failure(&self) -> Option<Error> {
+        self.evaluations
+            .iter()
+            .flatten()
+            .find_map(|e| e.failure().lock().ok().and_then(|mut f| f.take()))
+    }
+
+    /// Its parts, once the pipeline (and so its makers) is gone: the
+    /// report's aggregates, and the evaluations (per hour, per day) after
+    /// checking that every prediction file was read to its end.
+    pub fn finish(self) -> Result<Gathered, Error> {
+        let mut health = self.health;
+        let gathered = match self.gathered.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(_) => Vec::new(),
+        };
+        // One maker per input, left in input order: merged in that order,
+        // as fb stats' sink takes its batch of each input.
+        for mut h in gathered {
+            fb_join::Sink::take(&mut health, &mut h)
+                .map_err(|e| Error::joining("the report", e))?;
+        }
+        let mut evaluations = self.evaluations;
+        let finished = evaluations
+            .iter_mut()
+            .flatten()
+            .try_for_each(Evaluation::finish);
+        Ok(Gathered {
+            health: health.into_health(),
+            evaluations,
+            finished,
+        })
+    }
+}
+
+impl fb_join::Maker for PageMaker {
+    type Batch = Records;
+
+    fn batch(&mut self) -> Records {
+        Records::default()
+    }
+
+    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
+        self.health.add(&mut self.own, ev);
+        if let Some(r) = &mut self.records {
+            r.add(batch, ev);
+        }
+    }
+
+    fn full(&self, batch: &Records) -> bool {
+        self.records.as_ref().is_some_and(|r| r.full(batch))
+    }
+
+    fn clear(&mut self, batch: &mut Records) {
+        if let Some(r) = &mut self.records {
+            r.clear(batch);
+        }
+    }
+}
+
+impl fb_join::Sink for PageSink {
+    type Batch = Records;
+    type Maker = PageMaker;
+
+    fn maker(&self) -> PageMaker {
+        PageMaker {
+            health: self.health.maker(),
+            own: Health::new(self.window),
+            window: self.window,
+            gathered: Arc::clone(&self.gathered),
+            records: self.evaluations.as_ref().map(|_| RecordMaker),
+        }
+    }
+
+    fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
+        for e in self.evaluations.iter_mut().flatten() {
+            e.take(batch)?;
+        }
+        Ok(())
+    }
+}
+
+/// The windows the page shows estimates in for windows of `width`
+/// seconds: hours for windows of an hour or less, else days.
+pub fn by_for(width: i64) -> By {
+    match width <= By::Hour.seconds() {
+        true => By::Hour,
+        false => By::Day,
+    }
+}
+
+/// The `--by` name of `by`.
+fn by_name(by: By) -> &'static str {
+    match by {
+        By::Hour => "hour",
+        By::Day => "day",
+    }
+}
+
+/// Where a policy's headline estimate and its interval are in its
+/// report: IPS with the Gaussian interval (CCB: of the first slot), the
+/// pseudo-inverse for Slates.
+fn headline(kind: &str) -> (&'static str, &'static str) {
+    match kind {
+        "ccb" => ("first_slot.ips", "first_slot.gaussian_ci95"),
+        "slates" => ("pseudo_inverse", "pseudo_inverse_gaussian_ci95"),
+        _ => ("ips", "gaussian_ci95"),
+    }
+}
+
+/// A figure of the evaluation report, in an element that names it: the
+/// checks compare `data-value` with `fb evaluate --json` at `data-eval`.
+fn figure(report: &Value, path: &str) -> String {
+    let v = at(report, path);
+    format!(
+        "<span data-eval=\"{}\" data-value=\"{}\">{}</span>",
+        esc(path),
+        esc(&v.to_string()),
+        esc(&show_value(v))
+    )
+}
+
+/// An estimate and its interval: one figure for an interval that is
+/// undefined.
+fn estimate(report: &Value, value: &str, ci: &str) -> String {
+    match at(report, ci).is_null() {
+        true => format!("{} ({})", figure(report, value), figure(report, ci)),
+        false => format!(
+            "{} ({} .. {})",
+            figure(report, value),
+            figure(report, &format!("{ci}.0")),
+            figure(report, &format!("{ci}.1"))
+        ),
+    }
+}
+
+const COLORS: [&str; 6] = [
+    "#3a6fb0", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b", "#16a085",
+];
+
+/// The target policies' part of the reward section: per problem type, a
+/// chart of each policy's estimate per window (with its interval) and a
+/// table of the whole log's estimates; `by` is the windows' width.
+pub fn section(out: &mut String, charts: &mut Vec<Chart>, evaluation: &Evaluation, by: By) {
+    let r = report_json(evaluation);
+    let _ = write!(
+        out,
+        "<h3 data-eval-by=\"{}\">Target policies (fb evaluate)</h3><p class=\"note\">The \
+         figures of <code>fb evaluate --json --by {}</code> with the same policies and options \
+         (the report is below, as JSON). Method: {}.</p>",
+        by_name(by),
+        by_name(by),
+        esc(at(&r, "method").as_str().unwrap_or(""))
+    );
+    let kinds: Vec<String> = at(&r, "by_problem_type")
+        .as_object()
+        .map_or(Vec::new(), |m| m.keys().cloned().collect());
+    if kinds.is_empty() {
+        missing(
+            out,
+            "No learnable CB, CCB, Slates or multistep decision: no policy to estimate.",
+        );
+    }
+    let names: Vec<String> = at(&r, "policies")
+        .as_array()
+        .map_or(Vec::new(), |p| p.iter().map(show_value).collect());
+    let windows = at(&r, "windows").as_array().cloned().unwrap_or_default();
+    for kind in &kinds {
+        let (value, ci) = headline(kind);
+        let mut series = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let color = COLORS.get(i % COLORS.len()).copied().unwrap_or("#3a6fb0");
+            let pick = |path: &str| -> Vec<Option<f64>> {
+                windows
+                    .iter()
+                    .map(|w| at(w, &format!("by_problem_type.{kind}.policies.{i}.{path}")).as_f64())
+                    .collect()
+            };
+            series.push(Series {
+                label: name.clone(),
+                values: pick(value),
+                color,
+                dashed: false,
+            });
+            for (end, what) in [(0, "low"), (1, "high")] {
+                series.push(Series {
+                    label: format!("{name} {what}"),
+                    values: pick(&format!("{ci}.{end}")),
+                    color,
+                    dashed: true,
+                });
+            }
+        }
+        let starts: Vec<i64> = windows
+            .iter()
+            .map(|w| {
+                at(w, "start")
+                    .as_str()
+                    .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+                    .map_or(0, |t| t.as_second())
+            })
+            .collect();
+        let chart = Chart {
+            id: format!("policies-{kind}"),
+            kind: Kind::Time,
+            title: format!(
+                "{kind}: each policy's estimated reward per {} ({}, 95% interval, dashed)",
+                by_name(by),
+                match kind.as_str() {
+                    "ccb" => "first slot, IPS",
+                    "slates" => "pseudo-inverse",
+                    _ => "IPS",
+                }
+            ),
+            labels: windows
+                .iter()
+                .map(|w| at(w, "start").as_str().unwrap_or("").to_string())
+                .collect(),
+            x: starts.iter().map(|&s| s as f64).collect(),
+            series,
+            mark: None,
+        };
+        chart.html(out);
+        if windows.len() >= 2 {
+            charts.push(chart);
+        }
+        out.push_str(
+            "<table><thead><tr><th>over the whole log</th><th>decisions</th><th>estimate \
+             (95% interval)</th><th>SNIPS (95% interval)</th></tr></thead><tbody>",
+        );
+        let base = format!("by_problem_type.{kind}");
+        for (i, name) in names.iter().enumerate() {
+            let p = format!("{base}.policies.{i}");
+            let snips = match kind.as_str() {
+                "slates" => "-".to_string(),
+                "ccb" => estimate(
+                    &r,
+                    &format!("{p}.first_slot.snips"),
+                    &format!("{p}.first_slot.snips_ci95"),
+                ),
+                _ => estimate(&r, &format!("{p}.snips"), &format!("{p}.snips_ci95")),
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{kind}: {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(name),
+                figure(&r, &format!("{base}.decisions")),
+                estimate(&r, &format!("{p}.{value}"), &format!("{p}.{ci}")),
+                snips
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    let _ = write!(
+        out,
+        "<script type=\"application/json\" id=\"fb-evaluate\">{}</script>",
+        script_json(&r)
+    );
+}
