@@ -63,20 +63,45 @@ fn in_unit(r: f64) -> bool {
 
 /// The sums of the Cressie-Read estimator (vw-estimators'
 /// `cressieread.EstimatorImpl` with its defaults, wmin 0 and wmax ∞).
+///
+/// While every weight is exactly 1 (the logged policy's, always), Σw and
+/// Σw² are the count and Σwr and Σw²r are Σr: the same additions of the
+/// same values. They are then not kept; the first other weight copies
+/// them out before it is added, so the sums are those of a tally that
+/// kept all six from the start, to the bit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CressieRead {
-    n: Sum,
+    /// Decisions added (a compensated sum of ones is this count exactly).
+    n: u64,
     sumw: Sum,
     sumwsq: Sum,
     sumwr: Sum,
     sumwsqr: Sum,
     sumr: Sum,
+    /// A weight other than 1 came: the four sums above are kept.
+    weighted: bool,
+}
+
+/// The compensated sum of `n` ones, as [`Sum::add`] makes it.
+fn ones(n: u64) -> Sum {
+    Sum {
+        s: n as f64,
+        c: 0.0,
+    }
 }
 
 impl CressieRead {
     /// Adds a decision of weight `w` and reward `r`.
+    #[inline]
     pub fn add(&mut self, w: f64, r: f64) {
-        self.n.add(1.0);
+        self.n += 1;
+        if !self.weighted {
+            if w == 1.0 {
+                self.sumr.add(r);
+                return;
+            }
+            self.weigh(self.n - 1);
+        }
         self.sumw.add(w);
         self.sumwsq.add(w * w);
         self.sumwr.add(w * r);
@@ -84,28 +109,55 @@ impl CressieRead {
         self.sumr.add(r);
     }
 
+    /// Keeps the four weighted sums from here on, as they stand after
+    /// `n` decisions of weight 1.
+    fn weigh(&mut self, n: u64) {
+        if !self.weighted {
+            (self.sumw, self.sumwsq) = (ones(n), ones(n));
+            (self.sumwr, self.sumwsqr) = (self.sumr, self.sumr);
+            self.weighted = true;
+        }
+    }
+
+    /// The count, Σw, Σw², Σwr and Σw²r, whole.
+    fn sums(&self) -> [Sum; 5] {
+        let mut whole = *self;
+        whole.weigh(self.n);
+        [
+            ones(self.n),
+            whole.sumw,
+            whole.sumwsq,
+            whole.sumwr,
+            whole.sumwsqr,
+        ]
+    }
+
     /// Adds another tally's decisions.
     pub fn merge(&mut self, o: &Self) {
-        self.n.merge(&o.n);
-        self.sumw.merge(&o.sumw);
-        self.sumwsq.merge(&o.sumwsq);
-        self.sumwr.merge(&o.sumwr);
-        self.sumwsqr.merge(&o.sumwsqr);
+        if self.weighted || o.weighted {
+            let mut o = *o;
+            o.weigh(o.n);
+            self.weigh(self.n);
+            self.sumw.merge(&o.sumw);
+            self.sumwsq.merge(&o.sumwsq);
+            self.sumwr.merge(&o.sumwr);
+            self.sumwsqr.merge(&o.sumwsqr);
+        }
+        self.n += o.n;
         self.sumr.merge(&o.sumr);
     }
 
     /// Decisions added (as a float, as the estimator divides by it).
     pub fn count(&self) -> f64 {
-        self.n.get()
+        self.n as f64
     }
 
     /// The point estimate; `None` without decisions.
     pub fn get(&self) -> Option<f64> {
-        let n = self.n.get();
-        if n == 0.0 {
+        if self.n == 0 {
             return None;
         }
-        let (sumw, sumwsq) = (self.sumw.get(), self.sumwsq.get());
+        let [n, sumw, sumwsq, sumwr, sumwsqr] = self.sums().map(|s| s.get());
         // The fake weight is wmax (∞) when the weights average under 1,
         // else wmin (0).
         let (gamma, beta) = if sumw < n {
@@ -115,7 +167,7 @@ impl CressieRead {
             let b = sumwsq / (1.0 + n);
             ((b - a) / (a * a - b), (1.0 - a) / (a * a - b))
         };
-        let mut v = (-gamma * self.sumwr.get() - beta * self.sumwsqr.get()) / (1.0 + n);
+        let mut v = (-gamma * sumwr - beta * sumwsqr) / (1.0 + n);
         let missing = (1.0 - (-gamma * sumw - beta * sumwsq) / (1.0 + n)).max(0.0);
         v += missing * (self.sumr.get() / n);
         Some(v)
@@ -234,6 +286,96 @@ impl CressieReadInterval {
     }
 }
 
+/// The Cressie-Read estimate and interval of one stream of decisions.
+///
+/// While every decision has `p_drop` 0, five of the interval's sums (its
+/// count, Σw, Σw², Σwr, Σw²r) are the estimate's: the same additions of
+/// the same values, as `1 + 0/(1 − 0)` is 1 and `w/(1 − 0)` is `w`. They
+/// are then not kept twice: only Σw²r² and the rewards outside [0, 1] are
+/// kept apart, and the first decision with a drop copies the shared sums
+/// out before it is added, so the figures are those of two separate
+/// tallies to the bit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CressieReadPair {
+    est: CressieRead,
+    ci: CressieReadInterval,
+    /// The interval's first five sums are stale: the estimate's stand for
+    /// them.
+    apart: bool,
+}
+
+impl CressieReadPair {
+    /// Adds a decision of weight `w`, reward `r`, drop probability
+    /// `p_drop`.
+    #[inline]
+    pub fn add(&mut self, w: f64, r: f64, p_drop: f64) {
+        if p_drop == 0.0 && !self.apart {
+            self.ci.sumwsqrsq.add(w * w * r * r);
+            self.ci.outside += u64::from(!in_unit(r));
+        } else {
+            self.separate();
+            self.ci.add(w, r, p_drop);
+        }
+        self.est.add(w, r);
+    }
+
+    /// Gives the interval sums of its own (from here on, or for good).
+    fn separate(&mut self) {
+        if !self.apart {
+            self.ci = self.interval();
+            self.apart = true;
+        }
+    }
+
+    /// The interval's sums, whole.
+    fn interval(&self) -> CressieReadInterval {
+        if self.apart {
+            return self.ci;
+        }
+        let [n, sumw, sumwsq, sumwr, sumwsqr] = self.est.sums();
+        CressieReadInterval {
+            n,
+            sumw,
+            sumwsq,
+            sumwr,
+            sumwsqr,
+            ..self.ci
+        }
+    }
+
+    /// Adds another tally's decisions.
+    pub fn merge(&mut self, o: &Self) {
+        if self.apart || o.apart {
+            self.separate();
+            self.ci.merge(&o.interval());
+        } else {
+            self.ci.sumwsqrsq.merge(&o.ci.sumwsqrsq);
+            self.ci.outside += o.ci.outside;
+        }
+        self.est.merge(&o.est);
+    }
+
+    /// The point estimate's tally.
+    pub fn estimate(&self) -> &CressieRead {
+        &self.est
+    }
+
+    /// Decisions in the interval, drops counted.
+    pub fn interval_count(&self) -> f64 {
+        self.interval().count()
+    }
+
+    /// The 95% interval (see [`CressieReadInterval::get`]).
+    pub fn ci(&self) -> Option<[f64; 2]> {
+        self.interval().get()
+    }
+
+    /// Rewards outside [0, 1] seen.
+    pub fn outside(&self) -> u64 {
+        self.ci.outside
+    }
+}
+
 /// Everything estimated of one target policy over CB-shaped decisions
 /// (CB, multistep steps, a CCB's first slot).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -241,9 +383,9 @@ pub struct Bandit {
     decisions: u64,
     /// IPS: Σ w r (over `decisions`).
     ips_wr: f64,
-    /// SNIPS: Σ w, Σ w r; for its interval Σ w², Σ w² r, Σ w² r².
+    /// SNIPS: Σ w (and IPS' Σ w r); for its interval Σ w², Σ w² r,
+    /// Σ w² r².
     snips_w: f64,
-    snips_wr: f64,
     snips_w2: [f64; 3],
     /// Gaussian and Clopper-Pearson: Σ (1 + n_drop), Σ r w', Σ (r w')²,
     /// max w' with w' = w / (1 − p_drop).
@@ -251,8 +393,7 @@ pub struct Bandit {
     wr: f64,
     wr_sq: f64,
     max_w: f64,
-    cressie_read: CressieRead,
-    cressie_read_interval: CressieReadInterval,
+    cressie_read: CressieReadPair,
     /// Target probability on actions the logger gave probability 0.
     unsupported: f64,
 }
@@ -294,7 +435,6 @@ impl Bandit {
         self.decisions += 1;
         self.ips_wr += r * w;
         self.snips_w += w;
-        self.snips_wr += r * w;
         self.snips_w2[0] += w * w;
         self.snips_w2[1] += w * w * r;
         self.snips_w2[2] += w * w * r * r;
@@ -304,8 +444,7 @@ impl Bandit {
         self.wr += r * wd;
         self.wr_sq += sq(r * wd);
         self.max_w = self.max_w.max(wd);
-        self.cressie_read.add(w, r);
-        self.cressie_read_interval.add(w, r, p_drop);
+        self.cressie_read.add(w, r, p_drop);
         self.unsupported += unsupported;
     }
 
@@ -315,7 +454,6 @@ impl Bandit {
         self.decisions += o.decisions;
         self.ips_wr += o.ips_wr;
         self.snips_w += o.snips_w;
-        self.snips_wr += o.snips_wr;
         for (a, b) in self.snips_w2.iter_mut().zip(o.snips_w2) {
             *a += b;
         }
@@ -324,7 +462,6 @@ impl Bandit {
         self.wr_sq += o.wr_sq;
         self.max_w = self.max_w.max(o.max_w);
         self.cressie_read.merge(&o.cressie_read);
-        self.cressie_read_interval.merge(&o.cressie_read_interval);
         self.unsupported += o.unsupported;
     }
 
@@ -336,7 +473,7 @@ impl Bandit {
     /// The figures.
     pub fn finish(&self) -> BanditFigures {
         let n = self.decisions as f64;
-        let outside = self.cressie_read_interval.outside;
+        let outside = self.cressie_read.outside();
         let gaussian_ci = (self.count > 1.0).then(|| {
             let var = (self.wr_sq - self.wr * self.wr / self.count) / (self.count - 1.0);
             let delta = Z_975 * (var.max(0.0) / self.count).sqrt();
@@ -348,14 +485,14 @@ impl Bandit {
             let n = self.count / self.max_w;
             clopper_pearson(successes, n)
         });
-        let cr = &self.cressie_read;
-        let (sw, sw2) = (cr.sumw.get(), cr.sumwsq.get());
+        let cr = self.cressie_read.estimate();
+        let [_, sw, sw2, _, _] = cr.sums().map(|s| s.get());
         BanditFigures {
             decisions: self.decisions,
             ips: (self.decisions > 0).then(|| self.ips_wr / n),
-            snips: (self.snips_w != 0.0).then(|| self.snips_wr / self.snips_w),
+            snips: (self.snips_w != 0.0).then(|| self.ips_wr / self.snips_w),
             snips_ci: (self.snips_w > 0.0).then(|| {
-                let m = self.snips_wr / self.snips_w;
+                let m = self.ips_wr / self.snips_w;
                 let [w2, w2r, w2r2] = self.snips_w2;
                 // Σ w² (r − m)², expanded; clamped at 0 against rounding.
                 let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
@@ -363,7 +500,7 @@ impl Bandit {
                 [m - delta, m + delta]
             }),
             cressie_read: cr.get(),
-            cressie_read_ci: self.cressie_read_interval.get(),
+            cressie_read_ci: self.cressie_read.ci(),
             gaussian_ci,
             clopper_pearson_ci,
             effective_sample_size: if sw2 > 0.0 { sw * sw / sw2 } else { 0.0 },
@@ -394,7 +531,7 @@ pub fn clopper_pearson(successes: f64, n: f64) -> [f64; 2] {
 /// the slots (vw-estimators' `ccb.pdis_cressieread`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Slots {
-    slots: Vec<(CressieRead, CressieReadInterval)>,
+    slots: Vec<CressieReadPair>,
 }
 
 /// One slot's PDIS Cressie-Read figures.
@@ -418,42 +555,43 @@ impl Slots {
             if self.slots.len() <= i {
                 self.slots.push(Default::default());
             }
-            if let Some((est, ci)) = self.slots.get_mut(i) {
-                est.add(w, r);
-                ci.add(w, r, p_drop);
+            if let Some(slot) = self.slots.get_mut(i) {
+                slot.add(w, r, p_drop);
             }
         }
     }
 
     /// Adds another tally's decisions.
     pub fn merge(&mut self, o: &Self) {
-        for (i, (e, c)) in o.slots.iter().enumerate() {
+        for (i, theirs) in o.slots.iter().enumerate() {
             if self.slots.len() <= i {
                 self.slots.push(Default::default());
             }
-            if let Some((me, mc)) = self.slots.get_mut(i) {
-                me.merge(e);
-                mc.merge(c);
+            if let Some(mine) = self.slots.get_mut(i) {
+                mine.merge(theirs);
             }
         }
     }
 
     /// Each slot's figures.
     pub fn finish(&self) -> Vec<SlotFigures> {
-        let Some((first, first_ci)) = self.slots.first() else {
+        let Some(first) = self.slots.first() else {
             return Vec::new();
         };
-        let (n0, n0_ci) = (first.count(), first_ci.count());
+        let (n0, n0_ci) = (first.estimate().count(), first.interval_count());
         self.slots
             .iter()
-            .map(|(e, c)| SlotFigures {
-                decisions: e.count(),
-                value: (n0 > 0.0)
-                    .then(|| e.get().map(|v| v * e.count() / n0))
-                    .flatten(),
-                ci: (n0_ci > 0.0)
-                    .then(|| c.get().map(|b| b.map(|v| v * c.count() / n0_ci)))
-                    .flatten(),
+            .map(|slot| {
+                let (e, n_ci) = (slot.estimate(), slot.interval_count());
+                SlotFigures {
+                    decisions: e.count(),
+                    value: (n0 > 0.0)
+                        .then(|| e.get().map(|v| v * e.count() / n0))
+                        .flatten(),
+                    ci: (n0_ci > 0.0)
+                        .then(|| slot.ci().map(|b| b.map(|v| v * n_ci / n0_ci)))
+                        .flatten(),
+                }
             })
             .collect()
     }

@@ -18,6 +18,9 @@ fn close2(got: Option<[f64; 2]>, want: [f64; 2]) {
 }
 
 /// (p_log, r, p_pred, p_drop)
+type Decision = (f64, f64, f64, f64);
+
+/// (p_log, r, p_pred, p_drop)
 const SHORT: [(f64, f64, f64, f64); 5] = [
     (0.5, 1.0, 1.0, 0.0),
     (0.25, 0.0, 0.0, 0.0),
@@ -161,4 +164,125 @@ fn compensated_sum_keeps_small_terms() {
     }
     s.add(-1e16);
     assert_eq!(s.get(), 10.0);
+}
+
+/// The pair that shares sums while nothing is dropped gives, to the bit,
+/// what a separate estimate and interval give: no drops at all, drops
+/// from the first decision, from the middle, and merges of each with the
+/// others (both sides sharing, one side, none).
+#[test]
+fn the_pair_equals_separate_tallies_to_the_bit() {
+    let no_drops: Vec<_> = LONG.iter().map(|&(p, r, q, _)| (p, r, q, 0.0)).collect();
+    let late: Vec<_> = no_drops
+        .iter()
+        .take(20)
+        .chain(LONG.iter().skip(20))
+        .copied()
+        .collect();
+    let cases: [(&str, &[Decision]); 4] = [
+        ("no drops", &no_drops),
+        ("drops from the first", &LONG),
+        ("drops from the 21st", &late),
+        ("short", &SHORT),
+    ];
+    let tally = |decisions: &[Decision]| {
+        let (mut pair, mut est, mut ci) = (
+            CressieReadPair::default(),
+            CressieRead::default(),
+            CressieReadInterval::default(),
+        );
+        for &(p, r, q, d) in decisions {
+            pair.add(q / p, r, d);
+            est.add(q / p, r);
+            ci.add(q / p, r, d);
+        }
+        (pair, est, ci)
+    };
+    let bits = |v: Option<[f64; 2]>| v.map(|[a, b]| (a.to_bits(), b.to_bits()));
+    for (name, decisions) in cases {
+        let (pair, est, ci) = tally(decisions);
+        assert_eq!(pair.estimate(), &est, "{name}");
+        assert_eq!(pair.interval(), ci, "{name}");
+        assert_eq!(bits(pair.ci()), bits(ci.get()), "{name}");
+        assert_eq!(
+            pair.interval_count().to_bits(),
+            ci.count().to_bits(),
+            "{name}"
+        );
+        for (other, more) in cases {
+            let (mut merged, mut est, mut ci) = (pair, est, ci);
+            let (p2, e2, c2) = tally(more);
+            merged.merge(&p2);
+            est.merge(&e2);
+            ci.merge(&c2);
+            let case = format!("{name} + {other}");
+            assert_eq!(merged.estimate(), &est, "{case}");
+            assert_eq!(merged.interval(), ci, "{case}");
+        }
+    }
+}
+
+/// The six sums kept from the first decision, as vw-estimators keeps
+/// them: what `CressieRead` must equal to the bit, whether its weights
+/// are all 1, none is, or the first other comes late, and after merges.
+#[derive(Default, Clone, Copy)]
+struct AllSix([Sum; 6]);
+
+impl AllSix {
+    fn add(&mut self, w: f64, r: f64) {
+        for (s, x) in self.0.iter_mut().zip([1.0, w, w * w, w * r, w * w * r, r]) {
+            s.add(x);
+        }
+    }
+
+    fn merge(&mut self, o: &Self) {
+        for (s, x) in self.0.iter_mut().zip(&o.0) {
+            s.merge(x);
+        }
+    }
+}
+
+#[test]
+fn unit_weights_are_not_kept_twice_and_change_nothing() {
+    let ones: Vec<(f64, f64)> = LONG.iter().map(|&(_, r, _, _)| (1.0, r)).collect();
+    let weights: Vec<(f64, f64)> = LONG.iter().map(|&(p, r, q, _)| (q / p, r)).collect();
+    let late: Vec<(f64, f64)> = ones
+        .iter()
+        .take(25)
+        .chain(weights.iter().skip(25))
+        .copied()
+        .collect();
+    let cases: [(&str, &[(f64, f64)]); 4] = [
+        ("weights all 1", &ones),
+        ("no weight 1", &weights),
+        ("others from the 26th", &late),
+        ("none", &[]),
+    ];
+    let tally = |decisions: &[(f64, f64)]| {
+        let (mut cr, mut six) = (CressieRead::default(), AllSix::default());
+        for &(w, r) in decisions {
+            cr.add(w, r);
+            six.add(w, r);
+        }
+        (cr, six)
+    };
+    let same = |case: &str, cr: &CressieRead, six: &AllSix| {
+        let whole = cr.sums();
+        for (k, (got, want)) in whole.iter().zip(&six.0).enumerate() {
+            assert_eq!(got, want, "{case}: sum {k}");
+        }
+        assert_eq!(cr.sumr, six.0[5], "{case}: Σr");
+        assert_eq!(cr.count().to_bits(), six.0[0].get().to_bits(), "{case}");
+    };
+    for (name, decisions) in cases {
+        let (cr, six) = tally(decisions);
+        same(name, &cr, &six);
+        for (other, more) in cases {
+            let (mut cr, mut six) = (cr, six);
+            let (cr2, six2) = tally(more);
+            cr.merge(&cr2);
+            six.merge(&six2);
+            same(&format!("{name} + {other}"), &cr, &six);
+        }
+    }
 }

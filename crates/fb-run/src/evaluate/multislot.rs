@@ -9,7 +9,7 @@
 //! position, `#0`, `#1`, ... (the DSJSON `fb convert` writes gives such a
 //! slot the event id, which differs from event to event).
 
-use super::estimators::{clopper_pearson, CressieRead, CressieReadInterval};
+use super::estimators::{clopper_pearson, CressieReadPair};
 
 /// Distinct slot ids tallied; later ones are left out (a damaged or odd
 /// log could give every decision ids of its own, and memory must stay
@@ -20,8 +20,7 @@ pub const MAX_SLOT_IDS: usize = 256;
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Slot {
     id: String,
-    est: CressieRead,
-    ci: CressieReadInterval,
+    cressie_read: CressieReadPair,
 }
 
 /// The multislot tallies of one target policy.
@@ -97,8 +96,7 @@ impl Multislot {
                 }
             };
             if let Some(s) = self.slots.get_mut(at) {
-                s.est.add(w, r);
-                s.ci.add(w, r, p_drop);
+                s.cressie_read.add(w, r, p_drop);
             }
         }
     }
@@ -106,21 +104,21 @@ impl Multislot {
     /// The figures.
     pub fn finish(&self) -> MultislotFigures {
         let n = self.examples as f64;
-        let mut est = CressieRead::default();
-        let mut ci = CressieReadInterval::default();
+        let mut pooled = CressieReadPair::default();
         let slots = self
             .slots
             .iter()
             .map(|s| {
-                est.merge(&s.est);
-                ci.merge(&s.ci);
-                let impression = (n > 0.0).then(|| s.est.count() / n);
-                let impression_ci = (n > 0.0).then(|| impression_interval(s.ci.count(), n));
-                let r_given_impression = s.est.get();
-                let r_given_impression_ci = s.ci.get();
+                pooled.merge(&s.cressie_read);
+                let est = s.cressie_read.estimate();
+                let impression = (n > 0.0).then(|| est.count() / n);
+                let impression_ci =
+                    (n > 0.0).then(|| impression_interval(s.cressie_read.interval_count(), n));
+                let r_given_impression = est.get();
+                let r_given_impression_ci = s.cressie_read.ci();
                 MultislotSlot {
                     id: s.id.clone(),
-                    decisions: s.est.count(),
+                    decisions: est.count(),
                     impression,
                     impression_ci: impression_ci.flatten(),
                     r_given_impression,
@@ -136,8 +134,8 @@ impl Multislot {
         let any = !slots.is_empty();
         MultislotFigures {
             slots,
-            r_overall: est.get().filter(|_| any),
-            r_overall_ci: ci.get().filter(|_| any),
+            r_overall: pooled.estimate().get().filter(|_| any),
+            r_overall_ci: pooled.ci().filter(|_| any),
             left_out: self.left_out,
         }
     }
@@ -153,6 +151,7 @@ fn impression_interval(shown: f64, n: f64) -> Option<[f64; 2]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evaluate::estimators::CressieRead;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-12 * b.abs().max(1.0)

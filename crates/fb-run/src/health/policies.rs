@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::html::{at, esc, missing, script_json, show_value, Chart, Kind, Series};
 use super::{Health, HealthMaker, HealthSink};
 use crate::error::Error;
-use crate::evaluate::report::report_json;
 use crate::evaluate::records::{RecordMaker, Records};
+use crate::evaluate::report::report_json;
 use crate::evaluate::{By, Evaluation, Spec};
 
 /// The health sink, and the policies' evaluations beside it.
