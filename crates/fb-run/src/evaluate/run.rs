@@ -164,6 +164,10 @@ pub struct Evaluation {
     by: Option<By>,
     /// Per window start (seconds since 1970), with `--by`.
     pub windows: BTreeMap<i64, Tallies>,
+    /// Windows of a second width, kept in the same pass
+    /// ([`Evaluation::also_by`]): each window's tally is added in log
+    /// order exactly as an evaluation `--by` that width adds it.
+    also: Option<(By, BTreeMap<i64, Tallies>)>,
     events: u64,
     failure: Arc<Mutex<Option<Error>>>,
     example: Vec<Vec<(u64, f64)>>,
@@ -211,6 +215,7 @@ impl Evaluation {
             total: Tallies::new(n),
             by,
             windows: BTreeMap::new(),
+            also: None,
             events: 0,
             failure: Arc::default(),
             example: Vec::new(),
@@ -224,6 +229,33 @@ impl Evaluation {
     pub fn with_cats(mut self, cats: Option<Cats>) -> Self {
         self.cats = cats;
         self
+    }
+
+    /// Keeps windows `by` wide too, in the same pass: the targets and the
+    /// whole run's tallies are computed once for both widths.
+    /// [`Evaluation::show_by`] then picks the windows a report shows.
+    pub fn also_by(mut self, by: By) -> Self {
+        self.also = Some((by, BTreeMap::new()));
+        self
+    }
+
+    /// Makes the windows `by` wide the ones [`Evaluation::windows`] holds
+    /// (and a report shows), when they were kept ([`Evaluation::also_by`]):
+    /// the evaluation then reports as one run `--by` that width. Returns
+    /// whether it does.
+    pub fn show_by(&mut self, by: By) -> bool {
+        if self.by == Some(by) {
+            return true;
+        }
+        match &mut self.also {
+            Some((also, windows)) if *also == by => {
+                std::mem::swap(windows, &mut self.windows);
+                let shown = self.by.replace(by);
+                *also = shown.unwrap_or(by);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The CATS parameters, if given.
@@ -471,6 +503,11 @@ impl Evaluation {
             let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
             add(t, &rec, &slots, "", &choices, &targets, scratch);
         }
+        if let Some((by, windows)) = &mut self.also {
+            let w = seconds.div_euclid(by.seconds()) * by.seconds();
+            let t = windows.entry(w).or_insert_with(|| Tallies::new(n));
+            add(t, &rec, &slots, "", &choices, &targets, scratch);
+        }
         Ok(())
     }
 
@@ -522,6 +559,10 @@ impl Evaluation {
         add(&mut self.total);
         if let Some(w) = window {
             add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
+        }
+        if let Some((by, windows)) = &mut self.also {
+            let w = rec.seconds.div_euclid(by.seconds()) * by.seconds();
+            add(windows.entry(w).or_insert_with(|| Tallies::new(n)));
         }
         Ok(())
     }
