@@ -437,7 +437,8 @@ fn propensity_section(out: &mut String, charts: &mut Vec<Chart>, p: &propensity:
 
 fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions::Actions) {
     out.push_str("<h2>Actions chosen</h2>");
-    if a.groups.is_empty() {
+    let groups = a.groups();
+    if groups.is_empty() {
         missing(
             out,
             "No CB, CCB, Slates or multistep decision was kept: no action to count \
@@ -445,7 +446,7 @@ fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions
         );
         return;
     }
-    for (n, (g, c)) in a.groups.iter().enumerate() {
+    for (n, (g, c)) in groups.iter().enumerate() {
         let top = c.top(TOP_ACTIONS);
         let whole = match g.slot {
             None => total(&format!("by_problem_type.{}.events", g.kind), c.total),
@@ -456,7 +457,7 @@ fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions
             "<h3>{}</h3><p>{} decisions; {} distinct actions{}{}.</p>",
             esc(&g.to_string()),
             whole,
-            c.by_action.len(),
+            c.distinct(),
             match c.other {
                 0 => String::new(),
                 o => format!(", {o} decisions with actions past the first 1024 counted"),
