@@ -715,3 +715,44 @@ impl fb_join::Sink for Evaluation {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::report::report_json;
+
+    /// One evaluation keeping windows of an hour and of a day reports,
+    /// for either width shown, what an evaluation by that width alone
+    /// reports: the same sums, to the bit.
+    #[test]
+    fn windows_of_two_widths_in_one_pass_are_each_widths_own() {
+        let specs = [Spec::Given("q".into())];
+        let mut both = Evaluation::new(&specs, Some(By::Hour))
+            .unwrap()
+            .also_by(By::Day);
+        let mut hourly = Evaluation::new(&specs, Some(By::Hour)).unwrap();
+        let mut daily = Evaluation::new(&specs, Some(By::Day)).unwrap();
+        // Three days, events every 37 minutes, rewards and
+        // probabilities that do not sum exactly.
+        for i in 0..117i64 {
+            let (p, r, q) = (
+                0.1 + (i % 7) as f32 / 9.0,
+                (i % 5) as f64 / 3.0,
+                (i % 3) as f64 / 7.0,
+            );
+            for ev in [&mut both, &mut hourly, &mut daily] {
+                ev.add_given(Kind::Cb, 86_400 * 19_000 + i * 37 * 60, p, r, 0.1, &[q])
+                    .unwrap();
+            }
+        }
+        for (name, by, want) in [
+            ("hour", By::Hour, &hourly),
+            ("day", By::Day, &daily),
+            ("hour again", By::Hour, &hourly),
+        ] {
+            assert!(both.show_by(by), "{name}");
+            assert!(want.windows.len() > 1, "{name}: several windows");
+            assert_eq!(report_json(&both), report_json(want), "{name}");
+        }
+    }
+}
