@@ -138,19 +138,15 @@ pub struct Actions {
 
 impl Actions {
     /// The counts of `kind`, made when first met.
-    fn of(&mut self, kind: Problem) -> &mut KindCounts {
-        let i = match self.kinds.iter().position(|k| k.kind == kind) {
-            Some(i) => i,
-            None => {
-                self.kinds.push(KindCounts {
-                    kind,
-                    whole: Counts::default(),
-                    slots: Vec::new(),
-                });
-                self.kinds.len() - 1
-            }
-        };
-        &mut self.kinds[i]
+    fn of(&mut self, kind: Problem) -> Option<&mut KindCounts> {
+        if !self.kinds.iter().any(|k| k.kind == kind) {
+            self.kinds.push(KindCounts {
+                kind,
+                whole: Counts::default(),
+                slots: Vec::new(),
+            });
+        }
+        self.kinds.iter_mut().find(|k| k.kind == kind)
     }
 
     /// Adds the chosen action(s) of one kept event; continuous actions
@@ -158,10 +154,14 @@ impl Actions {
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
         match &ev.decision {
             Decision::Cb { actions, .. } => {
-                self.of(ev.kind).whole.add(actions.first().copied(), 1);
+                if let Some(k) = self.of(ev.kind) {
+                    k.whole.add(actions.first().copied(), 1);
+                }
             }
             Decision::MultiSlot { slots, .. } => {
-                let k = self.of(ev.kind);
+                let Some(k) = self.of(ev.kind) else {
+                    return;
+                };
                 let n = slots.len().min(MAX_SLOTS);
                 if k.slots.len() < n {
                     k.slots.resize_with(n, Counts::default);
@@ -177,7 +177,9 @@ impl Actions {
     /// Adds the counts of events that came after ours.
     pub fn merge(&mut self, o: &Actions) {
         for theirs in &o.kinds {
-            let mine = self.of(theirs.kind);
+            let Some(mine) = self.of(theirs.kind) else {
+                continue;
+            };
             mine.whole.merge(&theirs.whole);
             if mine.slots.len() < theirs.slots.len() {
                 mine.slots.resize_with(theirs.slots.len(), Counts::default);
