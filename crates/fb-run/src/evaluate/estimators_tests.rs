@@ -292,7 +292,7 @@ fn unit_weights_are_not_kept_twice_and_change_nothing() {
 /// than 1.
 #[test]
 fn headline_is_finish_for_its_figures() {
-    let cases: [(&str, &[(f64, f64, f64, f64)]); 3] = [
+    let cases: [(&str, &[Decision]); 3] = [
         ("empty", &[]),
         ("one", &[(0.3, 0.7, 1.0, 0.0)]),
         (
