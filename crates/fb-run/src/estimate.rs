@@ -96,7 +96,8 @@ impl Estimator {
 
     /// Computes the estimates.
     pub fn finish(&self) -> Estimates {
-        let (l, b): (BanditFigures, BanditFigures) = (self.logged.finish(), self.baseline.finish());
+        let (l, b): (BanditFigures, BanditFigures) =
+            (self.logged.headline(), self.baseline.headline());
         Estimates {
             count: self.count(),
             logged: Estimate::new(l.ips, l.gaussian_ci),

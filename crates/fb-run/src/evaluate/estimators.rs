@@ -470,16 +470,57 @@ impl Bandit {
         self.decisions
     }
 
-    /// The figures.
-    pub fn finish(&self) -> BanditFigures {
-        let n = self.decisions as f64;
-        let outside = self.cressie_read.outside();
-        let gaussian_ci = (self.count > 1.0).then(|| {
+    /// The Gaussian 95% interval around IPS.
+    fn gaussian_ci(&self) -> Option<[f64; 2]> {
+        (self.count > 1.0).then(|| {
             let var = (self.wr_sq - self.wr * self.wr / self.count) / (self.count - 1.0);
             let delta = Z_975 * (var.max(0.0) / self.count).sqrt();
             let ips = self.wr / self.count;
             [ips - delta, ips + delta]
-        });
+        })
+    }
+
+    /// SNIPS.
+    fn snips(&self) -> Option<f64> {
+        (self.snips_w != 0.0).then(|| self.ips_wr / self.snips_w)
+    }
+
+    /// SNIPS' delta-method interval.
+    fn snips_ci(&self) -> Option<[f64; 2]> {
+        (self.snips_w > 0.0).then(|| {
+            let m = self.ips_wr / self.snips_w;
+            let [w2, w2r, w2r2] = self.snips_w2;
+            // Σ w² (r − m)², expanded; clamped at 0 against rounding.
+            let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
+            let delta = Z_975 * ss.sqrt() / self.snips_w;
+            [m - delta, m + delta]
+        })
+    }
+
+    /// The figures `fb stats` shows, [`Bandit::finish`]'s, without the
+    /// Cressie-Read and Clopper-Pearson ones (their quantiles cost most
+    /// of a finish, and the report finishes an estimator per window).
+    pub fn headline(&self) -> BanditFigures {
+        BanditFigures {
+            decisions: self.decisions,
+            ips: (self.decisions > 0).then(|| self.ips_wr / self.decisions as f64),
+            snips: self.snips(),
+            snips_ci: self.snips_ci(),
+            gaussian_ci: self.gaussian_ci(),
+            cressie_read: None,
+            cressie_read_ci: None,
+            clopper_pearson_ci: None,
+            effective_sample_size: 0.0,
+            rewards_outside_unit: 0,
+            unsupported: 0.0,
+        }
+    }
+
+    /// The figures.
+    pub fn finish(&self) -> BanditFigures {
+        let n = self.decisions as f64;
+        let outside = self.cressie_read.outside();
+        let gaussian_ci = self.gaussian_ci();
         let clopper_pearson_ci = (self.max_w > 0.0 && outside == 0).then(|| {
             let successes = self.wr / self.max_w;
             let n = self.count / self.max_w;
@@ -490,15 +531,8 @@ impl Bandit {
         BanditFigures {
             decisions: self.decisions,
             ips: (self.decisions > 0).then(|| self.ips_wr / n),
-            snips: (self.snips_w != 0.0).then(|| self.ips_wr / self.snips_w),
-            snips_ci: (self.snips_w > 0.0).then(|| {
-                let m = self.ips_wr / self.snips_w;
-                let [w2, w2r, w2r2] = self.snips_w2;
-                // Σ w² (r − m)², expanded; clamped at 0 against rounding.
-                let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
-                let delta = Z_975 * ss.sqrt() / self.snips_w;
-                [m - delta, m + delta]
-            }),
+            snips: self.snips(),
+            snips_ci: self.snips_ci(),
             cressie_read: cr.get(),
             cressie_read_ci: self.cressie_read.ci(),
             gaussian_ci,

@@ -286,3 +286,38 @@ fn unit_weights_are_not_kept_twice_and_change_nothing() {
         }
     }
 }
+
+/// `headline` gives `finish`'s IPS, SNIPS and their intervals to the
+/// bit: empty, one decision, and decisions with drops and weights other
+/// than 1.
+#[test]
+fn headline_is_finish_for_its_figures() {
+    let cases: [(&str, &[Decision]); 3] = [
+        ("empty", &[]),
+        ("one", &[(0.3, 0.7, 1.0, 0.0)]),
+        (
+            "several",
+            &[
+                (0.3, 0.7, 1.0, 0.0),
+                (0.6, 0.1, 0.0, 0.2),
+                (0.25, 1.0, 0.5, 0.0),
+                (0.9, 0.35, 1.0, 0.5),
+            ],
+        ),
+    ];
+    let bits = |x: Option<f64>| x.map(f64::to_bits);
+    let bits2 = |x: Option<[f64; 2]>| x.map(|a| a.map(f64::to_bits));
+    for (name, decisions) in cases {
+        let mut b = Bandit::default();
+        for &(p, r, q, d) in decisions {
+            b.add(p, r, q, d, 0.0);
+        }
+        let (h, f) = (b.headline(), b.finish());
+        assert_eq!(h.decisions, f.decisions, "{name}");
+        assert_eq!(bits(h.ips), bits(f.ips), "{name}");
+        assert_eq!(bits(h.snips), bits(f.snips), "{name}");
+        assert_eq!(bits2(h.snips_ci), bits2(f.snips_ci), "{name}");
+        assert_eq!(bits2(h.gaussian_ci), bits2(f.gaussian_ci), "{name}");
+        assert_eq!(h.ips.is_some(), !decisions.is_empty(), "{name}");
+    }
+}

@@ -9,6 +9,8 @@
 //! position, `#0`, `#1`, ... (the DSJSON `fb convert` writes gives such a
 //! slot the event id, which differs from event to event).
 
+use std::collections::HashMap;
+
 use super::estimators::{clopper_pearson, CressieReadPair};
 
 /// Distinct slot ids tallied; later ones are left out (a damaged or odd
@@ -31,6 +33,9 @@ pub struct Multislot {
     examples: u64,
     /// Per slot id, in the order first seen.
     slots: Vec<Slot>,
+    /// Where each id is in `slots`: a log with many ids would otherwise
+    /// compare an event's ids with each of them.
+    at: HashMap<String, usize, foldhash::fast::FixedState>,
     /// Slots not tallied: their id came past [`MAX_SLOT_IDS`].
     left_out: u64,
 }
@@ -79,15 +84,19 @@ impl Multislot {
     pub fn add<'a>(&mut self, slots: impl Iterator<Item = (&'a str, f64, f64, f64)>, p_drop: f64) {
         self.examples += 1;
         let mut w = 1.0;
-        for (id, p_log, r, p_pred) in slots {
+        for (n, (id, p_log, r, p_pred)) in slots.enumerate() {
             w *= p_pred / p_log;
-            let at = match self.slots.iter().position(|s| s.id == id) {
+            // Events mostly list their slots in the order first seen: the
+            // n-th slot's id is most often the n-th id kept.
+            let hint = self.slots.get(n).filter(|s| s.id == id).map(|_| n);
+            let at = match hint.or_else(|| self.at.get(id).copied()) {
                 Some(i) => i,
                 None if self.slots.len() < MAX_SLOT_IDS => {
                     self.slots.push(Slot {
                         id: id.to_string(),
                         ..Slot::default()
                     });
+                    self.at.insert(id.to_string(), self.slots.len() - 1);
                     self.slots.len() - 1
                 }
                 None => {

@@ -164,6 +164,10 @@ pub struct Evaluation {
     by: Option<By>,
     /// Per window start (seconds since 1970), with `--by`.
     pub windows: BTreeMap<i64, Tallies>,
+    /// Windows of a second width, kept in the same pass
+    /// ([`Evaluation::also_by`]): each window's tally is added in log
+    /// order exactly as an evaluation `--by` that width adds it.
+    also: Option<(By, BTreeMap<i64, Tallies>)>,
     events: u64,
     failure: Arc<Mutex<Option<Error>>>,
     example: Vec<Vec<(u64, f64)>>,
@@ -211,6 +215,7 @@ impl Evaluation {
             total: Tallies::new(n),
             by,
             windows: BTreeMap::new(),
+            also: None,
             events: 0,
             failure: Arc::default(),
             example: Vec::new(),
@@ -224,6 +229,33 @@ impl Evaluation {
     pub fn with_cats(mut self, cats: Option<Cats>) -> Self {
         self.cats = cats;
         self
+    }
+
+    /// Keeps windows `by` wide too, in the same pass: the targets and the
+    /// whole run's tallies are computed once for both widths.
+    /// [`Evaluation::show_by`] then picks the windows a report shows.
+    pub fn also_by(mut self, by: By) -> Self {
+        self.also = Some((by, BTreeMap::new()));
+        self
+    }
+
+    /// Makes the windows `by` wide the ones [`Evaluation::windows`] holds
+    /// (and a report shows), when they were kept ([`Evaluation::also_by`]):
+    /// the evaluation then reports as one run `--by` that width. Returns
+    /// whether it does.
+    pub fn show_by(&mut self, by: By) -> bool {
+        if self.by == Some(by) {
+            return true;
+        }
+        match &mut self.also {
+            Some((also, windows)) if *also == by => {
+                std::mem::swap(windows, &mut self.windows);
+                let shown = self.by.replace(by);
+                *also = shown.unwrap_or(by);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The CATS parameters, if given.
@@ -471,6 +503,11 @@ impl Evaluation {
             let t = self.windows.entry(w).or_insert_with(|| Tallies::new(n));
             add(t, &rec, &slots, "", &choices, &targets, scratch);
         }
+        if let Some((by, windows)) = &mut self.also {
+            let w = seconds.div_euclid(by.seconds()) * by.seconds();
+            let t = windows.entry(w).or_insert_with(|| Tallies::new(n));
+            add(t, &rec, &slots, "", &choices, &targets, scratch);
+        }
         Ok(())
     }
 
@@ -522,6 +559,10 @@ impl Evaluation {
         add(&mut self.total);
         if let Some(w) = window {
             add(self.windows.entry(w).or_insert_with(|| Tallies::new(n)));
+        }
+        if let Some((by, windows)) = &mut self.also {
+            let w = rec.seconds.div_euclid(by.seconds()) * by.seconds();
+            add(windows.entry(w).or_insert_with(|| Tallies::new(n)));
         }
         Ok(())
     }
@@ -672,5 +713,46 @@ impl fb_join::Sink for Evaluation {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::report::report_json;
+
+    /// One evaluation keeping windows of an hour and of a day reports,
+    /// for either width shown, what an evaluation by that width alone
+    /// reports: the same sums, to the bit.
+    #[test]
+    fn windows_of_two_widths_in_one_pass_are_each_widths_own() {
+        let specs = [Spec::Given("q".into())];
+        let mut both = Evaluation::new(&specs, Some(By::Hour))
+            .unwrap()
+            .also_by(By::Day);
+        let mut hourly = Evaluation::new(&specs, Some(By::Hour)).unwrap();
+        let mut daily = Evaluation::new(&specs, Some(By::Day)).unwrap();
+        // Three days, events every 37 minutes, rewards and
+        // probabilities that do not sum exactly.
+        for i in 0..117i64 {
+            let (p, r, q) = (
+                0.1 + (i % 7) as f32 / 9.0,
+                (i % 5) as f64 / 3.0,
+                (i % 3) as f64 / 7.0,
+            );
+            for ev in [&mut both, &mut hourly, &mut daily] {
+                ev.add_given(Kind::Cb, 86_400 * 19_000 + i * 37 * 60, p, r, 0.1, &[q])
+                    .unwrap();
+            }
+        }
+        for (name, by, want) in [
+            ("hour", By::Hour, &hourly),
+            ("day", By::Day, &daily),
+            ("hour again", By::Hour, &hourly),
+        ] {
+            assert!(both.show_by(by), "{name}");
+            assert!(want.windows.len() > 1, "{name}: several windows");
+            assert_eq!(report_json(&both), report_json(want), "{name}");
+        }
     }
 }

@@ -50,7 +50,7 @@ pub fn run<R: Readable>(
     let outcome = one_thread(job, sink, observer, |done, sink| {
         let failure = sink.failure();
         let gathered = sink.finish()?;
-        let (html, stats) = render(done, gathered.health, gathered.evaluations.as_ref());
+        let (html, stats) = render(done, gathered.health, gathered.evaluation);
         Ok::<_, Error>(Page {
             html,
             stats,

@@ -52,7 +52,11 @@ pub struct Delays {
 
 /// Microseconds since 1970 of a time.
 fn micros(t: &fb_schema::TimeStamp) -> i64 {
-    let (secs, sub) = fb_join::time::key(t);
+    micros_of(fb_join::time::key(t))
+}
+
+/// Microseconds since 1970 of a time's [`fb_join::time::key`].
+pub fn micros_of((secs, sub): (i64, u32)) -> i64 {
     let sub = i64::from(sub.min(fb_join::time::MAX_SUBSECOND)) / 10;
     secs.saturating_mul(1_000_000).saturating_add(sub)
 }
@@ -73,7 +77,12 @@ impl Delays {
 
     /// Adds the delays of one kept event's outcomes.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
-        let at = micros(&ev.time);
+        self.add_at(ev, micros(&ev.time));
+    }
+
+    /// [`Delays::add`] for an event at `at` ([`micros_of`] its time),
+    /// when the caller has its time already.
+    pub fn add_at(&mut self, ev: &JoinedEvent<'_>, at: i64) {
         for o in ev.counted_outcomes() {
             let d = micros(&o.time).saturating_sub(at);
             let secs = d as f64 / 1e6;

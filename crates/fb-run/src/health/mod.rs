@@ -77,10 +77,12 @@ impl fb_join::Maker for HealthMaker {
 
     fn add(&mut self, batch: &mut Health, ev: &JoinedEvent<'_>) {
         self.tally.add(&mut batch.tally, ev);
-        batch.timeline.add(ev);
+        // The event's time, converted once for the timeline and delays.
+        let key = fb_join::time::key(&ev.time);
+        batch.timeline.add_at(ev, key.0);
         batch.propensities.add(ev);
         batch.actions.add(ev);
-        batch.delays.add(ev);
+        batch.delays.add_at(ev, delays::micros_of(key));
     }
 
     fn full(&self, _: &Health) -> bool {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::html::{at, esc, missing, page, show, stat, total, Chart, Kind, Series};
 use super::timeline::Window;
 use super::{config, delays, propensity, Health};
-use crate::evaluate::{By, Evaluation};
+use crate::evaluate::Evaluation;
 use crate::stats::report_json;
 
 /// Top actions listed per group.
@@ -40,12 +40,9 @@ pub fn stats(run: &Run<'_>, health: &Health) -> Value {
 }
 
 /// The whole page, and the stats report it shows; with the target
-/// policies' evaluations (per hour, per day), their section too.
-pub fn render(
-    run: &Run<'_>,
-    health: Health,
-    policies: Option<&[Evaluation; 2]>,
-) -> (String, Value) {
+/// policies' evaluation (with windows per hour and per day), their
+/// section too.
+pub fn render(run: &Run<'_>, health: Health, policies: Option<Evaluation>) -> (String, Value) {
     let report = stats(run, &health);
     let mut body = String::new();
     let mut charts = Vec::new();
@@ -62,13 +59,11 @@ pub fn render(
         let windows = every_window(width, windows);
         over_time(&mut body, &mut charts, width, &windows);
         rewards(&mut body, &mut charts, &report, width, &windows);
-        if let Some([hourly, daily]) = policies {
+        if let Some(mut evaluation) = policies {
             let by = super::policies::by_for(width);
-            let evaluation = match by {
-                By::Hour => hourly,
-                By::Day => daily,
-            };
-            super::policies::section(&mut body, &mut charts, evaluation, by);
+            // Both widths are kept (`PageSink::new`): this only picks.
+            evaluation.show_by(by);
+            super::policies::section(&mut body, &mut charts, &evaluation, by);
         }
         propensity_section(&mut body, &mut charts, &propensities);
         actions_section(&mut body, &mut charts, &actions);
@@ -442,7 +437,8 @@ fn propensity_section(out: &mut String, charts: &mut Vec<Chart>, p: &propensity:
 
 fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions::Actions) {
     out.push_str("<h2>Actions chosen</h2>");
-    if a.groups.is_empty() {
+    let groups = a.groups();
+    if groups.is_empty() {
         missing(
             out,
             "No CB, CCB, Slates or multistep decision was kept: no action to count \
@@ -450,7 +446,7 @@ fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions
         );
         return;
     }
-    for (n, (g, c)) in a.groups.iter().enumerate() {
+    for (n, (g, c)) in groups.iter().enumerate() {
         let top = c.top(TOP_ACTIONS);
         let whole = match g.slot {
             None => total(&format!("by_problem_type.{}.events", g.kind), c.total),
@@ -461,7 +457,7 @@ fn actions_section(out: &mut String, charts: &mut Vec<Chart>, a: &super::actions
             "<h3>{}</h3><p>{} decisions; {} distinct actions{}{}.</p>",
             esc(&g.to_string()),
             whole,
-            c.by_action.len(),
+            c.distinct(),
             match c.other {
                 0 => String::new(),
                 o => format!(", {o} decisions with actions past the first 1024 counted"),

@@ -1,7 +1,9 @@
 //! Target policies on the page (`fb report --policy`): `fb evaluate`'s
-//! own evaluation, run in the same pass beside the health sink, per hour
-//! and per day (the page's span, known only at the end, chooses which is
-//! shown), and the page's section for it. Its figures are
+//! own evaluation, run in the same pass beside the health sink, with
+//! windows of an hour and of a day (the page's span, known only at the
+//! end, chooses which are shown; one evaluation keeps both, so the targets
+//! and the whole log's tallies are computed once), and the page's section
+//! for it. Its figures are
 //! `fb evaluate --json --by hour|day`'s: `data-eval` names their path in
 //! that report, which the page embeds (`#fb-evaluate`).
 
@@ -34,16 +36,17 @@ pub struct PageSink {
     /// What each maker gathered, left when it is dropped (one per input,
     /// in order).
     gathered: Arc<Mutex<Vec<Health>>>,
-    /// Per hour and per day; none without target policies.
-    evaluations: Option<[Evaluation; 2]>,
+    /// With windows per hour and per day; none without target policies.
+    evaluation: Option<Evaluation>,
 }
 
 /// What a [`PageSink`] gathered over a run.
 pub struct Gathered {
     /// The report's aggregates.
     pub health: Health,
-    /// The policies' evaluations, per hour and per day.
-    pub evaluations: Option<[Evaluation; 2]>,
+    /// The policies' evaluation, with windows per hour and per day
+    /// ([`Evaluation::show_by`] picks which it reports).
+    pub evaluation: Option<Evaluation>,
     /// Whether every prediction file was read to its end.
     pub finished: Result<(), Error>,
 }
@@ -71,32 +74,28 @@ impl PageSink {
     /// The health sink (join window in microseconds), with an evaluation
     /// of `specs` when there are any. Prediction files are opened here.
     pub fn new(window: Option<i64>, specs: &[Spec]) -> Result<Self, Error> {
-        let evaluations = match specs.is_empty() {
+        let evaluation = match specs.is_empty() {
             true => None,
-            false => Some([
-                Evaluation::new(specs, Some(By::Hour))?,
-                Evaluation::new(specs, Some(By::Day))?,
-            ]),
+            false => Some(Evaluation::new(specs, Some(By::Hour))?.also_by(By::Day)),
         };
         Ok(Self {
             health: HealthSink::new(window),
             window,
             gathered: Arc::default(),
-            evaluations,
+            evaluation,
         })
     }
 
     /// What stopped an evaluation (a prediction file that does not match
     /// the log), taken.
     pub fn failure(&self) -> Option<Error> {
-        self.evaluations
+        self.evaluation
             .iter()
-            .flatten()
             .find_map(|e| e.failure().lock().ok().and_then(|mut f| f.take()))
     }
 
     /// Its parts, once the pipeline (and so its makers) is gone: the
-    /// report's aggregates, and the evaluations (per hour, per day) after
+    /// report's aggregates, and the evaluation (per hour, per day) after
     /// checking that every prediction file was read to its end.
     pub fn finish(self) -> Result<Gathered, Error> {
         let mut health = self.health;
@@ -110,14 +109,11 @@ impl PageSink {
             fb_join::Sink::take(&mut health, &mut h)
                 .map_err(|e| Error::joining("the report", e))?;
         }
-        let mut evaluations = self.evaluations;
-        let finished = evaluations
-            .iter_mut()
-            .flatten()
-            .try_for_each(Evaluation::finish);
+        let mut evaluation = self.evaluation;
+        let finished = evaluation.iter_mut().try_for_each(Evaluation::finish);
         Ok(Gathered {
             health: health.into_health(),
-            evaluations,
+            evaluation,
             finished,
         })
     }
@@ -158,15 +154,15 @@ impl fb_join::Sink for PageSink {
             own: Health::new(self.window),
             window: self.window,
             gathered: Arc::clone(&self.gathered),
-            records: self.evaluations.as_ref().map(|_| RecordMaker),
+            records: self.evaluation.as_ref().map(|_| RecordMaker),
         }
     }
 
     fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
-        for e in self.evaluations.iter_mut().flatten() {
-            e.take(batch)?;
+        match &mut self.evaluation {
+            Some(e) => e.take(batch),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

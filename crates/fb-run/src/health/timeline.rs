@@ -104,7 +104,12 @@ fn wider(width: i64) -> i64 {
 impl Timeline {
     /// Adds one kept event, in the window of its time.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
-        let (secs, _) = fb_join::time::key(&ev.time);
+        self.add_at(ev, fb_join::time::key(&ev.time).0);
+    }
+
+    /// [`Timeline::add`] for an event at `secs` (seconds since 1970 of
+    /// its time), when the caller has its time already.
+    pub fn add_at(&mut self, ev: &JoinedEvent<'_>, secs: i64) {
         let start = secs.div_euclid(self.width) * self.width;
         if let Some((s, w)) = &mut self.open {
             if *s == start {
