@@ -7,6 +7,7 @@ use std::io::Read;
 
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::drive::{Drive, Maps, OnDamage, Readable, Stop as DriveStop};
+use fb_run::job::{Job, Outcome};
 use fb_run::report::{RunReport, Silent};
 
 use crate::interrupt::{Cancel, Cancellable};
@@ -115,6 +116,39 @@ pub fn stop_of(stop: DriveStop, cancel: &Cancel) -> Stop {
         DriveStop::Failed(e @ fb_run::Error::Write { .. }) => Stop::Sink(e),
         DriveStop::Failed(e) => Stop::Io(e.to_string()),
     }
+}
+
+/// Runs one of fb-run's commands (`command`, given the [`Job`]) over
+/// `sources` as vwlogs runs them all: on a thread of its own with the
+/// interpreter's lock released, quiet, stopping when a signal's handler
+/// raises. Gives the command's result, why the run stopped early (as
+/// Python reports it) and what the driver reported; the handler's
+/// exception, or an `OSError` where the command could not start.
+pub fn run_job<T: Send>(
+    py: pyo3::Python<'_>,
+    sources: &[Src],
+    opts: &crate::options::Opts,
+    command: impl FnOnce(Job<'_, Cancellably<'_>>) -> Result<Outcome<T>, fb_run::Error> + Send,
+) -> pyo3::PyResult<(T, Option<Stop>, RunReport)> {
+    let cancel = Cancel::default();
+    let (outcome, interrupted) = crate::interrupt::run(py, &cancel, || {
+        let readables = readables(sources, &cancel);
+        let is_set = || cancel.is_set();
+        let job = Job {
+            inputs: &readables,
+            join: opts.options(),
+            filter: &opts.filter,
+            drive: settings(opts.recover, &is_set),
+        };
+        command(job).map(|outcome| {
+            let stop = outcome.stop.map(|s| stop_of(s, &cancel));
+            (outcome.value, stop, outcome.run)
+        })
+    })?;
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
+    outcome.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
 /// Feeds `sources` to `pipeline` in order, through the one driver

@@ -22,7 +22,6 @@ mod stream;
 
 use arrow_schema::ffi::FFI_ArrowSchema;
 use fb_join::{JoinedEvent, Pipeline};
-use fb_run::job::Job;
 use fb_run::output::{Compress, Output};
 use fb_run::report::Silent;
 use pyo3::exceptions::{PyException, PyOSError, PyValueError};
@@ -240,23 +239,10 @@ fn stats(
 ) -> PyResult<String> {
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
-    let cancel = interrupt::Cancel::default();
-    let ((text, stop, logs), interrupted) = interrupt::run(py, &cancel, || {
-        let readables = drive::readables(&sources, &cancel);
-        let is_set = || cancel.is_set();
-        let job = Job {
-            inputs: &readables,
-            join: opts.options(),
-            filter: &opts.filter,
-            drive: drive::settings(opts.recover, &is_set),
-        };
-        let outcome = fb_run::stats::run(job, &mut Silent);
-        let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
-        (outcome.value.to_string(), stop, outcome.run.logs)
+    let (json, stop, run) = drive::run_job(py, &sources, &opts, |job| {
+        Ok(fb_run::stats::run(job, &mut Silent))
     })?;
-    if let Some(err) = interrupted {
-        return Err(err);
-    }
+    let (text, logs) = (json.to_string(), run.logs);
     if let Some(stop) = &stop {
         return Err(stop_error(py, stop));
     }
@@ -290,29 +276,13 @@ fn report(
     };
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
-    let cancel = interrupt::Cancel::default();
     let page_options = fb_run::health::PageOptions {
         join_window: window,
         policies: specs(&policies)?,
     };
-    let (outcome, interrupted) = interrupt::run(py, &cancel, || {
-        let readables = drive::readables(&sources, &cancel);
-        let is_set = || cancel.is_set();
-        let job = Job {
-            inputs: &readables,
-            join: opts.options(),
-            filter: &opts.filter,
-            drive: drive::settings(opts.recover, &is_set),
-        };
-        fb_run::health::run(job, &page_options, &mut Silent).map(|outcome| {
-            let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
-            (outcome.value, stop)
-        })
+    let (page, stop, _) = drive::run_job(py, &sources, &opts, |job| {
+        fb_run::health::run(job, &page_options, &mut Silent)
     })?;
-    if let Some(err) = interrupted {
-        return Err(err);
-    }
-    let (page, stop) = outcome.map_err(|e| PyOSError::new_err(e.to_string()))?;
     if let Some(e) = page.failure {
         return Err(PyValueError::new_err(e.to_string()));
     }
@@ -346,25 +316,10 @@ fn evaluate(
     let cats = cats
         .map(|c| c.parse::<Cats>().map_err(PyValueError::new_err))
         .transpose()?;
-    let cancel = interrupt::Cancel::default();
-    let (outcome, interrupted) = interrupt::run(py, &cancel, || {
-        let readables = drive::readables(&sources, &cancel);
-        let is_set = || cancel.is_set();
-        let job = Job {
-            inputs: &readables,
-            join: opts.options(),
-            filter: &opts.filter,
-            drive: drive::settings(opts.recover, &is_set),
-        };
-        fb_run::evaluate::run(job, &specs, by, cats, &mut Silent).map(|outcome| {
-            let stop = outcome.stop.map(|s| drive::stop_of(s, &cancel));
-            (outcome.value, stop, outcome.run.logs)
-        })
+    let (evaluated, stop, run) = drive::run_job(py, &sources, &opts, |job| {
+        fb_run::evaluate::run(job, &specs, by, cats, &mut Silent)
     })?;
-    if let Some(err) = interrupted {
-        return Err(err);
-    }
-    let (evaluated, stop, logs) = outcome.map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let logs = run.logs;
     if let Some(e) = evaluated.failure {
         return Err(PyValueError::new_err(e.to_string()));
     }
