@@ -289,17 +289,14 @@ fn csv(r: &Value) -> String {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let filter = args.filter.filter()?;
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let job = fb_run::job::Job {
-        inputs: &inputs,
-        join: args.join.options(),
-        filter: &filter,
-        drive: crate::say::drive(
-            args.recover,
-            "the evaluation",
-            filter.window(),
-            args.read.maps(),
-        ),
-    };
+    let job = crate::say::job(
+        &inputs,
+        &args.join,
+        &args.read,
+        &filter,
+        args.recover,
+        "the evaluation",
+    );
     let mut voice = crate::say::Voice::new(global.quiet);
     let outcome = fb_run::evaluate::run(job, &args.policy, args.by, args.cats, &mut voice)?;
     let evaluated = outcome.value;

@@ -62,12 +62,14 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let how = How::text(Compress::Never, Existing::forced(args.force));
     let out = Output::create(args.output.as_deref(), &inputs, how)?;
     let target = out.target().to_string();
-    let job = fb_run::job::Job {
-        inputs: &inputs,
-        join: args.join.options(),
-        filter: &filter,
-        drive: crate::say::drive(args.recover, &target, filter.window(), args.read.maps()),
-    };
+    let job = crate::say::job(
+        &inputs,
+        &args.join,
+        &args.read,
+        &filter,
+        args.recover,
+        &target,
+    );
     let options = PageOptions {
         join_window: args.join_window,
         policies: args.policy.clone(),

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::drive::{Drive, Maps, OnDamage};
 use fb_run::input::Input;
+use fb_run::job::Job;
+use fb_run::options::Filter;
 use fb_run::output::Output;
 use fb_run::report::{Note, Observer, RunReport};
 use fb_run::Error;
@@ -100,11 +102,31 @@ pub fn resolve(paths: &[PathBuf], quiet: bool) -> Result<Vec<Input>, Error> {
     Ok(resolved.inputs)
 }
 
-/// How the command line feeds inputs: files read (or mapped, as `maps`
-/// says), every damaged input reported and read past (the run then exits
-/// 1), never cancelled (Ctrl-C ends the process). `target` names the
-/// output in errors.
-pub fn drive(recover: bool, target: &str, window: Option<(i64, i64)>, maps: Maps) -> Drive<'_> {
+/// The [`Job`] of a command that reads `inputs` as one log, as the
+/// command line runs it: joined as `join` says, `filter`'s events kept,
+/// files read (or mapped, as `read` says) and only the blocks of the
+/// filter's time window where an index has them, every damaged input
+/// reported and read past (the run then exits 1), never cancelled
+/// (Ctrl-C ends the process). `target` names the output in errors.
+pub fn job<'a>(
+    inputs: &'a [Input],
+    join: &crate::joinargs::JoinArgs,
+    read: &crate::joinargs::ReadArgs,
+    filter: &'a Filter,
+    recover: bool,
+    target: &'a str,
+) -> Job<'a, Input> {
+    Job {
+        inputs,
+        join: join.options(),
+        filter,
+        drive: drive(recover, target, filter.window(), read.maps()),
+    }
+}
+
+/// How the command line feeds: every damaged input reported and read
+/// past, never cancelled.
+fn drive(recover: bool, target: &str, window: Option<(i64, i64)>, maps: Maps) -> Drive<'_> {
     Drive {
         recover,
         window,

@@ -271,17 +271,14 @@ fn table(r: &Value) -> String {
 pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let filter = args.filter.filter()?;
     let inputs = crate::say::resolve(&args.inputs, global.quiet)?;
-    let job = fb_run::job::Job {
-        inputs: &inputs,
-        join: args.join.options(),
-        filter: &filter,
-        drive: crate::say::drive(
-            args.recover,
-            "the statistics",
-            filter.window(),
-            args.read.maps(),
-        ),
-    };
+    let job = crate::say::job(
+        &inputs,
+        &args.join,
+        &args.read,
+        &filter,
+        args.recover,
+        "the statistics",
+    );
     let outcome = fb_run::stats::run(job, &mut crate::say::Voice::new(global.quiet));
     if let Some(stop) = outcome.stop {
         return Err(stop.into_error());
