@@ -292,14 +292,27 @@ fn windows_as_json_and_csv() {
     );
 }
 
-/// Three generated slates of two slots of four actions each.
-fn three_slates() -> std::path::PathBuf {
-    let log = scratch("evaluate-slates.fb");
+/// A log `fb gen -q ARGS` makes, generated once per test process under
+/// `name` (a test that comes second finds it; each writes aside first).
+fn generated(name: &str, args: &[&str]) -> std::path::PathBuf {
+    let log = scratch(name);
     if !log.exists() {
         let tmp = log.with_extension(format!("tmp{:?}.fb", std::thread::current().id()));
-        let out = fb(&[
-            "gen",
-            "-q",
+        let mut all = vec!["gen", "-q"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", p(&tmp)]);
+        let out = fb(&all);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        std::fs::rename(&tmp, &log).unwrap();
+    }
+    log
+}
+
+/// Three generated slates of two slots of four actions each.
+fn three_slates() -> std::path::PathBuf {
+    generated(
+        "evaluate-slates.fb",
+        &[
             "--problem-type",
             "slates",
             "--events",
@@ -310,13 +323,8 @@ fn three_slates() -> std::path::PathBuf {
             "4",
             "--seed",
             "7",
-            "-o",
-            p(&tmp),
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        std::fs::rename(&tmp, &log).unwrap();
-    }
-    log
+        ],
+    )
 }
 
 /// VW's slates predictions: a line per slot, actions counted from 0
@@ -374,25 +382,10 @@ fn slates_prediction_files() {
 
 /// Three generated CA decisions (actions in [0, 100)).
 fn three_ca() -> std::path::PathBuf {
-    let log = scratch("evaluate-ca.fb");
-    if !log.exists() {
-        let tmp = log.with_extension(format!("tmp{:?}.fb", std::thread::current().id()));
-        let out = fb(&[
-            "gen",
-            "-q",
-            "--problem-type",
-            "ca",
-            "--events",
-            "3",
-            "--seed",
-            "7",
-            "-o",
-            p(&tmp),
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        std::fs::rename(&tmp, &log).unwrap();
-    }
-    log
+    generated(
+        "evaluate-ca.fb",
+        &["--problem-type", "ca", "--events", "3", "--seed", "7"],
+    )
 }
 
 /// CA decisions are estimated with --cats, counted without.
