@@ -1,7 +1,8 @@
 //! Estimates of the baseline policy for `fb stats`: the logged policy's
 //! value and the baseline's IPS and SNIPS, each with a 95% interval,
 //! computed by the tallies of off-policy evaluation
-//! ([`crate::evaluate::estimators::Bandit`]), so that `fb stats` and `fb
+//! ([`crate::evaluate::estimators::Headline`], the sums of `Bandit` that
+//! these figures need), so that `fb stats` and `fb
 //! evaluate --policy baseline` give the same numbers.
 //!
 //! Each learnable decision contributes its reward `r`, the logged
@@ -14,7 +15,7 @@
 //!   `gaussian.Interval`: decisions counted `1/pass_probability` times);
 //! - SNIPS: `Σ w r / Σ w`, with a delta-method normal interval.
 
-use crate::evaluate::estimators::{Bandit, BanditFigures};
+use crate::evaluate::estimators::{BanditFigures, Headline};
 
 /// One logged decision.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,8 +53,8 @@ impl Estimate {
 /// The logged policy's and the baseline's tallies: constant memory.
 #[derive(Debug, Clone, Default)]
 pub struct Estimator {
-    logged: Bandit,
-    baseline: Bandit,
+    logged: Headline,
+    baseline: Headline,
 }
 
 /// The three estimates; `None` where undefined (no samples, or no sample
@@ -78,9 +79,9 @@ impl Estimator {
             return;
         }
         let (p, r) = (s.probability, s.reward);
-        self.logged.add(p, r, p, s.p_drop, 0.0);
+        self.logged.add(p, r, p, s.p_drop);
         let q = if s.baseline { 1.0 } else { 0.0 };
-        self.baseline.add(p, r, q, s.p_drop, 0.0);
+        self.baseline.add(p, r, q, s.p_drop);
     }
 
     /// Adds the decisions of another estimator, as if added here.
@@ -97,7 +98,7 @@ impl Estimator {
     /// Computes the estimates.
     pub fn finish(&self) -> Estimates {
         let (l, b): (BanditFigures, BanditFigures) =
-            (self.logged.headline(), self.baseline.headline());
+            (self.logged.figures(), self.baseline.figures());
         Estimates {
             count: self.count(),
             logged: Estimate::new(l.ips, l.gaussian_ci),

@@ -376,10 +376,12 @@ impl CressieReadPair {
     }
 }
 
-/// Everything estimated of one target policy over CB-shaped decisions
-/// (CB, multistep steps, a CCB's first slot).
+/// The sums behind IPS, SNIPS and their normal intervals: the figures
+/// `fb stats` and the report's windows show ([`Headline::figures`]).
+/// [`Bandit`] keeps these same sums beside the Cressie-Read ones, adding
+/// each decision with the same code, so the two give the same bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Bandit {
+pub struct Headline {
     decisions: u64,
     /// IPS: Σ w r (over `decisions`).
     ips_wr: f64,
@@ -387,11 +389,110 @@ pub struct Bandit {
     /// Σ w² r².
     snips_w: f64,
     snips_w2: [f64; 3],
-    /// Gaussian and Clopper-Pearson: Σ (1 + n_drop), Σ r w', Σ (r w')²,
-    /// max w' with w' = w / (1 − p_drop).
+    /// Gaussian: Σ (1 + n_drop), Σ r w', Σ (r w')², with
+    /// w' = w / (1 − p_drop).
     count: f64,
     wr: f64,
     wr_sq: f64,
+}
+
+impl Headline {
+    /// Adds one decision; gives back `w'`, the weight the intervals count
+    /// it with (see the module's doc).
+    #[inline]
+    pub fn add(&mut self, p_log: f64, r: f64, p_pred: f64, p_drop: f64) -> f64 {
+        let w = p_pred / p_log;
+        self.decisions += 1;
+        self.ips_wr += r * w;
+        self.snips_w += w;
+        self.snips_w2[0] += w * w;
+        self.snips_w2[1] += w * w * r;
+        self.snips_w2[2] += w * w * r * r;
+        let n_drop = p_drop / (1.0 - p_drop);
+        let wd = p_pred / (p_log * (1.0 - p_drop));
+        self.count += 1.0 + n_drop;
+        self.wr += r * wd;
+        self.wr_sq += sq(r * wd);
+        wd
+    }
+
+    /// Adds another tally's decisions (sums in another order: equal to
+    /// rounding).
+    pub fn merge(&mut self, o: &Self) {
+        self.decisions += o.decisions;
+        self.ips_wr += o.ips_wr;
+        self.snips_w += o.snips_w;
+        for (a, b) in self.snips_w2.iter_mut().zip(o.snips_w2) {
+            *a += b;
+        }
+        self.count += o.count;
+        self.wr += o.wr;
+        self.wr_sq += o.wr_sq;
+    }
+
+    /// Decisions added.
+    pub fn decisions(&self) -> u64 {
+        self.decisions
+    }
+
+    /// IPS.
+    fn ips(&self) -> Option<f64> {
+        (self.decisions > 0).then(|| self.ips_wr / self.decisions as f64)
+    }
+
+    /// The Gaussian 95% interval around IPS.
+    fn gaussian_ci(&self) -> Option<[f64; 2]> {
+        (self.count > 1.0).then(|| {
+            let var = (self.wr_sq - self.wr * self.wr / self.count) / (self.count - 1.0);
+            let delta = Z_975 * (var.max(0.0) / self.count).sqrt();
+            let ips = self.wr / self.count;
+            [ips - delta, ips + delta]
+        })
+    }
+
+    /// SNIPS.
+    fn snips(&self) -> Option<f64> {
+        (self.snips_w != 0.0).then(|| self.ips_wr / self.snips_w)
+    }
+
+    /// SNIPS' delta-method interval.
+    fn snips_ci(&self) -> Option<[f64; 2]> {
+        (self.snips_w > 0.0).then(|| {
+            let m = self.ips_wr / self.snips_w;
+            let [w2, w2r, w2r2] = self.snips_w2;
+            // Σ w² (r − m)², expanded; clamped at 0 against rounding.
+            let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
+            let delta = Z_975 * ss.sqrt() / self.snips_w;
+            [m - delta, m + delta]
+        })
+    }
+
+    /// The figures `fb stats` shows: [`Bandit::finish`]'s without the
+    /// Cressie-Read and Clopper-Pearson ones, which take sums of their own
+    /// and quantiles that cost most of a finish.
+    pub fn figures(&self) -> BanditFigures {
+        BanditFigures {
+            decisions: self.decisions,
+            ips: self.ips(),
+            snips: self.snips(),
+            snips_ci: self.snips_ci(),
+            gaussian_ci: self.gaussian_ci(),
+            cressie_read: None,
+            cressie_read_ci: None,
+            clopper_pearson_ci: None,
+            effective_sample_size: 0.0,
+            rewards_outside_unit: 0,
+            unsupported: 0.0,
+        }
+    }
+}
+
+/// Everything estimated of one target policy over CB-shaped decisions
+/// (CB, multistep steps, a CCB's first slot).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bandit {
+    headline: Headline,
+    /// Clopper-Pearson: max w'.
     max_w: f64,
     cressie_read: CressieReadPair,
     /// Target probability on actions the logger gave probability 0.
@@ -431,35 +532,16 @@ impl Bandit {
     /// Adds one decision. `unsupported` is the target's probability on
     /// actions the logger gave probability 0 (0 where unknown).
     pub fn add(&mut self, p_log: f64, r: f64, p_pred: f64, p_drop: f64, unsupported: f64) {
-        let w = p_pred / p_log;
-        self.decisions += 1;
-        self.ips_wr += r * w;
-        self.snips_w += w;
-        self.snips_w2[0] += w * w;
-        self.snips_w2[1] += w * w * r;
-        self.snips_w2[2] += w * w * r * r;
-        let n_drop = p_drop / (1.0 - p_drop);
-        let wd = p_pred / (p_log * (1.0 - p_drop));
-        self.count += 1.0 + n_drop;
-        self.wr += r * wd;
-        self.wr_sq += sq(r * wd);
+        let wd = self.headline.add(p_log, r, p_pred, p_drop);
         self.max_w = self.max_w.max(wd);
-        self.cressie_read.add(w, r, p_drop);
+        self.cressie_read.add(p_pred / p_log, r, p_drop);
         self.unsupported += unsupported;
     }
 
     /// Adds another tally's decisions (sums in another order: equal to
     /// rounding).
     pub fn merge(&mut self, o: &Self) {
-        self.decisions += o.decisions;
-        self.ips_wr += o.ips_wr;
-        self.snips_w += o.snips_w;
-        for (a, b) in self.snips_w2.iter_mut().zip(o.snips_w2) {
-            *a += b;
-        }
-        self.count += o.count;
-        self.wr += o.wr;
-        self.wr_sq += o.wr_sq;
+        self.headline.merge(&o.headline);
         self.max_w = self.max_w.max(o.max_w);
         self.cressie_read.merge(&o.cressie_read);
         self.unsupported += o.unsupported;
@@ -467,75 +549,33 @@ impl Bandit {
 
     /// Decisions added.
     pub fn decisions(&self) -> u64 {
-        self.decisions
+        self.headline.decisions
     }
 
-    /// The Gaussian 95% interval around IPS.
-    fn gaussian_ci(&self) -> Option<[f64; 2]> {
-        (self.count > 1.0).then(|| {
-            let var = (self.wr_sq - self.wr * self.wr / self.count) / (self.count - 1.0);
-            let delta = Z_975 * (var.max(0.0) / self.count).sqrt();
-            let ips = self.wr / self.count;
-            [ips - delta, ips + delta]
-        })
-    }
-
-    /// SNIPS.
-    fn snips(&self) -> Option<f64> {
-        (self.snips_w != 0.0).then(|| self.ips_wr / self.snips_w)
-    }
-
-    /// SNIPS' delta-method interval.
-    fn snips_ci(&self) -> Option<[f64; 2]> {
-        (self.snips_w > 0.0).then(|| {
-            let m = self.ips_wr / self.snips_w;
-            let [w2, w2r, w2r2] = self.snips_w2;
-            // Σ w² (r − m)², expanded; clamped at 0 against rounding.
-            let ss = (w2r2 - 2.0 * m * w2r + m * m * w2).max(0.0);
-            let delta = Z_975 * ss.sqrt() / self.snips_w;
-            [m - delta, m + delta]
-        })
-    }
-
-    /// The figures `fb stats` shows, [`Bandit::finish`]'s, without the
-    /// Cressie-Read and Clopper-Pearson ones (their quantiles cost most
-    /// of a finish, and the report finishes an estimator per window).
+    /// The figures `fb stats` shows ([`Headline::figures`]).
     pub fn headline(&self) -> BanditFigures {
-        BanditFigures {
-            decisions: self.decisions,
-            ips: (self.decisions > 0).then(|| self.ips_wr / self.decisions as f64),
-            snips: self.snips(),
-            snips_ci: self.snips_ci(),
-            gaussian_ci: self.gaussian_ci(),
-            cressie_read: None,
-            cressie_read_ci: None,
-            clopper_pearson_ci: None,
-            effective_sample_size: 0.0,
-            rewards_outside_unit: 0,
-            unsupported: 0.0,
-        }
+        self.headline.figures()
     }
 
     /// The figures.
     pub fn finish(&self) -> BanditFigures {
-        let n = self.decisions as f64;
+        let h = &self.headline;
         let outside = self.cressie_read.outside();
-        let gaussian_ci = self.gaussian_ci();
         let clopper_pearson_ci = (self.max_w > 0.0 && outside == 0).then(|| {
-            let successes = self.wr / self.max_w;
-            let n = self.count / self.max_w;
+            let successes = h.wr / self.max_w;
+            let n = h.count / self.max_w;
             clopper_pearson(successes, n)
         });
         let cr = self.cressie_read.estimate();
         let [_, sw, sw2, _, _] = cr.sums().map(|s| s.get());
         BanditFigures {
-            decisions: self.decisions,
-            ips: (self.decisions > 0).then(|| self.ips_wr / n),
-            snips: self.snips(),
-            snips_ci: self.snips_ci(),
+            decisions: h.decisions,
+            ips: h.ips(),
+            snips: h.snips(),
+            snips_ci: h.snips_ci(),
             cressie_read: cr.get(),
             cressie_read_ci: self.cressie_read.ci(),
-            gaussian_ci,
+            gaussian_ci: h.gaussian_ci(),
             clopper_pearson_ci,
             effective_sample_size: if sw2 > 0.0 { sw * sw / sw2 } else { 0.0 },
             rewards_outside_unit: outside,

@@ -321,3 +321,53 @@ fn headline_is_finish_for_its_figures() {
         assert_eq!(h.ips.is_some(), !decisions.is_empty(), "{name}");
     }
 }
+
+#[test]
+fn headline_alone_gives_the_bandits_bits() {
+    // `fb stats` keeps only the headline sums; `fb evaluate` keeps them
+    // inside a Bandit. Both must show the same bits, merged or not.
+    // (case, decisions, where the tally is cut and merged)
+    let cases: [(&str, &[Decision], Option<usize>); 5] = [
+        ("empty", &[], None),
+        ("one", &LONG[..1], None),
+        ("short, drops", &SHORT, None),
+        ("long", &LONG, None),
+        ("long, merged at 17", &LONG, Some(17)),
+    ];
+    for (case, data, cut) in cases {
+        let (mut hs, mut bs) = (vec![Headline::default()], vec![Bandit::default()]);
+        for (i, &(p, r, q, d)) in data.iter().enumerate() {
+            if Some(i) == cut {
+                hs.push(Headline::default());
+                bs.push(Bandit::default());
+            }
+            hs.last_mut().expect("a tally").add(p, r, q, d);
+            bs.last_mut().expect("a tally").add(p, r, q, d, 0.0);
+        }
+        let (mut h, mut b) = (hs.remove(0), bs.remove(0));
+        for (x, y) in hs.iter().zip(&bs) {
+            h.merge(x);
+            b.merge(y);
+        }
+        let (hf, bf) = (h.figures(), b.headline());
+        assert_eq!(format!("{hf:?}"), format!("{bf:?}"), "{case}");
+        let full = b.finish();
+        for (name, a, z) in [
+            ("ips", hf.ips, full.ips),
+            ("snips", hf.snips, full.snips),
+            (
+                "gaussian low",
+                hf.gaussian_ci.map(|c| c[0]),
+                full.gaussian_ci.map(|c| c[0]),
+            ),
+            (
+                "snips high",
+                hf.snips_ci.map(|c| c[1]),
+                full.snips_ci.map(|c| c[1]),
+            ),
+        ] {
+            assert_eq!(a.map(f64::to_bits), z.map(f64::to_bits), "{case}: {name}");
+        }
+        assert_eq!(h.decisions() as usize, data.len(), "{case}");
+    }
+}
