@@ -2,12 +2,13 @@
 //! threads, and their results come back in the order the jobs were
 //! given, with a bound on the jobs in flight.
 //!
-//! Compressed output (`fb-run`'s `compress.rs`: packers) and `fb validate`
-//! (`fb-run`'s `validate.rs`: one input per job) run on it, so that the
-//! parts easy to get wrong are right once: a worker that panics is an
-//! error, not a wait for a result that never comes; memory stays bounded
-//! when the consumer is slower than the workers; the threads are joined
-//! whenever the pool goes.
+//! The parallel pipeline's workers (`parallel.rs`: batches joined),
+//! compressed output (`fb-run`'s `compress.rs`: pieces packed) and `fb
+//! validate` (`fb-run`'s `validate.rs`: one input per job) run on it, so
+//! that the parts easy to get wrong are right once: a worker that panics
+//! is an error, not a wait for a result that never comes; memory stays
+//! bounded when the consumer is slower than the workers; the threads are
+//! joined whenever the pool goes.
 //!
 //! The contract:
 //! - Each worker is a `FnMut(J) -> R` of its own that owns its state (a
@@ -28,11 +29,12 @@
 //! - Threads are scoped ([`Ordered::scoped`]: workers may borrow the
 //!   caller's data) or owned ([`Ordered::owned`]: a pool kept in a
 //!   long-lived value, such as a `Write`).
-//!
-//! The parallel pipeline (`parallel.rs`) is not on it: its jobs are
-//! submitted on the reading thread and handed on on the writer's, marks
-//! that no worker sees go between them, and a batch's credit comes back
-//! only once the sink has written it.
+//! - A pool may be split ([`Ordered::scoped_split`]) when jobs are
+//!   submitted on one thread and their results taken on another, as the
+//!   parallel pipeline does: the [`Feed`] also passes results that need
+//!   no worker into the sequence (the pipeline's marks between batches),
+//!   and the caller bounds the jobs in flight (the pipeline's credits come
+//!   back only once a batch is written).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread::{Builder, JoinHandle, Scope, ScopedJoinHandle};
@@ -62,16 +64,32 @@ type Body<'scope> = Box<dyn FnOnce() + Send + 'scope>;
 /// Worker threads taking jobs `J` from one queue, their results `R`
 /// handed back in submission order (see the module's doc).
 pub struct Ordered<'scope, J, R> {
-    /// Closed (`None`) when the pool goes: the workers then end.
-    jobs: Option<Sender<(u64, J)>>,
+    /// `None` once the pool goes: the queue closes and the workers end.
+    feed: Option<Feed<J, R>>,
     /// The queue's other end, kept to empty it when the pool goes.
     queue: Receiver<(u64, J)>,
-    done: Receiver<Back<R>>,
-    threads: Vec<Handle<'scope>>,
-    /// Jobs submitted: the next job's number.
-    sent: u64,
-    in_order: Reorder<R>,
+    results: Results<'scope, R>,
     limit: u64,
+}
+
+/// The submitting half of a pool split with [`Ordered::scoped_split`]:
+/// jobs, and results that need no worker, numbered in one sequence.
+/// Dropping it closes the queue.
+pub struct Feed<J, R> {
+    jobs: Sender<(u64, J)>,
+    /// For [`Feed::pass`]; `None` in an unsplit pool, whose results half
+    /// must see when every worker is gone.
+    back: Option<Sender<Back<R>>>,
+    /// Items submitted or passed: the next one's number.
+    sent: u64,
+}
+
+/// The receiving half of a pool: results in order. Dropping it joins the
+/// threads (once the feed is gone too).
+pub struct Results<'scope, R> {
+    done: Receiver<Back<R>>,
+    in_order: Reorder<R>,
+    threads: Vec<Handle<'scope>>,
     /// The job a worker stopped on, and why: every call fails from then.
     broken: Option<(u64, String)>,
 }
@@ -90,7 +108,7 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
     where
         W: FnMut(J) -> R + Send + 'scope,
     {
-        Self::start(limit, workers, |index, body| {
+        Self::start(limit, None, workers, |index, body| {
             Builder::new()
                 .name(format!("{name}-{index}"))
                 .spawn_scoped(scope, body)
@@ -98,34 +116,89 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
         })
     }
 
+    /// As [`Ordered::scoped`], in two halves for two threads: one submits
+    /// (its queue holds at most `queue` jobs not yet started: submitting
+    /// waits while it is full), the other takes the results. The halves
+    /// bound nothing else: the caller bounds the jobs in flight (the
+    /// parallel pipeline's credits come back only once a batch is
+    /// written).
+    pub fn scoped_split<'env, W>(
+        scope: &'scope Scope<'scope, 'env>,
+        name: &str,
+        queue: usize,
+        workers: impl IntoIterator<Item = W>,
+    ) -> Result<(Feed<J, R>, Results<'scope, R>), Error>
+    where
+        W: FnMut(J) -> R + Send + 'scope,
+    {
+        let pool = Self::start(1, Some(queue.max(1)), workers, |index, body| {
+            Builder::new()
+                .name(format!("{name}-{index}"))
+                .spawn_scoped(scope, body)
+                .map(Handle::Scoped)
+        })?;
+        Ok(pool.split())
+    }
+
+    /// `queue`: a bound on the jobs queued, and a split pool (its feed can
+    /// pass results).
     fn start<W>(
         limit: usize,
+        queue: Option<usize>,
         workers: impl IntoIterator<Item = W>,
         mut spawn: impl FnMut(usize, Body<'scope>) -> std::io::Result<Handle<'scope>>,
     ) -> Result<Self, Error>
     where
         W: FnMut(J) -> R + Send + 'scope,
     {
-        let (jobs, queue) = crossbeam_channel::unbounded();
+        let (jobs, taken) = match queue {
+            Some(n) => crossbeam_channel::bounded(n),
+            None => crossbeam_channel::unbounded(),
+        };
         let (back, done) = crossbeam_channel::unbounded();
         // Dropped on a failed start: the threads started are joined.
         let mut pool = Self {
-            jobs: Some(jobs),
-            queue,
-            done,
-            threads: Vec::new(),
-            sent: 0,
-            in_order: Reorder::default(),
+            feed: Some(Feed {
+                jobs,
+                back: queue.map(|_| back.clone()),
+                sent: 0,
+            }),
+            queue: taken,
+            results: Results {
+                done,
+                in_order: Reorder::default(),
+                threads: Vec::new(),
+                broken: None,
+            },
             limit: limit.max(1) as u64,
-            broken: None,
         };
         for (index, worker) in workers.into_iter().enumerate() {
             let (queue, back) = (pool.queue.clone(), back.clone());
             let body: Body<'scope> = Box::new(move || serve(worker, &queue, &back));
             let handle = spawn(index, body).map_err(|source| Error::Spawn { index, source })?;
-            pool.threads.push(handle);
+            pool.results.threads.push(handle);
         }
         Ok(pool)
+    }
+
+    /// The two halves; the pool's own end of the queue goes, so that a
+    /// job submitted once every worker is gone is refused.
+    fn split(mut self) -> (Feed<J, R>, Results<'scope, R>) {
+        let results = Results {
+            done: crossbeam_channel::never(),
+            in_order: Reorder::default(),
+            threads: Vec::new(),
+            broken: None,
+        };
+        let results = std::mem::replace(&mut self.results, results);
+        let feed = self.feed.take();
+        // What is left of the pool is dropped: a queue end and nothing to
+        // join. The feed was just made.
+        drop(self);
+        match feed {
+            Some(feed) => (feed, results),
+            None => (Feed::closed(), results),
+        }
     }
 
     /// Whether as many jobs as the limit are in flight.
@@ -135,7 +208,8 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
 
     /// Jobs submitted and not yet handed back.
     pub fn in_flight(&self) -> u64 {
-        self.sent - self.in_order.next()
+        let sent = self.feed.as_ref().map_or(0, |f| f.sent);
+        sent.saturating_sub(self.results.in_order.next())
     }
 
     /// Hands results to `take`, in order, waiting for them, until the pool
@@ -163,15 +237,11 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
         mut take: impl FnMut(R) -> Result<(), E>,
     ) -> Result<(), E> {
         self.make_room(&mut take)?;
-        self.check()?;
-        let queued = self
-            .jobs
-            .as_ref()
-            .is_some_and(|jobs| jobs.send((self.sent, job)).is_ok());
-        if !queued {
-            return Err(self.stopped("the pool's queue is closed").into());
+        self.results.check()?;
+        // The pool holds an end of the queue: sending cannot fail.
+        if let Some(feed) = &mut self.feed {
+            feed.submit(job);
         }
-        self.sent += 1;
         while let Some(result) = self.try_next()? {
             take(result)?;
         }
@@ -182,13 +252,23 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
     /// flight.
     #[allow(clippy::should_implement_trait)] // fallible, and it waits
     pub fn next(&mut self) -> Result<Option<R>, Error> {
-        self.receive(true)
+        if self.in_flight() == 0 {
+            return self.results.check().map(|()| None);
+        }
+        match self.results.receive(true)? {
+            Some(result) => Ok(Some(result)),
+            // Every worker is gone (or none started): nothing will come.
+            None => Err(self.results.stopped("no worker thread is left")),
+        }
     }
 
     /// The next result in order if it is back; `None` when it is not (or
     /// no job is in flight).
     pub fn try_next(&mut self) -> Result<Option<R>, Error> {
-        self.receive(false)
+        if self.in_flight() == 0 {
+            return self.results.check().map(|()| None);
+        }
+        self.results.receive(false)
     }
 
     /// Hands every result still to come to `take`, in order, then joins
@@ -202,13 +282,95 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
         }
         Ok(())
     }
+}
 
+impl<J: Send + 'static, R: Send + 'static> Ordered<'static, J, R> {
+    /// As [`Ordered::scoped`], on threads of their own (the workers own
+    /// what they use).
+    pub fn owned<W>(
+        name: &str,
+        limit: usize,
+        workers: impl IntoIterator<Item = W>,
+    ) -> Result<Self, Error>
+    where
+        W: FnMut(J) -> R + Send + 'static,
+    {
+        Self::start(limit, None, workers, |index, body| {
+            Builder::new()
+                .name(format!("{name}-{index}"))
+                .spawn(body)
+                .map(Handle::Owned)
+        })
+    }
+}
+
+impl<J, R> Drop for Ordered<'_, J, R> {
+    fn drop(&mut self) {
+        // Closing the queue and taking out what no worker started ends
+        // every thread once its current job is done; the results half,
+        // dropped next, joins them.
+        self.feed = None;
+        while self.queue.try_recv().is_ok() {}
+    }
+}
+
+impl<J, R> Feed<J, R> {
+    /// A feed whose queue is closed.
+    fn closed() -> Self {
+        let (jobs, _) = crossbeam_channel::bounded(0);
+        Self {
+            jobs,
+            back: None,
+            sent: 0,
+        }
+    }
+
+    /// Submits `job` as the next item, waiting while the queue is full.
+    /// False when every worker is gone.
+    pub fn submit(&mut self, job: J) -> bool {
+        let queued = self.jobs.send((self.sent, job)).is_ok();
+        self.sent += u64::from(queued);
+        queued
+    }
+
+    /// Puts `result` in the ordered stream as the next item, with no
+    /// worker: what the submitting thread knows itself, in its place
+    /// between jobs. False when the results half is gone (or the pool is
+    /// not split).
+    pub fn pass(&mut self, result: R) -> bool {
+        let seq = self.sent;
+        let passed = self
+            .back
+            .as_ref()
+            .is_some_and(|back| back.send(Back::Done(seq, result)).is_ok());
+        self.sent += u64::from(passed);
+        passed
+    }
+
+    /// Items submitted or passed so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+}
+
+impl<R> Results<'_, R> {
+    /// The next item in order, waiting for it; `None` once the feed and
+    /// every worker are gone and every item was handed back. A worker's
+    /// panic, or an item that can no longer come, is [`Error::Worker`].
+    #[allow(clippy::should_implement_trait)] // fallible, and it waits
+    pub fn next(&mut self) -> Result<Option<R>, Error> {
+        match self.receive(true)? {
+            Some(result) => Ok(Some(result)),
+            None if self.in_order.is_empty() => Ok(None),
+            None => Err(self.stopped("a worker thread stopped before its job was done")),
+        }
+    }
+
+    /// The next item in order: waiting for it with `wait`, else `None`
+    /// when it is not back; `None` too once nothing more can come.
     fn receive(&mut self, wait: bool) -> Result<Option<R>, Error> {
         loop {
             self.check()?;
-            if self.in_flight() == 0 {
-                return Ok(None);
-            }
             if let Some(result) = self.in_order.pop() {
                 return Ok(Some(result));
             }
@@ -223,8 +385,7 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
             match back {
                 Some(Back::Done(seq, result)) => self.in_order.put(seq, result),
                 Some(Back::Panicked(seq, message)) => self.broken = Some((seq, message)),
-                // Every worker is gone (or none started): nothing will come.
-                None => return Err(self.stopped("no worker thread is left")),
+                None => return Ok(None),
             }
         }
     }
@@ -240,7 +401,7 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
         }
     }
 
-    /// The pool cannot go on, for `why`, while waiting for the next job.
+    /// The pool cannot go on, for `why`, while waiting for the next item.
     fn stopped(&mut self, why: &str) -> Error {
         let broken = (self.in_order.next(), why.to_string());
         let (job, message) = self.broken.get_or_insert(broken).clone();
@@ -248,32 +409,8 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
     }
 }
 
-impl<J: Send + 'static, R: Send + 'static> Ordered<'static, J, R> {
-    /// As [`Ordered::scoped`], on threads of their own (the workers own
-    /// what they use).
-    pub fn owned<W>(
-        name: &str,
-        limit: usize,
-        workers: impl IntoIterator<Item = W>,
-    ) -> Result<Self, Error>
-    where
-        W: FnMut(J) -> R + Send + 'static,
-    {
-        Self::start(limit, workers, |index, body| {
-            Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn(body)
-                .map(Handle::Owned)
-        })
-    }
-}
-
-impl<J, R> Drop for Ordered<'_, J, R> {
+impl<R> Drop for Results<'_, R> {
     fn drop(&mut self) {
-        // Closing the queue and taking out what no worker started ends
-        // every thread once its current job is done.
-        self.jobs = None;
-        while self.queue.try_recv().is_ok() {}
         for handle in self.threads.drain(..) {
             // A worker's panic was caught and told as a result.
             let _ = match handle {
@@ -505,6 +642,79 @@ mod tests {
         };
         assert_eq!(seen, 3);
         assert_eq!(end, mpsc::TryRecvError::Disconnected);
+    }
+
+    #[test]
+    fn a_split_pool_hands_jobs_and_passed_items_on_in_one_order() {
+        // (case, threads, what the feed does: Some(ms) a job that takes
+        // that long, None an item passed, results expected or None for
+        // the pool's error)
+        let panics = u64::MAX;
+        for (case, threads, feed, want) in [
+            ("nothing", 2, vec![], Some(vec![])),
+            (
+                "jobs and passed items interleaved",
+                3,
+                vec![Some(30), None, Some(0), Some(10), None, Some(0)],
+                Some(vec![0, 1001, 2, 3, 1004, 5]),
+            ),
+            (
+                "one thread",
+                1,
+                vec![Some(0), None, Some(0)],
+                Some(vec![0, 1001, 2]),
+            ),
+            (
+                "a worker's panic",
+                2,
+                vec![Some(0), Some(panics), Some(0)],
+                None,
+            ),
+        ] {
+            let items = feed.len() as u64;
+            let got = std::thread::scope(|scope| {
+                let workers = (0..threads).map(|_| {
+                    |(i, ms): (u64, u64)| {
+                        if ms == u64::MAX {
+                            panic!("job {i} panics");
+                        }
+                        std::thread::sleep(Duration::from_millis(ms));
+                        i
+                    }
+                });
+                let (mut feed_half, mut results) =
+                    Ordered::scoped_split(scope, "test", 2, workers).unwrap();
+                let submitter = scope.spawn(move || {
+                    for (i, act) in feed.iter().enumerate() {
+                        let i = i as u64;
+                        let fed = match act {
+                            Some(ms) => feed_half.submit((i, *ms)),
+                            None => feed_half.pass(1000 + i),
+                        };
+                        assert!(fed, "{case}: item {i}");
+                    }
+                    feed_half.sent()
+                });
+                let mut got = Vec::new();
+                let end = loop {
+                    match results.next() {
+                        Ok(Some(r)) => got.push(r),
+                        Ok(None) => break Ok(got),
+                        Err(e) => break Err(e),
+                    }
+                };
+                let sent = submitter.join().unwrap();
+                assert_eq!(sent, items, "{case}");
+                end
+            });
+            match (got, want) {
+                (Ok(got), Some(want)) => assert_eq!(got, want, "{case}"),
+                (Err(Error::Worker { job: 1, message }), None) => {
+                    assert!(message.contains("job 1 panics"), "{case}: {message}")
+                }
+                (got, _) => panic!("{case}: {got:?}"),
+            }
+        }
     }
 
     #[test]

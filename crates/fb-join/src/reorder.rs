@@ -35,6 +35,11 @@ impl<T> Reorder<T> {
         Some(result)
     }
 
+    /// Whether no result is waiting for its turn.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
     /// The sequence number of the next result to hand on: every result
     /// before it was handed on.
     pub fn next(&self) -> u64 {
