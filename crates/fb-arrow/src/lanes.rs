@@ -18,6 +18,11 @@
 //! Memory: a lane holds at most [`QUEUE`] batches it has not encoded yet
 //! beside the encoded pages of the row group in progress, which
 //! `ArrowWriter` holds too.
+//!
+//! Lanes are not on `fb_join`'s ordered pool: a lane's column writers are
+//! per-field state that must see every batch in order, so its work cannot
+//! go to whichever thread is free, and a pool of interchangeable workers
+//! would have to hold the whole row group to encode it at its end.
 
 use std::io::Write;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

@@ -146,8 +146,6 @@ impl<'m> Messages<'m> {
 
 /// A batch of messages for a worker, and the state it starts from.
 pub(crate) struct Batch<'m> {
-    /// Its place in the input: batches are written in this order.
-    pub(crate) seq: u64,
     pub(crate) config: LoopConfig,
     pub(crate) dedup: DedupCache,
     pub(crate) messages: Messages<'m>,

@@ -35,6 +35,7 @@ mod joiner;
 pub mod json;
 mod metrics;
 mod number;
+pub mod ordered;
 mod parallel;
 mod pipeline;
 mod pool;
@@ -266,6 +267,28 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A worker thread of an [`ordered::Ordered`] pool panicked (a bug),
+    /// or none is left: the run stops instead of waiting for a result that
+    /// will not come.
+    #[error("a worker thread stopped at job {job}: {message}")]
+    Worker {
+        /// The number of the job it stopped on (0 for the first job
+        /// submitted).
+        job: u64,
+        /// Why: the panic's message.
+        message: String,
+    },
+}
+
+/// For callers that work in I/O errors (a `Write` over a pool): a failed
+/// write is its own error, anything else is said as it is.
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Write { source, .. } => source,
+            other => std::io::Error::other(other),
+        }
+    }
 }
 
 /// Reads a whole log from `input` and writes its DSJSON to `output`.

@@ -22,7 +22,7 @@ use crate::event::JoinedEvent;
 use crate::feed::{Fed, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
 use crate::metrics::Metrics;
-use crate::reorder::Reorder;
+use crate::ordered::{self, Feed, Results};
 use crate::sink::{Maker, Sink};
 use crate::{Error, Options};
 
@@ -69,24 +69,20 @@ impl<B> Pools<'_, B> {
     }
 }
 
-/// What the writer takes, in the order of `seq`: a batch joined by a
-/// worker, or a mark the reading thread put between batches. One moves
-/// per batch of a megabyte of input: boxing the batch would only add an
-/// allocation.
+/// What the writer takes, in the order the reading thread gave them out
+/// (the ordered pool's): a batch joined by a worker, or a mark the
+/// reading thread put between batches. One moves per batch of a megabyte
+/// of input: boxing the batch would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 enum Item<B> {
     Done(Done<B>),
-    Mark { seq: u64, mark: Mark },
+    Mark(Mark),
 }
 
-impl<B> Item<B> {
-    fn seq(&self) -> u64 {
-        match self {
-            Self::Done(done) => done.seq,
-            Self::Mark { seq, .. } => *seq,
-        }
-    }
-}
+/// The workers, on the ordered pool: the reading thread's half, which
+/// submits batches and passes marks, and the writer's, which takes them
+/// in that order.
+type Workers<'scope, 'm, B> = (Feed<Batch<'m>, Item<B>>, Results<'scope, Item<B>>);
 
 /// What a session's reading thread puts in the ordered stream besides
 /// batches.
@@ -100,7 +96,6 @@ enum Mark {
 }
 
 struct Done<B> {
-    seq: u64,
     lines: B,
     events: u64,
     written: u64,
@@ -119,9 +114,9 @@ struct Flow {
     /// [`Flow::new`]).
     give_credit: SyncSender<()>,
     /// Set when a worker panicked or the output failed: the reader stops,
-    /// so that the panic surfaces instead of everything waiting for a batch
-    /// never written, and a closed output does not read the rest of the
-    /// input for nothing.
+    /// so that the panic surfaces (as [`Error::Worker`]) instead of
+    /// everything waiting for a batch never written, and a closed output
+    /// does not read the rest of the input for nothing.
     aborted: AtomicBool,
     /// How far the writer got: inputs begun (marks passed), the end of
     /// the last batch written in the last of them, events joined.
@@ -180,43 +175,31 @@ pub(crate) struct Ran {
     pub(crate) filtered: u64,
 }
 
-/// The workers of a parallel run, started: each takes batches from one
-/// queue and hands what it joined to the writer. A failed start closes
-/// the queue (the workers already started then see the end of the work
-/// and return) and says which.
-#[allow(clippy::too_many_arguments)]
+/// The workers of a parallel run, started on the ordered pool: each
+/// takes batches from one queue (at most two per thread waiting) and
+/// joins them with a joiner and a maker of its own. A failed start says
+/// which (the workers already started are joined).
 fn start_workers<'scope, 'env, 'm, S, K>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     sink: &S,
-    (batch_rx, done_tx): (
-        crossbeam_channel::Receiver<Batch<'m>>,
-        mpsc::Sender<Item<S::Batch>>,
-    ),
     threads: usize,
     opts: &Options,
-    keep: &'env K,
-    flow: &'env Flow,
-    pools: &'env Pools<'m, S::Batch>,
-) -> Result<(), Error>
+    (keep, flow, pools): (&'env K, &'env Flow, &'env Pools<'m, S::Batch>),
+) -> Result<Workers<'scope, 'm, S::Batch>, Error>
 where
     'm: 'env,
     S: Sink + 'env,
     K: Fn(&JoinedEvent) -> bool + Sync,
 {
-    for index in 0..threads {
-        let maker = sink.maker_with(opts.caches);
-        let rx = batch_rx.clone();
-        let tx = done_tx.clone();
-        let opts = opts.clone();
-        std::thread::Builder::new()
-            .name(format!("fb-join-{index}"))
-            .spawn_scoped(scope, move || {
-                let _abort = AbortOnPanic(flow);
-                worker(&rx, &tx, opts, keep, maker, pools);
-            })
-            .map_err(|source| Error::Spawn { index, source })?;
-    }
-    Ok(())
+    let workers = (0..threads).map(|_| {
+        let mut maker = sink.maker_with(opts.caches);
+        let mut joiner = Joiner::new(opts.clone());
+        move |batch: Batch<'m>| {
+            let _abort = AbortOnPanic(flow);
+            Item::Done(join_batch(&mut joiner, batch, keep, &mut maker, pools))
+        }
+    });
+    ordered::Ordered::scoped_split(scope, "fb-join", threads * 2, workers)
 }
 
 /// Joins `input` with `threads` workers and hands the events `keep`
@@ -241,9 +224,6 @@ where
 {
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
-    // Many workers take from one queue: a multi-consumer channel.
-    let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'_>>(threads * 2);
-    let (done_tx, done_rx) = mpsc::channel::<Item<S::Batch>>();
     let caches = opts.caches;
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
@@ -258,26 +238,16 @@ where
             Diagnostics::with_limit(opts.diagnostics_limit),
             joiner.metrics().clone(),
         );
-        // Owned here so that a failed start can close it.
-        let batch_tx = batch_tx;
-        start_workers(
-            scope,
-            &*sink,
-            (batch_rx, done_tx),
-            threads,
-            &opts,
-            keep,
-            flow,
-            pools,
-        )?;
+        let (feed, mut results) =
+            start_workers(scope, &*sink, threads, &opts, (keep, flow, pools))?;
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools, None);
+            let mut batcher = Batcher::new(joiner, feed, credits, flow, pools, false);
             let (framing_error, at) = frame(&mut batcher, input, framer, caches, stop, &mut |_| {});
             batcher.send(at.offset);
             let counts = (batcher.messages, batcher.kinds);
             (batcher.joiner, counts, framing_error, at, batcher.stopped)
         });
-        for item in done_rx.iter() {
+        while let Some(item) = ordered.next(&mut results, flow) {
             ordered.put(item, sink, pools, flow, &mut |finished, events| {
                 progress(Progress {
                     read: flow.read_pos.load(Ordering::Relaxed),
@@ -336,7 +306,7 @@ fn frame<'m, B>(
                     b.stopped = true;
                     return Ok(false);
                 }
-                tick(b.seq);
+                tick(b.feed.sent());
                 reader.next(b)
             });
             (error, reader.at())
@@ -349,7 +319,7 @@ fn frame<'m, B>(
                     b.stopped = true;
                     return Ok(false);
                 }
-                tick(b.seq);
+                tick(b.feed.sent());
                 // Where the next message starts in `data`.
                 let at = (reader.offset() - base) as usize;
                 match reader.next_message()? {
@@ -368,14 +338,15 @@ fn frame<'m, B>(
 /// REGULAR messages into batches for the workers.
 struct Batcher<'j, 'm, 'p, B> {
     joiner: &'j mut Joiner,
-    tx: &'p crossbeam_channel::Sender<Batch<'m>>,
+    /// Batches to the workers, marks past them, all in the writer's
+    /// order.
+    feed: Feed<Batch<'m>, Item<B>>,
     credits: Receiver<()>,
     flow: &'p Flow,
     pools: &'p Pools<'m, B>,
-    /// In a session: where marks go, in the writer's order (what the
-    /// reading thread's joiner reports goes there, in log order).
-    marks: Option<mpsc::Sender<Item<B>>>,
-    seq: u64,
+    /// In a session: marks go in the ordered stream (what the reading
+    /// thread's joiner reports goes there, in log order).
+    marks: bool,
     messages: u64,
     kinds: MessageCounts,
     /// Reading stopped because the caller asked.
@@ -388,21 +359,20 @@ struct Batcher<'j, 'm, 'p, B> {
 impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     fn new(
         joiner: &'j mut Joiner,
-        tx: &'p crossbeam_channel::Sender<Batch<'m>>,
+        feed: Feed<Batch<'m>, Item<B>>,
         credits: Receiver<()>,
         flow: &'p Flow,
         pools: &'p Pools<'m, B>,
-        marks: Option<mpsc::Sender<Item<B>>>,
+        marks: bool,
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
             joiner,
-            tx,
+            feed,
             credits,
             flow,
             pools,
             marks,
-            seq: 0,
             messages: 0,
             kinds: MessageCounts::default(),
             stopped: false,
@@ -459,7 +429,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     /// the joiner, before the workers' reports). False when the writer is
     /// gone.
     fn hand_diags(&mut self) -> bool {
-        if self.marks.is_none() || self.joiner.diagnostics().total() == 0 {
+        if !self.marks || self.joiner.diagnostics().total() == 0 {
             return true;
         }
         let (diags, _) = self.joiner.take_report();
@@ -470,12 +440,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     /// (the batch being gathered must be sent first). False when the
     /// writer is gone or there is no stream to put it in.
     fn mark(&mut self, mark: Mark) -> bool {
-        let Some(marks) = &self.marks else {
-            return false;
-        };
-        let seq = self.seq;
-        self.seq += 1;
-        marks.send(Item::Mark { seq, mark }).is_ok()
+        self.marks && self.feed.pass(Item::Mark(mark))
     }
 
     /// A buffer to read into, from a batch done with when there is one.
@@ -525,72 +490,64 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             return false;
         }
         let b = Batch {
-            seq: self.seq,
             config: self.config,
             dedup: self.dedup.clone(),
             messages: std::mem::replace(&mut self.batch, Pools::<B>::take(&self.pools.messages)),
             end,
         };
-        self.seq += 1;
-        self.tx.send(b).is_ok()
+        self.feed.submit(b)
     }
 }
 
-fn worker<'m, K, M>(
-    rx: &crossbeam_channel::Receiver<Batch<'m>>,
-    tx: &mpsc::Sender<Item<M::Batch>>,
-    opts: Options,
+/// Joins `batch` on a worker, from the state it starts from, into a
+/// batch of the sink's filled by `maker`.
+fn join_batch<'m, K, M>(
+    joiner: &mut Joiner,
+    batch: Batch<'m>,
     keep: &K,
-    mut maker: M,
+    maker: &mut M,
     pools: &Pools<'m, M::Batch>,
-) where
+) -> Done<M::Batch>
+where
     K: Fn(&JoinedEvent) -> bool + Sync,
     M: Maker,
 {
-    let caches = opts.caches;
-    let mut joiner = Joiner::new(opts);
-    loop {
-        let Ok(batch) = rx.recv() else { return };
-        joiner.set_state(batch.config, batch.dedup);
-        let mut out = match Pools::<M::Batch>::reuse(&pools.lines) {
-            Some(mut out) => {
-                maker.clear(&mut out);
-                out
+    let caches = joiner.options().caches;
+    joiner.set_state(batch.config, batch.dedup);
+    let mut out = match Pools::<M::Batch>::reuse(&pools.lines) {
+        Some(mut out) => {
+            maker.clear(&mut out);
+            out
+        }
+        None => maker.batch(),
+    };
+    let (mut events, mut written, mut filtered) = (0, 0, 0);
+    let mut messages = batch.messages;
+    let framed = messages.each(caches, |msg| {
+        joiner.push_each(msg, |ev| {
+            events += 1;
+            if keep(ev) {
+                maker.add(&mut out, ev);
+                written += 1;
+            } else {
+                filtered += 1;
             }
-            None => maker.batch(),
-        };
-        let (mut events, mut written, mut filtered) = (0, 0, 0);
-        let mut messages = batch.messages;
-        let framed = messages.each(caches, |msg| {
-            joiner.push_each(msg, |ev| {
-                events += 1;
-                if keep(ev) {
-                    maker.add(&mut out, ev);
-                    written += 1;
-                } else {
-                    filtered += 1;
-                }
-            });
         });
-        if let Err(err) = framed {
-            joiner.record_framing_error(&err);
-        }
-        messages.clear();
-        Pools::<M::Batch>::give(&pools.messages, messages);
-        let (diags, metrics) = joiner.take_report();
-        let done = Done {
-            seq: batch.seq,
-            lines: out,
-            events,
-            written,
-            filtered,
-            diags,
-            metrics,
-            end: batch.end,
-        };
-        if tx.send(Item::Done(done)).is_err() {
-            return;
-        }
+    });
+    if let Err(err) = framed {
+        joiner.record_framing_error(&err);
+    }
+    messages.clear();
+    Pools::<M::Batch>::give(&pools.messages, messages);
+    let (diags, metrics) = joiner.take_report();
+    Done {
+        lines: out,
+        events,
+        written,
+        filtered,
+        diags,
+        metrics,
+        end: batch.end,
     }
 }
 
@@ -598,8 +555,7 @@ fn worker<'m, K, M>(
 /// order, and merges what they report in that order, so that memory does
 /// not grow with the number of batches and the figures add up as a serial
 /// run adds them.
-struct Ordered<B> {
-    in_order: Reorder<Item<B>>,
+struct Ordered {
     kept: u64,
     filtered: u64,
     events: u64,
@@ -613,10 +569,9 @@ struct Ordered<B> {
     finished: u64,
 }
 
-impl<B> Ordered<B> {
+impl Ordered {
     fn new(diags: Diagnostics, metrics: Metrics) -> Self {
         Self {
-            in_order: Reorder::default(),
             kept: 0,
             filtered: 0,
             events: 0,
@@ -628,53 +583,60 @@ impl<B> Ordered<B> {
         }
     }
 
-    /// Takes `item`, and hands on every one whose turn has come: batches
-    /// to `sink` (then `written(end, events)` is told, and the batch's
-    /// credit given back), marks recorded.
-    fn put<S: Sink<Batch = B>>(
+    /// The next item from `results`, in order; `None` at the end, or
+    /// once a worker stopped (panicked): that is then the run's failure,
+    /// and the reader stops as for a failed output.
+    fn next<B>(&mut self, results: &mut Results<'_, Item<B>>, flow: &Flow) -> Option<Item<B>> {
+        match results.next() {
+            Ok(item) => item,
+            Err(err) => {
+                self.failure.get_or_insert(err);
+                flow.aborted.store(true, Ordering::Relaxed);
+                flow.give_credit();
+                None
+            }
+        }
+    }
+
+    /// Takes `item`, the next in order: a batch to `sink` (then
+    /// `written(end, events)` is told, and the batch's credit given back),
+    /// a mark recorded.
+    fn put<S: Sink>(
         &mut self,
-        item: Item<B>,
+        item: Item<S::Batch>,
         sink: &mut S,
-        pools: &Pools<B>,
+        pools: &Pools<S::Batch>,
         flow: &Flow,
         written: &mut dyn FnMut(u64, u64),
     ) {
-        self.in_order.put(item.seq(), item);
-        while let Some(item) = self.in_order.pop() {
-            let mut done = match item {
-                Item::Done(done) => done,
-                Item::Mark {
-                    mark: Mark::Input, ..
-                } => {
-                    self.starts.push(self.diags.kept().len());
-                    self.finished = 0;
-                    continue;
-                }
-                Item::Mark {
-                    mark: Mark::Diags(diags),
-                    ..
-                } => {
-                    self.diags.merge(&diags);
-                    continue;
-                }
-            };
-            if self.failure.is_none() {
-                if let Err(err) = sink.take(&mut done.lines) {
-                    self.failure = Some(err);
-                    // Nothing more can be taken: the reader stops taking
-                    // input instead of converting the rest for nothing.
-                    flow.aborted.store(true, Ordering::Relaxed);
-                }
+        let mut done = match item {
+            Item::Done(done) => done,
+            Item::Mark(Mark::Input) => {
+                self.starts.push(self.diags.kept().len());
+                self.finished = 0;
+                return;
             }
-            flow.give_credit();
-            self.events += done.events;
-            self.kept += done.written;
-            self.filtered += done.filtered;
-            self.finished = done.end;
-            written(done.end, self.events);
-            self.diags.merge(&done.diags);
-            self.metrics.merge(&done.metrics);
-            Pools::<B>::give(&pools.lines, done.lines);
+            Item::Mark(Mark::Diags(diags)) => {
+                self.diags.merge(&diags);
+                return;
+            }
+        };
+        if self.failure.is_none() {
+            if let Err(err) = sink.take(&mut done.lines) {
+                self.failure = Some(err);
+                // Nothing more can be taken: the reader stops taking
+                // input instead of converting the rest for nothing.
+                flow.aborted.store(true, Ordering::Relaxed);
+            }
         }
+        flow.give_credit();
+        self.events += done.events;
+        self.kept += done.written;
+        self.filtered += done.filtered;
+        self.finished = done.end;
+        written(done.end, self.events);
+        self.diags.merge(&done.diags);
+        self.metrics.merge(&done.metrics);
+        Pools::<S::Batch>::give(&pools.lines, done.lines);
     }
 }

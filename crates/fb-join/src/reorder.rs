@@ -1,7 +1,8 @@
 //! Results that come back from worker threads in any order, handed on in
-//! the order their work was given out: what the parallel pipeline's
-//! writer does with joined batches, and what the compressed output does
-//! with packed pieces.
+//! the order their work was given out: the ordered pool's
+//! ([`crate::ordered`]) results half, through which the parallel
+//! pipeline's batches, compressed output's pieces and `fb validate`'s
+//! inputs pass.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,11 @@ impl<T> Reorder<T> {
         let result = self.waiting.remove(&self.next)?;
         self.next += 1;
         Some(result)
+    }
+
+    /// Whether no result is waiting for its turn.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
     }
 
     /// The sequence number of the next result to hand on: every result

@@ -284,6 +284,54 @@ fn a_failed_write_stops_the_reader() {
     );
 }
 
+/// A worker that panics (here the filter, on the first event it sees)
+/// ends the run with an error that says so, instead of a wait for its
+/// batch, and the reader stops as for a failed output.
+#[test]
+fn a_worker_panic_is_an_error_and_stops_the_reader() {
+    let mut log = Vec::new();
+    generate(
+        &GenConfig {
+            limit: Limit::Bytes(24 << 20),
+            ..GenConfig::default()
+        },
+        &mut log,
+    )
+    .unwrap();
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    struct Reader<'a>(&'a [u8], std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    impl std::io::Read for Reader<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = std::io::Read::read(&mut self.0, buf)?;
+            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    let mut joiner = Joiner::new(Options::default());
+    let mut out = Vec::new();
+    let result = convert_parallel(
+        &mut joiner,
+        Source::Stream(Box::new(Reader(&log, read.clone()))),
+        &mut out,
+        2,
+        |_| panic!("a filter that fails"),
+        |_| {},
+    );
+    match result {
+        Err(fb_join::Error::Worker { message, .. }) => {
+            assert!(message.contains("a filter that fails"), "{message}")
+        }
+        other => panic!("the worker's panic is lost: {other:?}"),
+    }
+    assert!(out.is_empty(), "{} bytes written", out.len());
+    let read = read.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        read < log.len() / 2,
+        "read {read} of {} bytes after a worker panicked",
+        log.len()
+    );
+}
+
 /// A pipeline fed a log section by section (slices that start inside the
 /// log, and a stream for its end) gives the whole conversion's bytes,
 /// metrics and diagnostics, with the log's own offsets; a `stop` says

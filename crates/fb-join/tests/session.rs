@@ -195,6 +195,43 @@ fn a_failed_write_ends_the_session_with_its_error() {
     }
 }
 
+/// A worker that panics (here the filter) ends the session with an error
+/// that says so, and the feeds stop soon after, not at the end.
+#[test]
+fn a_worker_panic_ends_the_session_with_an_error() {
+    let big = common::multi_batch_log();
+    for threads in [2, 4] {
+        let sink = LinesSink::new(Vec::new(), Options::default().compat);
+        let keep = |_: &fb_join::JoinedEvent<'_>| -> bool { panic!("a filter that fails") };
+        let mut pipeline = Pipeline::new(Options::default(), keep, sink, threads);
+        let mut feeds = Vec::new();
+        let ended = pipeline.session(|session| {
+            for _ in 0..20 {
+                session.begin_input()?;
+                let fed = session.feed(
+                    Source::Slice(&big),
+                    fb_format::Position::START,
+                    &|| false,
+                    &mut |_| {},
+                );
+                feeds.push(fed.is_ok());
+                fed?;
+            }
+            Ok::<_, fb_join::Error>(())
+        });
+        match ended {
+            Err(fb_join::Error::Worker { message, .. }) => {
+                assert!(message.contains("a filter that fails"), "{message}")
+            }
+            other => panic!("{threads} threads: the worker's panic is lost: {other:?}"),
+        }
+        assert!(
+            feeds.len() < 20 && feeds.last() == Some(&false),
+            "{threads} threads: feeds {feeds:?}"
+        );
+    }
+}
+
 #[test]
 fn a_parallel_session_refuses_to_recover() {
     let log = fb_tests::read("valid_joined_logs/cb_simple.log");

@@ -10,16 +10,13 @@
 //! for any `--threads`.
 //!
 //! With one thread a piece is packed where it is cut; with more, packers
-//! take pieces from a queue and the writer puts their results in order,
-//! at most two pieces per thread in flight, so memory stays flat when the
-//! output is slower than the input.
+//! on `fb_join`'s ordered pool take pieces from a queue and the writer
+//! gets their results in order, at most two pieces per thread in flight,
+//! so memory stays flat when the output is slower than the input.
 
 use std::io::{self, Write};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
-use fb_join::reorder::Reorder;
+use fb_join::ordered::Ordered;
 
 /// Uncompressed bytes per piece. A megabyte costs zstd level 1 nothing in
 /// ratio on DSJSON (it did better than one level-3 stream on the bench
@@ -109,148 +106,72 @@ impl Packer {
 }
 
 /// A piece to pack, and the buffer its result goes in.
-struct Job {
-    seq: u64,
-    piece: Vec<u8>,
-    packed: Vec<u8>,
-}
+type Job = (Vec<u8>, Vec<u8>);
 
 /// A packed piece, with both buffers to reuse.
 struct Packed {
-    seq: u64,
     piece: Vec<u8>,
     packed: Vec<u8>,
     result: io::Result<()>,
 }
 
-/// The packing threads and what is in flight.
+/// The packing threads, on the ordered pool: pieces come back in the
+/// order they were cut.
 struct Pool {
-    jobs: Option<Sender<Job>>,
-    done: Receiver<Packed>,
-    threads: Vec<JoinHandle<()>>,
-    /// Sequence number of the next piece sent.
-    sent: u64,
-    /// Packed pieces, handed on in the order they were sent.
-    in_order: Reorder<Packed>,
+    packers: Ordered<'static, Job, Packed>,
     /// Buffers back from written pieces: (piece, packed).
     free: Vec<(Vec<u8>, Vec<u8>)>,
-    limit: u64,
 }
 
 impl Pool {
     fn start(codec: Codec, threads: usize) -> io::Result<Self> {
-        let (jobs, queue) = mpsc::channel::<Job>();
-        let queue = Arc::new(Mutex::new(queue));
-        let (done_tx, done) = mpsc::channel::<Packed>();
-        let mut handles = Vec::with_capacity(threads);
-        for index in 0..threads {
-            let mut packer = Packer::new(codec)?;
-            let queue = Arc::clone(&queue);
-            let done_tx = done_tx.clone();
-            let handle = std::thread::Builder::new()
-                .name(format!("fb-pack-{index}"))
-                .spawn(move || loop {
-                    // The lock is held only while waiting for a job.
-                    let job = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(mut job) = job else { return };
-                    let result = packer.pack(&job.piece, &mut job.packed);
-                    let packed = Packed {
-                        seq: job.seq,
-                        piece: job.piece,
-                        packed: job.packed,
-                        result,
-                    };
-                    if done_tx.send(packed).is_err() {
-                        return;
-                    }
-                })?;
-            handles.push(handle);
-        }
+        let packers = (0..threads)
+            .map(|_| Packer::new(codec))
+            .collect::<io::Result<Vec<_>>>()?;
+        let workers = packers.into_iter().map(|mut packer| {
+            move |(piece, mut packed): Job| {
+                let result = packer.pack(&piece, &mut packed);
+                Packed {
+                    piece,
+                    packed,
+                    result,
+                }
+            }
+        });
         Ok(Self {
-            jobs: Some(jobs),
-            done,
-            threads: handles,
-            sent: 0,
-            in_order: Reorder::default(),
+            packers: Ordered::owned("fb-pack", 2 * threads, workers)?,
             free: Vec::new(),
-            limit: 2 * threads as u64,
         })
     }
 
     /// Sends `piece` to be packed, and gives back an empty buffer for the
     /// next one; writes what is ready, waiting while too much is in flight.
     fn send<W: Write>(&mut self, piece: Vec<u8>, out: &mut W) -> io::Result<Vec<u8>> {
-        while self.sent - self.in_order.next() >= self.limit {
-            self.write_next(out, true)?;
-        }
-        let (next, packed) = self
-            .free
+        let free = &mut self.free;
+        self.packers.make_room(&mut |p| put(p, out, free))?;
+        let (next, packed) = free
             .pop()
             .unwrap_or_else(|| (Vec::with_capacity(PIECE), Vec::new()));
-        let job = Job {
-            seq: self.sent,
-            piece,
-            packed,
-        };
-        let gone = || io::Error::other("a compressing thread stopped");
-        self.jobs
-            .as_ref()
-            .ok_or_else(gone)?
-            .send(job)
-            .map_err(|_| gone())?;
-        self.sent += 1;
-        // What is already packed goes out now.
-        while self.write_next(out, false)? {}
+        self.packers
+            .submit((piece, packed), |p| put(p, out, free))?;
         Ok(next)
     }
 
-    /// Writes the next piece in order if it is packed (or, with `wait`,
-    /// once it is). False when it is not there yet (or nothing is left).
-    fn write_next<W: Write>(&mut self, out: &mut W, wait: bool) -> io::Result<bool> {
-        if self.in_order.next() == self.sent {
-            return Ok(false);
-        }
-        let packed = loop {
-            if let Some(p) = self.in_order.pop() {
-                break p;
-            }
-            let next = match wait {
-                true => self.done.recv().map_err(|_| ()),
-                false => match self.done.try_recv() {
-                    Ok(p) => Ok(p),
-                    Err(mpsc::TryRecvError::Empty) => return Ok(false),
-                    Err(mpsc::TryRecvError::Disconnected) => Err(()),
-                },
-            };
-            let p = next.map_err(|_| io::Error::other("a compressing thread stopped"))?;
-            self.in_order.put(p.seq, p);
-        };
-        packed.result?;
-        out.write_all(&packed.packed)?;
-        let mut piece = packed.piece;
-        piece.clear();
-        self.free.push((piece, packed.packed));
-        Ok(true)
-    }
-
     /// Waits for every piece in flight and writes it.
-    fn drain<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
-        while self.write_next(out, true)? {}
-        Ok(())
+    fn drain<W: Write>(self, out: &mut W) -> io::Result<()> {
+        let Self { packers, mut free } = self;
+        packers.finish(|p| put(p, out, &mut free))
     }
 }
 
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // Closing the queue ends every thread once its piece is done.
-        self.jobs = None;
-        for handle in self.threads.drain(..) {
-            let _ = handle.join();
-        }
-    }
+/// Writes a packed piece to `out`, and keeps its buffers in `free`.
+fn put<W: Write>(p: Packed, out: &mut W, free: &mut Vec<(Vec<u8>, Vec<u8>)>) -> io::Result<()> {
+    p.result?;
+    out.write_all(&p.packed)?;
+    let mut piece = p.piece;
+    piece.clear();
+    free.push((piece, p.packed));
+    Ok(())
 }
 
 /// A writer that compresses into `W` in independent pieces (see the
@@ -307,10 +228,9 @@ impl<W: Write> Pieces<W> {
         if !self.piece.is_empty() || self.pieces == 0 {
             self.ship()?;
         }
-        if let Some(pool) = &mut self.pool {
+        if let Some(pool) = self.pool.take() {
             pool.drain(&mut self.out)?;
         }
-        self.pool = None;
         let Self { out, .. } = self;
         Ok(out)
     }

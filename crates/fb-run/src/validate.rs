@@ -4,6 +4,7 @@
 //! FILEMAGIC or without events) are warnings.
 
 use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
+use fb_join::ordered::Ordered;
 use fb_join::{DiagnosticKind, Joiner};
 
 use crate::error::Error;
@@ -92,55 +93,32 @@ fn in_order<T: Send>(
     if threads <= 1 || inputs.len() <= 1 {
         return inputs.iter().try_for_each(|input| take(work(input)));
     }
-    let ahead = threads * 2;
-    let (todo_tx, todo_rx) = std::sync::mpsc::channel::<usize>();
-    let todo_rx = std::sync::Mutex::new(todo_rx);
-    std::thread::scope(|scope| {
-        // Moved in: it goes on return, which ends the workers.
-        let give = todo_tx;
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, T)>();
-        for _ in 0..threads.min(inputs.len()) {
-            let (todo, done, work) = (&todo_rx, done_tx.clone(), &work);
-            scope.spawn(move || loop {
-                let next = todo
-                    .lock()
-                    .map_err(|_| ())
-                    .and_then(|rx| rx.recv().map_err(|_| ()));
-                let Ok(i) = next else { return };
-                {
-                    let Some(input) = inputs.get(i) else { continue };
-                    if done.send((i, work(input))).is_err() {
-                        return;
-                    }
-                }
-            });
+    let work = &work;
+    let checked = std::thread::scope(|scope| -> Result<(), Stop> {
+        let workers = (0..threads.min(inputs.len())).map(|_| move |input: &Input| work(input));
+        let mut pool = Ordered::scoped(scope, "fb-validate", threads * 2, workers)?;
+        let mut hand = |found: T| take(found).map_err(Stop::Take);
+        for input in inputs {
+            pool.submit(input, &mut hand)?;
         }
-        drop(done_tx);
-        let mut given = 0;
-        while given < inputs.len() && given < ahead {
-            let _ = give.send(given);
-            given += 1;
-        }
-        let mut order = fb_join::reorder::Reorder::default();
-        let mut taken = 0;
-        while taken < inputs.len() {
-            // The workers only stop when no input is left to give them.
-            let Ok((i, found)) = done_rx.recv() else {
-                return Err(Error::Msg("a checking thread stopped".into()));
-            };
-            order.put(i as u64, found);
-            while let Some(found) = order.pop() {
-                taken += 1;
-                // The workers see the end once told to stop or done.
-                take(found)?;
-                if given < inputs.len() {
-                    let _ = give.send(given);
-                    given += 1;
-                }
-            }
-        }
-        Ok(())
+        pool.finish(hand)
+    });
+    checked.map_err(|stop| match stop {
+        Stop::Pool(e) => Error::Msg(format!("checking the inputs stopped: {e}")),
+        Stop::Take(e) => e,
     })
+}
+
+/// Why checking in order stopped: a checking thread, or what was found.
+enum Stop {
+    Pool(fb_join::Error),
+    Take(Error),
+}
+
+impl From<fb_join::Error> for Stop {
+    fn from(e: fb_join::Error) -> Self {
+        Stop::Pool(e)
+    }
 }
 
 /// What checking one input found: its problems' lines (as many as can be

@@ -10,15 +10,13 @@
 //! diagnostics come in log order, as on one thread.
 
 use std::sync::atomic::Ordering;
-use std::sync::mpsc;
 
 use fb_format::{Framer, Position};
 
 use super::{
-    frame, start_workers, AbortOnPanic, Batcher, Flow, Item, Mark, Ordered, Pools, Written,
+    frame, start_workers, AbortOnPanic, Batcher, Flow, Mark, Ordered, Pools, Written,
     BATCHES_PER_THREAD,
 };
-use crate::batch::Batch;
 use crate::event::JoinedEvent;
 use crate::feed::{Fed, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
@@ -106,7 +104,7 @@ impl<'m, B> Feeds<'m> for Framing<'_, 'm, '_, B> {
         };
         // Told as batches go out, not for every message: what the writer
         // did is behind a lock.
-        let mut sent = b.seq;
+        let mut sent = b.feed.sent();
         let mut tick = |seq: u64| {
             if seq != sent {
                 sent = seq;
@@ -149,8 +147,6 @@ where
 {
     let threads = threads.max(1);
     let opts = joiner.options().clone();
-    let (batch_tx, batch_rx) = crossbeam_channel::bounded::<Batch<'m>>(threads * 2);
-    let (done_tx, done_rx) = mpsc::channel::<Item<S::Batch>>();
     let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -159,26 +155,18 @@ where
     // figures on; the framing joiner hands over what it reports as it goes.
     let (diags, metrics) = joiner.take_report();
     let mut ordered = Ordered::new(diags, metrics);
-    let marks = done_tx.clone();
     let (value, ordered) = std::thread::scope(|scope| {
-        let batch_tx = batch_tx;
-        if let Err(e) = start_workers(
-            scope,
-            &*sink,
-            (batch_rx, done_tx),
-            threads,
-            &opts,
-            keep,
-            flow,
-            pools,
-        ) {
-            drop(marks);
-            ordered.failure = Some(e);
-            return (None, ordered);
-        }
+        let (feed, mut results) =
+            match start_workers(scope, &*sink, threads, &opts, (keep, flow, pools)) {
+                Ok(workers) => workers,
+                Err(e) => {
+                    ordered.failure = Some(e);
+                    return (None, ordered);
+                }
+            };
         let writer = scope.spawn(move || {
             let _abort = AbortOnPanic(flow);
-            for item in done_rx.iter() {
+            while let Some(item) = ordered.next(&mut results, flow) {
                 ordered.put(item, sink, pools, flow, &mut |_, _| {});
                 if let Ok(mut w) = flow.written.lock() {
                     *w = Written {
@@ -191,17 +179,16 @@ where
             ordered
         });
         let value = {
-            let batcher = Batcher::new(joiner, &batch_tx, credits, flow, pools, Some(marks));
+            let batcher = Batcher::new(joiner, feed, credits, flow, pools, true);
             let mut framing = Framing {
                 batcher,
                 flow,
                 inputs: 0,
             };
             f(&mut framing)
-            // The batcher goes here, and its sender of marks with it.
+            // The batcher goes here, and its feed with it: the workers see
+            // the end of the work, then the writer does.
         };
-        // The workers see the end of the work, then the writer does.
-        drop(batch_tx);
         match writer.join() {
             Ok(ordered) => (Some(value), ordered),
             Err(panic) => std::panic::resume_unwind(panic),
