@@ -7,6 +7,9 @@ use fb_format::recover::Skipped;
 use fb_format::salvage::SalvageReport;
 use fb_format::{MessageKind, Position};
 
+use crate::joiner::Joiner;
+use crate::Error;
+
 /// Where a pipeline reads messages from.
 pub enum Source<'a> {
     /// A reader: on one thread through one reused buffer; with workers,
@@ -109,4 +112,18 @@ pub struct Progress {
     pub finished: u64,
     /// Events joined so far.
     pub events: u64,
+}
+
+/// What a session ([`crate::Session`]) does with each input, on one
+/// thread (`session.rs`) or several (`parallel/session.rs`).
+pub(crate) trait Feeds<'m> {
+    fn joiner(&self) -> &Joiner;
+    fn begin_input(&mut self) -> Result<(), Error>;
+    fn feed(
+        &mut self,
+        source: Source<'m>,
+        start: Position,
+        stop: &(dyn Fn() -> bool + Sync),
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Fed, Error>;
 }

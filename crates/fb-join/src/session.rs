@@ -6,24 +6,11 @@
 
 use fb_format::Position;
 
-use crate::feed::{Fed, Progress, Source};
+use crate::feed::{Fed, Feeds, Progress, Source};
 use crate::joiner::Joiner;
 use crate::pipeline::Pipeline;
 use crate::sink::Sink;
 use crate::{Error, JoinedEvent};
-
-/// What a session does with each input, on one thread or several.
-pub(crate) trait Feeds<'m> {
-    fn joiner(&self) -> &Joiner;
-    fn begin_input(&mut self) -> Result<(), Error>;
-    fn feed(
-        &mut self,
-        source: Source<'m>,
-        start: Position,
-        stop: &(dyn Fn() -> bool + Sync),
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error>;
-}
 
 /// Inputs fed to a pipeline as one log, its threads kept from one to the
 /// next. Sources borrow for `'m`, which outlives the session.

@@ -18,9 +18,8 @@ use super::{
     BATCHES_PER_THREAD,
 };
 use crate::event::JoinedEvent;
-use crate::feed::{Fed, MessageCounts, Progress, Source};
+use crate::feed::{Fed, Feeds, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
-use crate::session::Feeds;
 use crate::sink::Sink;
 use crate::Error;
 
