@@ -61,6 +61,19 @@ enum Handle<'scope> {
 /// A thread's body, boxed so that owned and scoped threads start alike.
 type Body<'scope> = Box<dyn FnOnce() + Send + 'scope>;
 
+/// Starts bodies as threads of `scope` named `{name}-{index}`.
+fn in_scope<'scope, 'env, 'n>(
+    scope: &'scope Scope<'scope, 'env>,
+    name: &'n str,
+) -> impl FnMut(usize, Body<'scope>) -> std::io::Result<Handle<'scope>> + use<'scope, 'env, 'n> {
+    move |index, body| {
+        Builder::new()
+            .name(format!("{name}-{index}"))
+            .spawn_scoped(scope, body)
+            .map(Handle::Scoped)
+    }
+}
+
 /// Worker threads taking jobs `J` from one queue, their results `R`
 /// handed back in submission order (see the module's doc).
 pub struct Ordered<'scope, J, R> {
@@ -108,12 +121,7 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
     where
         W: FnMut(J) -> R + Send + 'scope,
     {
-        Self::start(limit, None, workers, |index, body| {
-            Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn_scoped(scope, body)
-                .map(Handle::Scoped)
-        })
+        Self::start(limit, None, workers, in_scope(scope, name))
     }
 
     /// As [`Ordered::scoped`], in two halves for two threads: one submits
@@ -131,12 +139,7 @@ impl<'scope, J: Send + 'scope, R: Send + 'scope> Ordered<'scope, J, R> {
     where
         W: FnMut(J) -> R + Send + 'scope,
     {
-        let pool = Self::start(1, Some(queue.max(1)), workers, |index, body| {
-            Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn_scoped(scope, body)
-                .map(Handle::Scoped)
-        })?;
+        let pool = Self::start(1, Some(queue.max(1)), workers, in_scope(scope, name))?;
         Ok(pool.split())
     }
 

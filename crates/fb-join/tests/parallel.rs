@@ -238,10 +238,13 @@ fn a_stalled_output_stops_the_reading_instead_of_filling_memory() {
     assert!(out.bytes == serial, "output differs from the serial one");
 }
 
-/// A write error stops the reading promptly: the reader does not convert
-/// the rest of the input for an output that is gone.
-#[test]
-fn a_failed_write_stops_the_reader() {
+/// Converts a 24 MiB log on two threads into `out`, reading it as a
+/// stream, until it ends or fails: the result, the bytes read, and the
+/// log's length.
+fn convert_until_failure(
+    out: &mut impl std::io::Write,
+    keep: impl Fn(&fb_join::JoinedEvent) -> bool + Sync,
+) -> (Result<Summary, fb_join::Error>, usize, usize) {
     let mut log = Vec::new();
     generate(
         &GenConfig {
@@ -261,26 +264,33 @@ fn a_failed_write_stops_the_reader() {
         }
     }
     let mut joiner = Joiner::new(Options::default());
-    let mut out = fb_tests::FullAfter { room: 1000 };
     let result = convert_parallel(
         &mut joiner,
         Source::Stream(Box::new(Reader(&log, read.clone()))),
-        &mut out,
+        out,
         2,
-        |_| true,
+        keep,
         |_| {},
     );
+    let read = read.load(std::sync::atomic::Ordering::Relaxed);
+    (result, read, log.len())
+}
+
+/// A write error stops the reading promptly: the reader does not convert
+/// the rest of the input for an output that is gone.
+#[test]
+fn a_failed_write_stops_the_reader() {
+    let mut out = fb_tests::FullAfter { room: 1000 };
+    let (result, read, len) = convert_until_failure(&mut out, |_| true);
     match result {
         Err(fb_join::Error::Write { source, .. }) => {
             assert_eq!(source.kind(), std::io::ErrorKind::StorageFull)
         }
         other => panic!("the write error is lost: {other:?}"),
     }
-    let read = read.load(std::sync::atomic::Ordering::Relaxed);
     assert!(
-        read < log.len() / 2,
-        "read {read} of {} bytes after the output failed",
-        log.len()
+        read < len / 2,
+        "read {read} of {len} bytes after the output failed"
     );
 }
 
@@ -289,34 +299,8 @@ fn a_failed_write_stops_the_reader() {
 /// batch, and the reader stops as for a failed output.
 #[test]
 fn a_worker_panic_is_an_error_and_stops_the_reader() {
-    let mut log = Vec::new();
-    generate(
-        &GenConfig {
-            limit: Limit::Bytes(24 << 20),
-            ..GenConfig::default()
-        },
-        &mut log,
-    )
-    .unwrap();
-    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    struct Reader<'a>(&'a [u8], std::sync::Arc<std::sync::atomic::AtomicUsize>);
-    impl std::io::Read for Reader<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = std::io::Read::read(&mut self.0, buf)?;
-            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            Ok(n)
-        }
-    }
-    let mut joiner = Joiner::new(Options::default());
     let mut out = Vec::new();
-    let result = convert_parallel(
-        &mut joiner,
-        Source::Stream(Box::new(Reader(&log, read.clone()))),
-        &mut out,
-        2,
-        |_| panic!("a filter that fails"),
-        |_| {},
-    );
+    let (result, read, len) = convert_until_failure(&mut out, |_| panic!("a filter that fails"));
     match result {
         Err(fb_join::Error::Worker { message, .. }) => {
             assert!(message.contains("a filter that fails"), "{message}")
@@ -324,11 +308,9 @@ fn a_worker_panic_is_an_error_and_stops_the_reader() {
         other => panic!("the worker's panic is lost: {other:?}"),
     }
     assert!(out.is_empty(), "{} bytes written", out.len());
-    let read = read.load(std::sync::atomic::Ordering::Relaxed);
     assert!(
-        read < log.len() / 2,
-        "read {read} of {} bytes after a worker panicked",
-        log.len()
+        read < len / 2,
+        "read {read} of {len} bytes after a worker panicked"
     );
 }
 

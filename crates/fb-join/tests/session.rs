@@ -153,30 +153,40 @@ fn a_session_over_the_corpus_and_a_big_log_equals_the_serial_run() {
     assert_same("corpus and a big log, dedup inlined", &inputs, &dedup);
 }
 
+/// Feeds a multi-batch log 20 times as 20 inputs of one session on
+/// `threads` threads, until the session fails: how it ended, and whether
+/// each feed went well.
+fn twenty_inputs_until_failure<W: std::io::Write + Send>(
+    out: W,
+    keep: impl Fn(&fb_join::JoinedEvent<'_>) -> bool + Sync,
+    threads: usize,
+) -> (Result<(), fb_join::Error>, Vec<bool>) {
+    let big = common::multi_batch_log();
+    let sink = LinesSink::new(out, Options::default().compat);
+    let mut pipeline = Pipeline::new(Options::default(), keep, sink, threads);
+    let mut feeds = Vec::new();
+    let ended = pipeline.session(|session| {
+        for _ in 0..20 {
+            session.begin_input()?;
+            let fed = session.feed(
+                Source::Slice(&big),
+                fb_format::Position::START,
+                &|| false,
+                &mut |_| {},
+            );
+            feeds.push(fed.is_ok());
+            fed?;
+        }
+        Ok::<_, fb_join::Error>(())
+    });
+    (ended.map(|_| ()), feeds)
+}
+
 #[test]
 fn a_failed_write_ends_the_session_with_its_error() {
-    let big = common::multi_batch_log();
     for threads in [2, 4] {
-        let sink = LinesSink::new(
-            fb_tests::FullAfter { room: 1000 },
-            Options::default().compat,
-        );
-        let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
-        let mut feeds = Vec::new();
-        let ended = pipeline.session(|session| {
-            for _ in 0..20 {
-                session.begin_input()?;
-                let fed = session.feed(
-                    Source::Slice(&big),
-                    fb_format::Position::START,
-                    &|| false,
-                    &mut |_| {},
-                );
-                feeds.push(fed.is_ok());
-                fed?;
-            }
-            Ok::<_, fb_join::Error>(())
-        });
+        let out = fb_tests::FullAfter { room: 1000 };
+        let (ended, feeds) = twenty_inputs_until_failure(out, |_| true, threads);
         match ended {
             Err(fb_join::Error::Write { source, .. }) => {
                 assert_eq!(
@@ -199,26 +209,9 @@ fn a_failed_write_ends_the_session_with_its_error() {
 /// that says so, and the feeds stop soon after, not at the end.
 #[test]
 fn a_worker_panic_ends_the_session_with_an_error() {
-    let big = common::multi_batch_log();
     for threads in [2, 4] {
-        let sink = LinesSink::new(Vec::new(), Options::default().compat);
         let keep = |_: &fb_join::JoinedEvent<'_>| -> bool { panic!("a filter that fails") };
-        let mut pipeline = Pipeline::new(Options::default(), keep, sink, threads);
-        let mut feeds = Vec::new();
-        let ended = pipeline.session(|session| {
-            for _ in 0..20 {
-                session.begin_input()?;
-                let fed = session.feed(
-                    Source::Slice(&big),
-                    fb_format::Position::START,
-                    &|| false,
-                    &mut |_| {},
-                );
-                feeds.push(fed.is_ok());
-                fed?;
-            }
-            Ok::<_, fb_join::Error>(())
-        });
+        let (ended, feeds) = twenty_inputs_until_failure(Vec::new(), keep, threads);
         match ended {
             Err(fb_join::Error::Worker { message, .. }) => {
                 assert!(message.contains("a filter that fails"), "{message}")
