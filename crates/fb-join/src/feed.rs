@@ -20,7 +20,7 @@ pub enum Source<'a> {
     Slice(&'a [u8]),
     /// A whole damaged log in memory (it starts the log: `start` is not
     /// used): every intact message is read, and the ranges skipped are
-    /// listed in [`Fed::skipped`]. Always one thread; `stop` is asked
+    /// listed in [`FeedReport::skipped`]. Always one thread; `stop` is asked
     /// before each message, and the offsets past the first message the
     /// reader resynchronized on count from where it started.
     Recover(&'a [u8]),
@@ -80,7 +80,7 @@ impl MessageCounts {
 /// What one [`Pipeline::feed`](crate::Pipeline::feed) read.
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct Fed {
+pub struct FeedReport {
     /// Messages read.
     pub messages: u64,
     /// Messages read, per type.
@@ -125,5 +125,5 @@ pub(crate) trait Feeds<'m> {
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error>;
+    ) -> Result<FeedReport, Error>;
 }

@@ -59,7 +59,7 @@ pub use dedup::{inline_actions, references, DedupCache};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
 pub use fb_format::{Caches, Problem, RewardFunction};
-pub use feed::{Fed, MessageCounts, Progress, Source};
+pub use feed::{FeedReport, MessageCounts, Progress, Source};
 pub use joiner::Joiner;
 pub use metrics::{KindMetrics, Metrics};
 pub use pipeline::Pipeline;
@@ -322,7 +322,7 @@ fn serial_lines<W: Write>(
     joiner: &mut Joiner,
     source: Source<'_>,
     output: &mut W,
-) -> Result<(Summary, Fed), Error> {
+) -> Result<(Summary, FeedReport), Error> {
     let all = |_: &JoinedEvent<'_>| true;
     run_lines(
         joiner,
@@ -345,7 +345,7 @@ fn run_lines<W: Write, K: Fn(&JoinedEvent<'_>) -> bool + Sync>(
     threads: usize,
     keep: &K,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Summary, Fed), Error> {
+) -> Result<(Summary, FeedReport), Error> {
     let compat = joiner.options().compat;
     let owned = std::mem::replace(joiner, Joiner::new(joiner.options().clone()));
     let mut pipeline = Pipeline::with_joiner(

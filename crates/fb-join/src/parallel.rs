@@ -19,7 +19,7 @@ use crate::config::LoopConfig;
 use crate::dedup::DedupCache;
 use crate::diag::Diagnostics;
 use crate::event::JoinedEvent;
-use crate::feed::{Fed, MessageCounts, Progress, Source};
+use crate::feed::{FeedReport, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
 use crate::metrics::Metrics;
 use crate::ordered::{self, Feed, Results};
@@ -107,11 +107,11 @@ struct Done<B> {
 
 /// What the reading thread, the workers and the writer share to keep in
 /// step.
-struct Flow {
+struct Coordination {
     /// The offset after the last message framed.
     read_pos: AtomicU64,
     /// Where the writer gives back the credit of a batch written (see
-    /// [`Flow::new`]).
+    /// [`Coordination::new`]).
     give_credit: SyncSender<()>,
     /// Set when a worker panicked or the output failed: the reader stops,
     /// so that the panic surfaces (as [`Error::Worker`]) instead of
@@ -123,7 +123,7 @@ struct Flow {
     written: Mutex<Written>,
 }
 
-/// How far a session's writer got (see [`Flow::written`]).
+/// How far a session's writer got (see [`Coordination::written`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Written {
     inputs: u64,
@@ -131,7 +131,7 @@ struct Written {
     events: u64,
 }
 
-impl Flow {
+impl Coordination {
     /// The flow, and the `credits` batches that may be in flight, for the
     /// reader to take one before it sends a batch; the writer gives it back
     /// once the batch is written. Without them a slow output (gzip, a disk)
@@ -157,7 +157,7 @@ impl Flow {
 }
 
 /// Marks the flow aborted if its worker unwinds, and wakes the reader.
-struct AbortOnPanic<'f>(&'f Flow);
+struct AbortOnPanic<'f>(&'f Coordination);
 
 impl Drop for AbortOnPanic<'_> {
     fn drop(&mut self) {
@@ -168,9 +168,9 @@ impl Drop for AbortOnPanic<'_> {
     }
 }
 
-/// What a parallel run adds to a [`Fed`]: events kept and filtered.
-pub(crate) struct Ran {
-    pub(crate) fed: Fed,
+/// What a parallel run adds to a [`FeedReport`]: events kept and filtered.
+pub(crate) struct ParallelReport {
+    pub(crate) fed: FeedReport,
     pub(crate) kept: u64,
     pub(crate) filtered: u64,
 }
@@ -184,7 +184,7 @@ fn start_workers<'scope, 'env, 'm, S, K>(
     sink: &S,
     threads: usize,
     opts: &Options,
-    (keep, flow, pools): (&'env K, &'env Flow, &'env Pools<'m, S::Batch>),
+    (keep, flow, pools): (&'env K, &'env Coordination, &'env Pools<'m, S::Batch>),
 ) -> Result<Workers<'scope, 'm, S::Batch>, Error>
 where
     'm: 'env,
@@ -217,7 +217,7 @@ pub(crate) fn run<S, K>(
     keep: &K,
     stop: &(dyn Fn() -> bool + Sync),
     progress: &mut dyn FnMut(Progress),
-) -> Result<Ran, Error>
+) -> Result<ParallelReport, Error>
 where
     S: Sink,
     K: Fn(&JoinedEvent) -> bool + Sync,
@@ -225,7 +225,7 @@ where
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
     let caches = opts.caches;
-    let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
+    let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
     let pools = &pools;
@@ -270,8 +270,8 @@ where
             finished: at.offset,
             events,
         });
-        Ok(Ran {
-            fed: Fed {
+        Ok(ParallelReport {
+            fed: FeedReport {
                 messages,
                 kinds,
                 offset: at.offset,
@@ -342,7 +342,7 @@ struct Batcher<'j, 'm, 'p, B> {
     /// order.
     feed: Feed<Batch<'m>, Item<B>>,
     credits: Receiver<()>,
-    flow: &'p Flow,
+    flow: &'p Coordination,
     pools: &'p Pools<'m, B>,
     /// In a session: marks go in the ordered stream (what the reading
     /// thread's joiner reports goes there, in log order).
@@ -361,7 +361,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         joiner: &'j mut Joiner,
         feed: Feed<Batch<'m>, Item<B>>,
         credits: Receiver<()>,
-        flow: &'p Flow,
+        flow: &'p Coordination,
         pools: &'p Pools<'m, B>,
         marks: bool,
     ) -> Self {
@@ -586,7 +586,11 @@ impl Ordered {
     /// The next item from `results`, in order; `None` at the end, or
     /// once a worker stopped (panicked): that is then the run's failure,
     /// and the reader stops as for a failed output.
-    fn next<B>(&mut self, results: &mut Results<'_, Item<B>>, flow: &Flow) -> Option<Item<B>> {
+    fn next<B>(
+        &mut self,
+        results: &mut Results<'_, Item<B>>,
+        flow: &Coordination,
+    ) -> Option<Item<B>> {
         match results.next() {
             Ok(item) => item,
             Err(err) => {
@@ -606,7 +610,7 @@ impl Ordered {
         item: Item<S::Batch>,
         sink: &mut S,
         pools: &Pools<S::Batch>,
-        flow: &Flow,
+        flow: &Coordination,
         written: &mut dyn FnMut(u64, u64),
     ) {
         let mut done = match item {

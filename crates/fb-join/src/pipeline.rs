@@ -38,7 +38,7 @@ use fb_format::salvage::{SalvageReport, Salvaged};
 use fb_format::{Framer, Message, Position, SliceReader, StreamReader};
 
 use crate::event::JoinedEvent;
-use crate::feed::{Fed, Progress, Source};
+use crate::feed::{FeedReport, Progress, Source};
 use crate::joiner::Joiner;
 use crate::parallel;
 use crate::sink::{Maker, Sink};
@@ -131,7 +131,7 @@ where
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
+    ) -> Result<FeedReport, Error> {
         let limit = u32::try_from(self.joiner.options().max_payload).unwrap_or(u32::MAX);
         let framer = Framer::with_max_payload(limit).starting_at(start);
         // Recovery resynchronizes on one thread, whatever the count.
@@ -175,7 +175,7 @@ where
                 let mut reader = SliceReader::with_framer(data, framer).with_caches(caches);
                 self.serial(&mut reader, stop, progress)
             }
-            Source::Recover(_) => Ok(Fed::default()),
+            Source::Recover(_) => Ok(FeedReport::default()),
         }
     }
 
@@ -186,10 +186,10 @@ where
         reader: &mut impl Reader,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
+    ) -> Result<FeedReport, Error> {
         let mut maker = self.sink.maker_with(self.joiner.options().caches);
         let mut batch = maker.batch();
-        let mut fed = Fed::default();
+        let mut fed = FeedReport::default();
         let mut events = 0u64;
         loop {
             if stop() {

@@ -228,12 +228,12 @@ struct State<'a, 's> {
     /// key's bytes lie in a batch whose pages the caller may give back
     /// once the window has passed it, and reading them again would fault
     /// them back in for good.
-    known: Option<Known>,
+    known: Option<InteractionKeys>,
 }
 
 /// The interaction-side keys read so far, and all of them (collected by
 /// a pass of their own the first time an observation needs them).
-struct Known {
+struct InteractionKeys {
     read: KeySet,
     everywhere: Option<KeySet>,
 }
@@ -487,7 +487,7 @@ pub fn join<'a>(
     );
     let mut observations = SideReader::new(vec![chain(Side::Observations)], windowed);
     let recover = cfg.recover;
-    let known = windowed.then(|| Known {
+    let known = windowed.then(|| InteractionKeys {
         everywhere: None,
         read: KeySet::for_bytes(
             inputs

@@ -6,7 +6,7 @@
 
 use fb_format::Position;
 
-use crate::feed::{Fed, Feeds, Progress, Source};
+use crate::feed::{FeedReport, Feeds, Progress, Source};
 use crate::joiner::Joiner;
 use crate::pipeline::Pipeline;
 use crate::sink::Sink;
@@ -45,7 +45,7 @@ impl<'m> Session<'_, 'm> {
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
+    ) -> Result<FeedReport, Error> {
         self.inner.feed(source, start, stop, progress)
     }
 }
@@ -77,7 +77,7 @@ where
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
+    ) -> Result<FeedReport, Error> {
         self.pipeline.feed(source, start, stop, progress)
     }
 }

@@ -11,20 +11,20 @@
 )]
 
 use fb_join::dsjson::LinesSink;
-use fb_join::{Diagnostic, Fed, Joiner, Options, Pipeline, Source};
+use fb_join::{Diagnostic, FeedReport, Joiner, Options, Pipeline, Source};
 
 mod common;
 
 /// What a run gave: the output, the joiner, each input's first kept
 /// diagnostic, and what each feed read.
-struct Ran {
+struct RunOutput {
     bytes: Vec<u8>,
     joiner: Joiner,
     starts: Vec<usize>,
     feds: Vec<(u64, u64, Option<String>)>,
 }
 
-fn summary(fed: &Fed) -> (u64, u64, Option<String>) {
+fn summary(fed: &FeedReport) -> (u64, u64, Option<String>) {
     (
         fed.messages,
         fed.offset,
@@ -33,7 +33,7 @@ fn summary(fed: &Fed) -> (u64, u64, Option<String>) {
 }
 
 /// One thread, each input fed on its own.
-fn serial(inputs: &[&[u8]], opts: &Options) -> Ran {
+fn serial(inputs: &[&[u8]], opts: &Options) -> RunOutput {
     let sink = LinesSink::new(Vec::new(), opts.compat);
     let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, 1);
     let mut starts = Vec::new();
@@ -51,7 +51,7 @@ fn serial(inputs: &[&[u8]], opts: &Options) -> Ran {
         feds.push(summary(&fed));
     }
     let (joiner, sink) = pipeline.finish();
-    Ran {
+    RunOutput {
         bytes: sink.into_inner(),
         joiner,
         starts,
@@ -69,7 +69,7 @@ enum Feed {
 }
 
 /// One session over every input on `threads` threads.
-fn session(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> Ran {
+fn session(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> RunOutput {
     let sink = LinesSink::new(Vec::new(), opts.compat);
     let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
     let (feds, starts) = pipeline
@@ -90,7 +90,7 @@ fn session(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> Ran 
         })
         .unwrap();
     let (joiner, sink) = pipeline.finish();
-    Ran {
+    RunOutput {
         bytes: sink.into_inner(),
         joiner,
         starts,
@@ -99,7 +99,7 @@ fn session(inputs: &[&[u8]], opts: &Options, threads: usize, feed: Feed) -> Ran 
 }
 
 /// Each kept diagnostic with the input it came from.
-fn with_inputs(ran: &Ran) -> Vec<(usize, Diagnostic)> {
+fn with_inputs(ran: &RunOutput) -> Vec<(usize, Diagnostic)> {
     let kept = ran.joiner.diagnostics().kept();
     kept.iter()
         .enumerate()

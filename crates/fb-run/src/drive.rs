@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use fb_format::Position;
-use fb_join::{Fed, JoinedEvent, Joiner, Pipeline, Progress, Session, Source};
+use fb_join::{FeedReport, JoinedEvent, Joiner, Pipeline, Progress, Session, Source};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -195,7 +195,7 @@ trait Feeder {
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error>;
+    ) -> Result<FeedReport, fb_join::Error>;
 }
 
 impl<S, K> Feeder for Pipeline<S, K>
@@ -222,7 +222,7 @@ where
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
+    ) -> Result<FeedReport, fb_join::Error> {
         let source = match fodder {
             Fodder::Slice(data) => Source::Slice(data),
             Fodder::Stream(stream) => Source::Stream(stream),
@@ -260,7 +260,7 @@ impl Feeder for InSession<'_, '_> {
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, fb_join::Error> {
+    ) -> Result<FeedReport, fb_join::Error> {
         let stream = match fodder {
             Fodder::Slice(data) => Box::new(std::io::Cursor::new(data.to_vec())),
             Fodder::Stream(stream) => stream,
@@ -473,7 +473,7 @@ fn take_head(
 fn framing(
     report: &mut RunReport,
     name: &str,
-    fed: &mut fb_join::Fed,
+    fed: &mut fb_join::FeedReport,
     observer: &mut dyn Observer,
     drive: &Drive<'_>,
 ) -> Result<(), Stop> {

@@ -190,7 +190,7 @@ impl RunReport {
 
     /// Takes in the messages and bytes of one feed; the framing error that
     /// ended it, if any.
-    pub(crate) fn fed(&mut self, fed: &mut fb_join::Fed) -> Option<fb_format::Error> {
+    pub(crate) fn fed(&mut self, fed: &mut fb_join::FeedReport) -> Option<fb_format::Error> {
         self.kinds.merge(&fed.kinds);
         self.bytes = self
             .bytes

@@ -1,10 +1,10 @@
 //! One id's group of events (SEMANTICS.md §3): the interaction accepted,
 //! its outcomes attached, the rewards computed.
 
-use fb_format::EventView;
+use fb_format::{EventView, Position};
 use fb_schema::PayloadType;
 
-use super::{borrow_context, copy_context, At, Joiner, Sink};
+use super::{borrow_context, copy_context, Joiner, Sink};
 use crate::config::LearningMode;
 use crate::diag::DiagnosticKind;
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex};
@@ -14,7 +14,7 @@ use crate::{Caches, Problem};
 impl Joiner {
     pub(super) fn group<'m, S: Sink>(
         &mut self,
-        at: At,
+        at: Position,
         id: &str,
         events: &[(u32, EventView<'m>)],
         sink: &mut S,
@@ -107,7 +107,7 @@ impl Joiner {
         ev.event_id.clear();
         ev.event_id.push_str(id);
         ev.offset = at.offset;
-        ev.message = at.message;
+        ev.message = at.index;
         if self.finish(at, id, &mut ev) {
             self.metrics.record(&ev);
             sink.take(self, &mut ev);
@@ -119,7 +119,7 @@ impl Joiner {
     /// `ev` when it passes them.
     fn accept<'m>(
         &mut self,
-        at: At,
+        at: Position,
         view: &EventView<'m>,
         problem: Option<Problem>,
         ev: &mut JoinedEvent<'m>,
@@ -242,7 +242,7 @@ impl Joiner {
 
     /// Rewards per problem type (§4) and the skip-learn flag (§5); false
     /// when the event must be skipped.
-    fn finish(&mut self, at: At, id: &str, ev: &mut JoinedEvent<'_>) -> bool {
+    fn finish(&mut self, at: Position, id: &str, ev: &mut JoinedEvent<'_>) -> bool {
         let original = self.reward(ev.outcomes.iter());
         let apprentice = self.config.learning_mode == LearningMode::Apprentice;
         let mut reward = original;

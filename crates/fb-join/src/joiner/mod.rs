@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder};
+use fb_format::{EventView, Message, MessageKind, Payload, PayloadDecoder, Position};
 use fb_schema::{PayloadType, TimeStamp};
 
 use crate::config::{ConfigChange, ConfigHistory, LoopConfig};
@@ -85,13 +85,6 @@ const POOL_LIMIT: usize = 1024;
 fn reuse<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
-}
-
-/// Where the message being processed is.
-#[derive(Debug, Clone, Copy)]
-struct At {
-    offset: u64,
-    message: u64,
 }
 
 impl Joiner {
@@ -348,21 +341,18 @@ impl Joiner {
         }
     }
 
-    fn diag(&mut self, at: At, kind: DiagnosticKind, event_id: Option<&str>, detail: String) {
+    fn diag(&mut self, at: Position, kind: DiagnosticKind, event_id: Option<&str>, detail: String) {
         self.diags.push(Diagnostic {
             kind,
             offset: at.offset,
-            message: at.message,
+            message: at.index,
             event_id: event_id.map(str::to_string),
             detail,
         });
     }
 
     fn regular<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
-        let at = At {
-            offset: msg.offset,
-            message: msg.index,
-        };
+        let at = Position::new(msg.offset, msg.index);
         if !self.config.is_ready() {
             self.metrics.events_read += msg
                 .events_with(self.opts.caches)
@@ -546,7 +536,7 @@ impl Joiner {
     /// In line, the client time's case apart: out of line, the call cost
     /// more than reading the enqueued time, twice an outcome.
     #[inline(always)]
-    fn time_of(&mut self, at: At, view: &EventView<'_>) -> TimeStamp {
+    fn time_of(&mut self, at: Position, view: &EventView<'_>) -> TimeStamp {
         if self.config.use_client_time {
             return self.client_time_of(at, view);
         }
@@ -555,7 +545,7 @@ impl Joiner {
 
     /// [`Self::time_of`] where the configuration asks for the client time.
     #[inline(never)]
-    fn client_time_of(&mut self, at: At, view: &EventView<'_>) -> TimeStamp {
+    fn client_time_of(&mut self, at: Position, view: &EventView<'_>) -> TimeStamp {
         if let Some(t) = view.client_time() {
             return t;
         }
@@ -568,14 +558,14 @@ impl Joiner {
         view.enqueued
     }
 
-    fn outcome(&mut self, at: At, view: &EventView<'_>) -> Option<Outcome> {
+    fn outcome(&mut self, at: Position, view: &EventView<'_>) -> Option<Outcome> {
         let mut out = Outcome::blank();
         self.outcome_into(at, view, &mut out).then_some(out)
     }
 
     /// Decodes an outcome into `out`, reusing its buffers; false (and a
     /// diagnostic) when it cannot be decoded.
-    fn outcome_into(&mut self, at: At, view: &EventView<'_>, out: &mut Outcome) -> bool {
+    fn outcome_into(&mut self, at: Position, view: &EventView<'_>, out: &mut Outcome) -> bool {
         if self.spare.len() > POOL_LIMIT {
             self.spare.truncate(POOL_LIMIT);
         }
@@ -652,7 +642,7 @@ impl Joiner {
     /// asked, and JSON validity checked unless reproducing the reference.
     /// False (and a diagnostic) when the event must be skipped.
     #[inline(always)]
-    fn context(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
+    fn context(&mut self, at: Position, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
         // In line where there is nothing to do (the reference's mode).
         if !self.opts.inline_dedup && self.opts.compat != Compat::Sane {
             return true;
@@ -662,7 +652,7 @@ impl Joiner {
 
     /// [`Self::context`]'s work, when there is some.
     #[inline(never)]
-    fn rewrite_and_check(&mut self, at: At, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
+    fn rewrite_and_check(&mut self, at: Position, id: &str, ctx: &mut Cow<'_, [u8]>) -> bool {
         if self.opts.inline_dedup {
             let mut out = self.contexts.pop().unwrap_or_default();
             out.clear();

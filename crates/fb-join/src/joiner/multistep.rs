@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use fb_format::EventView;
+use fb_format::{EventView, Position};
 use fb_schema::{PayloadType, TimeStamp};
 
-use super::{At, Joiner, Sink};
+use super::{Joiner, Sink};
 use crate::diag::DiagnosticKind;
 use crate::event::{Decision, JoinedEvent, Outcome, OutcomeIndex};
 use crate::interaction::{extract_step, Step};
@@ -19,7 +19,7 @@ impl Joiner {
     /// message as one batch; by default each episode (metadata id) is one.
     pub(super) fn multistep_group<S: Sink>(
         &mut self,
-        at: At,
+        at: Position,
         id: &str,
         events: &[(u32, EventView<'_>)],
         sink: &mut S,
@@ -184,7 +184,7 @@ impl Joiner {
                         .unwrap_or(self.config.default_reward),
                 },
                 offset: at.offset,
-                message: at.message,
+                message: at.index,
             };
             self.metrics.record(&ev);
             let mut ev = ev;

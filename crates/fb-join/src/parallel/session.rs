@@ -14,11 +14,11 @@ use std::sync::atomic::Ordering;
 use fb_format::{Framer, Position};
 
 use super::{
-    frame, start_workers, AbortOnPanic, Batcher, Flow, Mark, Ordered, Pools, Written,
+    frame, start_workers, AbortOnPanic, Batcher, Coordination, Mark, Ordered, Pools, Written,
     BATCHES_PER_THREAD,
 };
 use crate::event::JoinedEvent;
-use crate::feed::{Fed, Feeds, MessageCounts, Progress, Source};
+use crate::feed::{FeedReport, Feeds, MessageCounts, Progress, Source};
 use crate::joiner::Joiner;
 use crate::sink::Sink;
 use crate::Error;
@@ -36,7 +36,7 @@ pub(crate) struct Ended<R> {
 /// The caller's side of a session: frames inputs into batches.
 struct Framing<'j, 'm, 'p, B> {
     batcher: Batcher<'j, 'm, 'p, B>,
-    flow: &'p Flow,
+    flow: &'p Coordination,
     /// Inputs begun ([`Feeds::begin_input`]).
     inputs: u64,
 }
@@ -81,7 +81,7 @@ impl<'m, B> Feeds<'m> for Framing<'_, 'm, '_, B> {
         start: Position,
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Fed, Error> {
+    ) -> Result<FeedReport, Error> {
         if matches!(source, Source::Recover(_)) {
             return Err(Error::RecoverInSession);
         }
@@ -119,7 +119,7 @@ impl<'m, B> Feeds<'m> for Framing<'_, 'm, '_, B> {
             return Err(failed);
         }
         let b = &self.batcher;
-        Ok(Fed {
+        Ok(FeedReport {
             messages: b.messages,
             kinds: b.kinds,
             offset: at.offset,
@@ -146,7 +146,7 @@ where
 {
     let threads = threads.max(1);
     let opts = joiner.options().clone();
-    let (flow, credits) = Flow::new(threads * BATCHES_PER_THREAD);
+    let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
     let pools = &pools;
