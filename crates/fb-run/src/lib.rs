@@ -29,15 +29,6 @@
 //! .unwrap();
 //! assert_eq!(inputs.len(), 1);
 //! ```
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 pub mod compress;
 pub mod drive;
