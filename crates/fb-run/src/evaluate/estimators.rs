@@ -56,6 +56,21 @@ fn sq(x: f64) -> f64 {
     x * x
 }
 
+/// vw-estimators' `gaussian.Interval`: the 95% normal interval around
+/// `Σx / n` of `count` decisions (`n`, possibly fractional) whose values
+/// `x` sum to `sum` and their squares to `sum_sq`; `None` for one
+/// decision or none.
+fn gaussian_ci(count: f64, sum: f64, sum_sq: f64) -> Option<[f64; 2]> {
+    (count > 1.0).then(|| {
+        let var = (sum_sq - sum * sum / count) / (count - 1.0);
+        // vw-estimators takes the root of a negative rounding residue and
+        // fails; a variance of 0 is what it means.
+        let delta = Z_975 * (var.max(0.0) / count).sqrt();
+        let mean = sum / count;
+        [mean - delta, mean + delta]
+    })
+}
+
 /// Why an interval is missing.
 fn in_unit(r: f64) -> bool {
     (0.0..=1.0).contains(&r)
@@ -442,12 +457,7 @@ impl Headline {
 
     /// The Gaussian 95% interval around IPS.
     fn gaussian_ci(&self) -> Option<[f64; 2]> {
-        (self.count > 1.0).then(|| {
-            let var = (self.wr_sq - self.wr * self.wr / self.count) / (self.count - 1.0);
-            let delta = Z_975 * (var.max(0.0) / self.count).sqrt();
-            let ips = self.wr / self.count;
-            [ips - delta, ips + delta]
-        })
+        gaussian_ci(self.count, self.wr, self.wr_sq)
     }
 
     /// SNIPS.
@@ -717,14 +727,7 @@ impl PseudoInverse {
         PseudoInverseFigures {
             decisions: c,
             value: (c > 0.0).then(|| self.wr / c),
-            gaussian_ci: (c > 1.0).then(|| {
-                let var = (self.wr_sq - self.wr * self.wr / c) / (c - 1.0);
-                // vw-estimators takes the root of a negative rounding
-                // residue and fails; a variance of 0 is what it means.
-                let delta = Z_975 * (var.max(0.0) / c).sqrt();
-                let v = self.wr / c;
-                [v - delta, v + delta]
-            }),
+            gaussian_ci: gaussian_ci(c, self.wr, self.wr_sq),
         }
     }
 }
