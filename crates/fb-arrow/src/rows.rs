@@ -13,25 +13,13 @@ use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use fb_join::{Decision, JoinedEvent, LearningMode, Outcome, OutcomeIndex, OutcomeValue, Problem};
-use fb_schema::TimeStamp;
 
 use crate::columns::Columns;
 use crate::prepare::Prepare;
 use crate::schema::{col, outcome_fields, slot_fields};
 use crate::text::Text;
 
-/// Microseconds since 1970 (UTC) of a log's time; a subsecond that is not
-/// 100 ns ticks (above 9,999,999) counts as 0, as the joiner does.
-pub fn micros(t: &TimeStamp) -> i64 {
-    let (secs, sub) = fb_join::time::key(t);
-    let sub = if sub > fb_join::time::MAX_SUBSECOND {
-        0
-    } else {
-        sub
-    };
-    secs.saturating_mul(1_000_000)
-        .saturating_add(i64::from(sub / 10))
-}
+pub use fb_join::time::micros;
 
 fn learning_mode(m: LearningMode) -> &'static str {
     match m {

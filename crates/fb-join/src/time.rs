@@ -9,6 +9,20 @@ use crate::{Caches, Compat};
 /// Largest valid subsecond: the client library counts 100 ns ticks.
 pub const MAX_SUBSECOND: u32 = 9_999_999;
 
+/// Microseconds since 1970 (UTC) of a log's time; a subsecond that is not
+/// 100 ns ticks (above [`MAX_SUBSECOND`]) counts as 0, as the DSJSON
+/// writes it. The Parquet and Arrow columns and the report's delays.
+pub fn micros(t: &TimeStamp) -> i64 {
+    micros_of(key(t))
+}
+
+/// [`micros`] of a time's [`key`], for a caller that has the key already.
+pub fn micros_of((secs, sub): (i64, u32)) -> i64 {
+    let sub = if sub > MAX_SUBSECOND { 0 } else { sub };
+    secs.saturating_mul(1_000_000)
+        .saturating_add(i64::from(sub / 10))
+}
+
 /// Seconds since 1970-01-01 (proleptic Gregorian, no leap seconds) and the
 /// subsecond field; a total order for comparing times.
 pub fn key(t: &TimeStamp) -> (i64, u32) {
@@ -44,7 +58,7 @@ pub(crate) fn put_timestamp<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) 
 /// [`push_timestamp`] for a year above 9999 or a field above 99 (corrupt
 /// bytes): each field in as many digits as it has.
 fn put_padded<P: Put>(out: &mut P, t: &TimeStamp, compat: Compat) -> bool {
-    let (micros, valid) = micros(t, compat);
+    let (micros, valid) = written_micros(t, compat);
     out.byte(b'"');
     pad(out, u64::from(t.year()), 4);
     out.byte(b'-');
@@ -129,7 +143,7 @@ impl MinuteMemo {
             self.kept += self.keep & 1;
         }
         out.put(&self.text);
-        let (micros, valid) = micros(t, compat);
+        let (micros, valid) = written_micros(t, compat);
         let [s0, s1] = digits::<2>(u32::from(t.second()));
         let [u0, u1, u2, u3, u4, u5] = digits::<6>(micros);
         out.put(&[s0, s1, b'.', u0, u1, u2, u3, u4, u5, b'Z', b'"']);
@@ -138,7 +152,7 @@ impl MinuteMemo {
 }
 
 /// The microseconds written for `t`, and whether its subsecond is valid.
-fn micros(t: &TimeStamp, compat: Compat) -> (u32, bool) {
+fn written_micros(t: &TimeStamp, compat: Compat) -> (u32, bool) {
     let valid = t.subsecond() <= MAX_SUBSECOND;
     let micros = match compat {
         Compat::Reference => 0,

@@ -50,17 +50,6 @@ pub struct Delays {
     window: Option<i64>,
 }
 
-/// Microseconds since 1970 of a time.
-fn micros(t: &fb_schema::TimeStamp) -> i64 {
-    micros_of(fb_join::time::key(t))
-}
-
-/// Microseconds since 1970 of a time's [`fb_join::time::key`].
-pub fn micros_of((secs, sub): (i64, u32)) -> i64 {
-    let sub = i64::from(sub.min(fb_join::time::MAX_SUBSECOND)) / 10;
-    secs.saturating_mul(1_000_000).saturating_add(sub)
-}
-
 impl Delays {
     /// Delays counted against `window` (microseconds), when known.
     pub fn with_window(window: Option<i64>) -> Self {
@@ -75,16 +64,11 @@ impl Delays {
         self.window
     }
 
-    /// Adds the delays of one kept event's outcomes.
-    pub fn add(&mut self, ev: &JoinedEvent<'_>) {
-        self.add_at(ev, micros(&ev.time));
-    }
-
-    /// [`Delays::add`] for an event at `at` ([`micros_of`] its time),
-    /// when the caller has its time already.
-    pub fn add_at(&mut self, ev: &JoinedEvent<'_>, at: i64) {
+    /// Adds the delays of one kept event's outcomes; `at` is the event's
+    /// time ([`fb_join::time::micros`]), which the caller has already.
+    pub fn add(&mut self, ev: &JoinedEvent<'_>, at: i64) {
         for o in ev.counted_outcomes() {
-            let d = micros(&o.time).saturating_sub(at);
+            let d = fb_join::time::micros(&o.time).saturating_sub(at);
             let secs = d as f64 / 1e6;
             let bin = match d < 0 {
                 true => 0,

@@ -79,10 +79,10 @@ impl fb_join::Maker for HealthMaker {
         self.tally.add(&mut batch.tally, ev);
         // The event's time, converted once for the timeline and delays.
         let key = fb_join::time::key(&ev.time);
-        batch.timeline.add_at(ev, key.0);
+        batch.timeline.add(ev, key.0);
         batch.propensities.add(ev);
         batch.actions.add(ev);
-        batch.delays.add_at(ev, delays::micros_of(key));
+        batch.delays.add(ev, fb_join::time::micros_of(key));
     }
 
     fn full(&self, _: &Health) -> bool {

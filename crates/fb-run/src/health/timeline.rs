@@ -102,14 +102,9 @@ fn wider(width: i64) -> i64 {
 }
 
 impl Timeline {
-    /// Adds one kept event, in the window of its time.
-    pub fn add(&mut self, ev: &JoinedEvent<'_>) {
-        self.add_at(ev, fb_join::time::key(&ev.time).0);
-    }
-
-    /// [`Timeline::add`] for an event at `secs` (seconds since 1970 of
-    /// its time), when the caller has its time already.
-    pub fn add_at(&mut self, ev: &JoinedEvent<'_>, secs: i64) {
+    /// Adds one kept event, in the window of its time: `secs`, seconds
+    /// since 1970 ([`fb_join::time::key`]), which the caller has already.
+    pub fn add(&mut self, ev: &JoinedEvent<'_>, secs: i64) {
         let start = secs.div_euclid(self.width) * self.width;
         if let Some((s, w)) = &mut self.open {
             if *s == start {
@@ -238,7 +233,8 @@ mod tests {
         let rewards: Vec<f32> = (0..minutes.len()).map(|i| 0.1 + i as f32 / 7.0).collect();
         let mut t = Timeline::default();
         for (&m, &r) in minutes.iter().zip(&rewards) {
-            t.add(&at(m, r));
+            let ev = at(m, r);
+            t.add(&ev, fb_join::time::key(&ev.time).0);
         }
         let mut merged = Timeline::default();
         merged.merge(&t);
