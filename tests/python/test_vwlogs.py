@@ -440,6 +440,27 @@ def test_stats_is_fb_stats_json():
     )
 
 
+@pytest.mark.parametrize("threads", [2, 4])
+def test_stats_are_the_same_for_any_thread_count(threads, tmp_path):
+    # Uniform rewards and pass probabilities below 1: sums whose last
+    # digits depend on the order of their terms; a folder of pieces too.
+    log = str(tmp_path / "ccb.fb")
+    fb("gen", "-q", "--problem-type", "ccb", "--events", "4000", "--seed", "3", "--zstd",
+       "--dedup", "--checkpoint-every", "5", "--reward", "uniform:-1:2",
+       "--pass-probability", "0.8", "-o", log)
+    pieces = str(tmp_path / "pieces")
+    fb("split", "-q", log, "--max-size", "200KiB", "-o", pieces)
+    assert len(os.listdir(pieces)) > 3
+    for source in [log, pieces]:
+        one = vwlogs.stats(source)
+        many = vwlogs.stats(source, threads=threads)
+        assert one["kept"] == 4000
+        assert json.dumps(many) == json.dumps(one)
+        assert one == json.loads(fb("stats", "--json", "-q", "--threads", str(threads), source))
+    with pytest.raises(ValueError, match="threads"):
+        vwlogs.stats(log, threads=0)
+
+
 def test_inspect_lists_every_message():
     log = os.path.join(DATA, "valid_joined_logs", "cb_joined_with_pdrop_05.fb")
     messages = list(vwlogs.inspect(log))

@@ -39,6 +39,12 @@ pub struct Args {
     /// batches (`salvaged` in the output).
     #[arg(long)]
     pub recover: bool,
+
+    /// Worker threads joining in parallel (1 to 256; one with
+    /// `--recover`). The report is the same bytes whatever the number:
+    /// its sums are added in log order. Default: the available cores.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 fn fmt_value(v: &Value) -> String {
@@ -279,7 +285,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         args.recover,
         "the statistics",
     );
-    let outcome = fb_run::stats::run(job, &mut crate::say::Voice::new(global.quiet));
+    let threads = args
+        .threads
+        .unwrap_or_else(fb_run::options::default_threads);
+    let outcome = fb_run::stats::run(job, threads, &mut crate::say::Voice::new(global.quiet));
     if let Some(stop) = outcome.stop {
         return Err(stop.into_error());
     }

@@ -252,3 +252,186 @@ fn compressed_outputs_are_the_same_bytes_for_every_thread_count() {
     assert!(err.contains("gzip levels are 1 to 9"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fb stats --json --threads N` for N = 1, 2, 4, the same bytes; the
+/// report (empty when the run stops at damage).
+fn same_stats_for_every_thread_count(inputs: &[&str], flags: &[&str]) -> String {
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let mut args = vec!["stats", "--json", "-q", "--threads", threads];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(inputs);
+        outputs.push(run(&args));
+    }
+    assert!(
+        outputs[0] == outputs[1],
+        "{inputs:?} {flags:?}: 1 vs 2 threads"
+    );
+    assert!(
+        outputs[0] == outputs[2],
+        "{inputs:?} {flags:?}: 1 vs 4 threads"
+    );
+    String::from_utf8(outputs.swap_remove(0)).unwrap()
+}
+
+#[test]
+fn stats_are_the_same_bytes_for_every_thread_count_on_every_corpus_log() {
+    let manifest = std::fs::read_to_string(data("expected/MANIFEST.tsv")).unwrap();
+    let (mut files, mut reports) = (0, 0);
+    for row in manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let flags: Vec<&str> = if cols[1] == "-" {
+            vec![]
+        } else {
+            cols[1].split(' ').collect()
+        };
+        let path = data(cols[0]);
+        let report = same_stats_for_every_thread_count(&[path.to_str().unwrap()], &flags);
+        reports += usize::from(!report.is_empty());
+        files += 1;
+    }
+    assert!(
+        files >= 49 && reports >= 40,
+        "{files} files, {reports} reports"
+    );
+    // Folders of logs, each one run (a session on several threads), and
+    // several files as one log.
+    for dir in ["valid_joined_logs", "skip_learn/ccb", "skip_learn/cb"] {
+        let path = data(dir);
+        let report = same_stats_for_every_thread_count(&[path.to_str().unwrap()], &[]);
+        assert!(report.contains("\"kept\""), "{dir}: {report}");
+    }
+    let (a, b) = (
+        data("valid_joined_logs/ccb_sum_reward_100_interactions.fb"),
+        data("valid_joined_logs/ccb_deferred_actions_w_activations_and_apprentice_20.fb"),
+    );
+    let report =
+        same_stats_for_every_thread_count(&[a.to_str().unwrap(), b.to_str().unwrap()], &[]);
+    assert!(report.contains("\"inputs\":2"), "{report}");
+}
+
+/// The figures of a stats report that do not say how the log was cut
+/// into files.
+fn sums(report: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(report).unwrap();
+    for key in ["inputs", "logs", "bytes", "messages"] {
+        v.as_object_mut().unwrap().remove(key);
+    }
+    v
+}
+
+#[test]
+fn generated_logs_and_their_pieces_give_the_same_stats_for_every_thread_count() {
+    let dir = std::env::temp_dir().join(format!("fb-stats-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Uniform rewards and pass probabilities below 1: sums whose last
+    // digits depend on the order of their terms.
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "cb",
+            &[
+                "--problem-type",
+                "cb",
+                "--checkpoint-every",
+                "3",
+                "--zstd",
+                "--dedup",
+                "--events-per-message",
+                "2",
+                "--reward",
+                "uniform:-1:2",
+                "--pass-probability",
+                "0.8",
+            ],
+        ),
+        (
+            "ccb",
+            &[
+                "--problem-type",
+                "ccb",
+                "--checkpoint-every",
+                "5",
+                "--dedup",
+                "--deferred",
+                "0.3",
+                "--activated",
+                "0.5",
+                "--reward",
+                "uniform:0:3",
+            ],
+        ),
+        (
+            "slates",
+            &[
+                "--problem-type",
+                "slates",
+                "--checkpoint-every",
+                "7",
+                "--zstd",
+                "--reward",
+                "uniform:-2:1",
+                "--pass-probability",
+                "0.5",
+            ],
+        ),
+        (
+            "ca",
+            &[
+                "--problem-type",
+                "ca",
+                "--checkpoint-every",
+                "2",
+                "--reward",
+                "uniform",
+            ],
+        ),
+        (
+            "multistep",
+            &["--problem-type", "multistep", "--checkpoint-every", "4"],
+        ),
+    ];
+    for (name, flags) in cases {
+        let log = dir.join(format!("{name}.fb"));
+        let mut args = vec![
+            "gen",
+            "-q",
+            "--events",
+            "5000",
+            "--seed",
+            "11",
+            "-o",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(flags);
+        run(&args);
+        let size = std::fs::metadata(&log).unwrap().len();
+        assert!(size > 2 << 20, "{name}: the log has only {size} bytes");
+        let extra: &[&str] = if *name == "multistep" {
+            &["--multistep"]
+        } else {
+            &[]
+        };
+        let whole = same_stats_for_every_thread_count(&[log.to_str().unwrap()], extra);
+        assert!(whole.contains("\"kept\":"), "{name}: {whole}");
+        // The log cut into self-contained pieces, read as a folder: the
+        // same events, so the same sums to the last digit.
+        let pieces = dir.join(format!("{name}-pieces"));
+        run(&[
+            "split",
+            "-q",
+            log.to_str().unwrap(),
+            "--max-size",
+            "300KiB",
+            "-o",
+            pieces.to_str().unwrap(),
+        ]);
+        let count = std::fs::read_dir(&pieces).unwrap().count();
+        assert!(count > 5, "{name}: {count} pieces");
+        let cut = same_stats_for_every_thread_count(&[pieces.to_str().unwrap()], extra);
+        assert_eq!(sums(&cut), sums(&whole), "{name}: pieces vs the whole log");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

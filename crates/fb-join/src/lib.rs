@@ -61,7 +61,7 @@ pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, Slot
 pub use fb_format::{Caches, Problem, RewardFunction};
 pub use feed::{FeedReport, MessageCounts, Progress, Source};
 pub use joiner::Joiner;
-pub use metrics::{KindMetrics, Metrics};
+pub use metrics::{Addition, KindMetrics, Metrics};
 pub use pipeline::Pipeline;
 pub use reward::{compute as compute_reward, Signal};
 pub use session::Session;

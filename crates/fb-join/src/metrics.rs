@@ -63,6 +63,40 @@ pub struct Metrics {
     kinds: [KindMetrics; KINDS.len()],
 }
 
+/// What one joined event adds to the float sums of [`Metrics`] (and the
+/// counts that go with them): [`Metrics::record`] is
+/// [`Metrics::count`] and these, added in order. Float sums depend on
+/// the order of their terms, so a sink that counts events on several
+/// threads keeps their additions and adds them in log order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Addition {
+    /// A reward used for learning and its original reward, to the
+    /// totals (as costs) and to the problem type's sums: one per event,
+    /// one per slot of a CCB decision.
+    Reward {
+        /// The event's problem type.
+        kind: Problem,
+        /// Reward used for learning.
+        reward: f32,
+        /// Original reward.
+        original: f32,
+    },
+    /// CB: the original reward of a decision whose chosen action is the
+    /// baseline (1).
+    CbBaseline {
+        /// Original reward.
+        original: f32,
+    },
+    /// CCB and Slates: the first slot's original reward (Slates: the
+    /// decision's), and whether its chosen action is the baseline.
+    FirstSlot {
+        /// Original reward.
+        original: f32,
+        /// The chosen action is the slot's baseline.
+        baseline: bool,
+    },
+}
+
 /// Every kind, in the order of their names.
 const KINDS: [Problem; 5] = [
     Problem::Ca,
@@ -134,6 +168,18 @@ impl Metrics {
 
     /// Adds one joined event.
     pub fn record(&mut self, ev: &JoinedEvent) {
+        self.record_with(ev, Self::add);
+    }
+
+    /// Counts one joined event and hands each of its float additions to
+    /// `to`, in the order [`Metrics::record`] adds them: `record` is this
+    /// with [`Metrics::add`]. Counts merge exactly, but float sums depend
+    /// on the order of their terms, so a batch counted on another thread
+    /// keeps its events' [`Addition`]s for the sink to add in log order.
+    /// One pass over the event, so that `record` costs what it did
+    /// before the additions were apart.
+    #[inline]
+    pub fn record_with(&mut self, ev: &JoinedEvent, mut to: impl FnMut(&mut Self, Addition)) {
         self.joined += 1;
         self.skipped_learn += u64::from(ev.skip_learn);
         for o in ev.counted_outcomes() {
@@ -157,61 +203,90 @@ impl Metrics {
         };
         per.events += 1;
         per.learnable += u64::from(!ev.skip_learn);
+        let kind = ev.kind;
+        let whole = Addition::Reward {
+            kind,
+            reward: ev.reward,
+            original: ev.original_reward,
+        };
         match &ev.decision {
             Decision::Cb { actions, .. } => {
-                self.original_cost_sum -= f64::from(ev.original_reward);
-                self.cost_sum -= f64::from(ev.reward);
-                per.reward_sum += f64::from(ev.reward);
-                per.original_reward_sum += f64::from(ev.original_reward);
-                if actions.is_empty() {
-                    self.zero_actions += 1;
-                }
-                if ev.kind == Problem::Cb && actions.first() == Some(&1) {
-                    self.cb_baseline_count += 1;
-                    self.cb_baseline_original_cost_sum -= f64::from(ev.original_reward);
+                to(self, whole);
+                self.zero_actions += u64::from(actions.is_empty());
+                if kind == Problem::Cb && actions.first() == Some(&1) {
+                    to(
+                        self,
+                        Addition::CbBaseline {
+                            original: ev.original_reward,
+                        },
+                    );
                 }
             }
-            Decision::Ca { .. } => {
-                self.original_cost_sum -= f64::from(ev.original_reward);
-                self.cost_sum -= f64::from(ev.reward);
-                per.reward_sum += f64::from(ev.reward);
-                per.original_reward_sum += f64::from(ev.original_reward);
-            }
+            Decision::Ca { .. } => to(self, whole),
             Decision::MultiSlot { slots, baseline } => {
-                if ev.kind == Problem::Slates {
-                    self.original_cost_sum -= f64::from(ev.original_reward);
-                    self.cost_sum -= f64::from(ev.reward);
-                    per.reward_sum += f64::from(ev.reward);
-                    per.original_reward_sum += f64::from(ev.original_reward);
+                if kind == Problem::Slates {
+                    to(self, whole);
                 } else {
                     for s in slots {
-                        self.original_cost_sum -= f64::from(s.original_reward);
-                        self.cost_sum -= f64::from(s.reward);
-                        per.reward_sum += f64::from(s.reward);
-                        per.original_reward_sum += f64::from(s.original_reward);
+                        to(
+                            self,
+                            Addition::Reward {
+                                kind,
+                                reward: s.reward,
+                                original: s.original_reward,
+                            },
+                        );
                     }
                 }
-                if slots.iter().any(|s| s.actions.is_empty()) {
-                    self.zero_actions += 1;
-                }
+                self.zero_actions += u64::from(slots.iter().any(|s| s.actions.is_empty()));
                 if let Some(first) = slots.first() {
-                    let original = if ev.kind == Problem::Slates {
+                    let original = if kind == Problem::Slates {
                         ev.original_reward
                     } else {
                         first.original_reward
                     };
-                    let cost = -f64::from(original);
-                    self.first_slot_original_cost_sum += cost;
                     // The baseline of the first slot: the logged baseline
                     // action when there is one, else action 0 (the default
                     // policy's first choice).
                     let base = baseline.first().copied().unwrap_or(0);
-                    if first.actions.first().map(|a| i64::from(*a)) == Some(i64::from(base)) {
-                        self.first_slot_equal_baseline += 1;
-                        self.first_slot_equal_baseline_cost_sum += cost;
-                    } else {
-                        self.first_slot_not_equal_baseline += 1;
-                    }
+                    let baseline =
+                        first.actions.first().map(|a| i64::from(*a)) == Some(i64::from(base));
+                    to(self, Addition::FirstSlot { original, baseline });
+                }
+            }
+        }
+    }
+
+    /// Adds one of an event's [`Addition`]s. Float sums depend on the
+    /// order of their terms: added in log order, they are the same to
+    /// the last bit however the events were counted.
+    #[inline]
+    pub fn add(&mut self, a: Addition) {
+        match a {
+            Addition::Reward {
+                kind,
+                reward,
+                original,
+            } => {
+                self.original_cost_sum -= f64::from(original);
+                self.cost_sum -= f64::from(reward);
+                if let Some(per) = self.kinds.get_mut(slot(kind)) {
+                    per.reward_sum += f64::from(reward);
+                    per.original_reward_sum += f64::from(original);
+                }
+            }
+            Addition::CbBaseline { original } => {
+                self.cb_baseline_count += 1;
+                self.cb_baseline_original_cost_sum -= f64::from(original);
+            }
+            Addition::FirstSlot { original, baseline } => {
+                let cost = -f64::from(original);
+                self.first_slot_original_cost_sum += cost;
+                if baseline {
+                    self.first_slot_equal_baseline += 1;
+                    self.first_slot_equal_baseline_cost_sum += cost;
+                } else {
+                    self.first_slot_not_equal_baseline += 1;
                 }
             }
         }

@@ -188,7 +188,7 @@ where
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FeedReport, Error> {
         let mut maker = self.sink.maker_with(self.joiner.options().caches);
-        let mut batch = maker.batch();
+        let mut batch = self.sink.first_batch(&mut maker);
         let mut fed = FeedReport::default();
         let mut events = 0u64;
         loop {

@@ -27,6 +27,16 @@ pub trait Sink {
         self.maker()
     }
 
+    /// The batch a one-thread loop starts an input with (a
+    /// [`Pipeline`](crate::Pipeline) on one thread, and recovery): a new
+    /// one from `maker` by default. A sink whose result is running sums
+    /// may lend its own total instead, so that one thread adds each event
+    /// straight to it, in log order, and [`Sink::take`] gets it back;
+    /// several threads never call this.
+    fn first_batch(&mut self, maker: &mut Self::Maker) -> Self::Batch {
+        maker.batch()
+    }
+
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
 }

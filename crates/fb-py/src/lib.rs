@@ -240,7 +240,7 @@ fn stats(
     let opts = options::parse(options)?;
     let sources = source::sources(source)?;
     let (json, stop, run) = drive::run_job(py, &sources, &opts, |job| {
-        Ok(fb_run::stats::run(job, &mut Silent))
+        Ok(fb_run::stats::run(job, opts.threads, &mut Silent))
     })?;
     let (text, logs) = (json.to_string(), run.logs);
     if let Some(stop) = &stop {

@@ -62,10 +62,34 @@ where
     R: Readable,
     S: fb_join::Sink + Send,
 {
+    on_threads(job, sink, 1, observer, finish)
+}
+
+/// Runs `job` into `sink` on `threads` threads (one with `--recover`,
+/// which resynchronizes on one), then makes the result of the finished
+/// pipeline with `finish`. The sink takes its batches in log order; a
+/// result that must not depend on the thread count must not depend on
+/// where batches end either (as `fb stats`' tally adds its sums per
+/// event).
+pub(crate) fn on_threads<R, S, T>(
+    job: Job<'_, R>,
+    sink: S,
+    threads: usize,
+    observer: &mut dyn Observer,
+    finish: impl FnOnce(&Finished<'_>, S) -> T,
+) -> Outcome<T>
+where
+    R: Readable,
+    S: fb_join::Sink + Send,
+{
+    let threads = match job.drive.recover {
+        true => 1,
+        false => threads.max(1),
+    };
     let mut join = job.join;
     join.only = job.filter.only.clone();
     let keep = crate::drive::keeper(job.filter);
-    let mut pipeline = Pipeline::new(join, keep, sink, 1);
+    let mut pipeline = Pipeline::new(join, keep, sink, threads);
     let mut run = RunReport::default();
     let stop =
         crate::drive::feed_all(job.inputs, &mut pipeline, &job.drive, &mut run, observer).err();

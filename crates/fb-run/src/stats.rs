@@ -3,7 +3,7 @@
 //! events, and the JSON report made of them, which every face shows (the
 //! command line's table is printed from it).
 
-use fb_join::{Decision, JoinedEvent, Joiner, Metrics, Problem};
+use fb_join::{Addition, Decision, JoinedEvent, Joiner, Metrics, Problem};
 use serde_json::{json, Value};
 
 use crate::estimate::{Estimate, Estimates, Estimator, Sample};
@@ -34,6 +34,19 @@ const METHOD: &str = "every learnable decision with a pass_probability above 0 c
 /// above 0.
 fn p_drop(ev: &JoinedEvent) -> Option<f64> {
     (!ev.skip_learn && ev.pass_probability > 0.0).then(|| f64::from(ev.pdrop()))
+}
+
+/// Which estimator of [`Estimators`] a decision's sample goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Cb,
+    Multistep,
+    /// A CCB slot (below [`MAX_SLOTS`]).
+    CcbSlot(u8),
+    /// A slot of a slate (below [`MAX_SLOTS`]).
+    SlatesSlot(u8),
+    /// A whole slate.
+    Slates,
 }
 
 /// Running estimates per problem type, and per slot for CCB and Slates.
@@ -71,10 +84,20 @@ impl Estimators {
 
     /// Adds one kept event.
     pub fn add(&mut self, ev: &JoinedEvent) {
+        let left_out = Self::samples(ev, |target, sample| self.put(target, sample));
+        self.zero_pass += u64::from(left_out);
+    }
+
+    /// The samples `ev` adds, in the order [`Estimators::add`] adds them,
+    /// handed to `to` with the estimator each goes to; true when the
+    /// event is learnable but left out for its pass_probability of 0.
+    /// Estimators' sums are floats, whose sums depend on the order of
+    /// their terms: a sink that takes events on several threads keeps
+    /// their samples and puts them in log order.
+    pub(crate) fn samples(ev: &JoinedEvent, mut to: impl FnMut(Target, Sample)) -> bool {
         let Some(p_drop) = p_drop(ev) else {
             let estimated = !matches!(ev.decision, Decision::Ca { .. });
-            self.zero_pass += u64::from(!ev.skip_learn && estimated);
-            return;
+            return !ev.skip_learn && estimated;
         };
         match &ev.decision {
             Decision::Cb {
@@ -82,7 +105,7 @@ impl Estimators {
                 probabilities,
             } => {
                 let (Some(&a), Some(&p)) = (actions.first(), probabilities.first()) else {
-                    return;
+                    return false;
                 };
                 let sample = Sample {
                     reward: f64::from(ev.original_reward),
@@ -91,8 +114,8 @@ impl Estimators {
                     p_drop,
                 };
                 match ev.kind {
-                    Problem::Multistep => self.multistep.add(sample),
-                    _ => self.cb.add(sample),
+                    Problem::Multistep => to(Target::Multistep, sample),
+                    _ => to(Target::Cb, sample),
                 }
             }
             Decision::MultiSlot { slots, baseline } => {
@@ -101,46 +124,78 @@ impl Estimators {
                 for (i, slot) in slots.iter().enumerate() {
                     let (Some(&a), Some(&p)) = (slot.actions.first(), slot.probabilities.first())
                     else {
-                        return;
+                        return false;
                     };
                     let base = i64::from(a) == i64::from(baseline.get(i).copied().unwrap_or(0));
                     joint_p *= f64::from(p);
                     joint_base &= base;
-                    if i >= MAX_SLOTS {
+                    let Some(i) = u8::try_from(i).ok().filter(|&i| usize::from(i) < MAX_SLOTS)
+                    else {
                         continue;
-                    }
-                    let per_slot = if ccb {
-                        &mut self.ccb_slots
+                    };
+                    let target = if ccb {
+                        Target::CcbSlot(i)
                     } else {
-                        &mut self.slates_slots
+                        Target::SlatesSlot(i)
                     };
-                    if per_slot.len() <= i {
-                        per_slot.resize_with(i + 1, Estimator::default);
-                    }
-                    let Some(estimator) = per_slot.get_mut(i) else {
-                        continue;
-                    };
-                    estimator.add(Sample {
-                        reward: f64::from(if ccb {
-                            slot.original_reward
-                        } else {
-                            ev.original_reward
-                        }),
-                        probability: f64::from(p),
-                        baseline: base,
-                        p_drop,
-                    });
+                    to(
+                        target,
+                        Sample {
+                            reward: f64::from(if ccb {
+                                slot.original_reward
+                            } else {
+                                ev.original_reward
+                            }),
+                            probability: f64::from(p),
+                            baseline: base,
+                            p_drop,
+                        },
+                    );
                 }
                 if !ccb && !slots.is_empty() {
-                    self.slates.add(Sample {
-                        reward: f64::from(ev.original_reward),
-                        probability: joint_p,
-                        baseline: joint_base,
-                        p_drop,
-                    });
+                    to(
+                        Target::Slates,
+                        Sample {
+                            reward: f64::from(ev.original_reward),
+                            probability: joint_p,
+                            baseline: joint_base,
+                            p_drop,
+                        },
+                    );
                 }
             }
             Decision::Ca { .. } => {}
+        }
+        false
+    }
+
+    /// Adds one sample of [`Estimators::samples`] to its estimator (a
+    /// slot's is made when first met, whether the sample counts or not).
+    #[inline]
+    pub(crate) fn put(&mut self, target: Target, sample: Sample) {
+        let (per_slot, i) = match target {
+            Target::Cb => return self.cb.add(sample),
+            Target::Multistep => return self.multistep.add(sample),
+            Target::Slates => return self.slates.add(sample),
+            Target::CcbSlot(i) => (&mut self.ccb_slots, usize::from(i)),
+            Target::SlatesSlot(i) => (&mut self.slates_slots, usize::from(i)),
+        };
+        if per_slot.len() <= i {
+            per_slot.resize_with(i + 1, Estimator::default);
+        }
+        if let Some(estimator) = per_slot.get_mut(i) {
+            estimator.add(sample);
+        }
+    }
+
+    /// Adds one sample of [`Estimators::samples`] if the report's time
+    /// windows chart its estimator: CB, multistep, a whole slate and
+    /// CCB's first slot (the other slots' estimates are shown for the
+    /// whole log only).
+    #[inline]
+    pub(crate) fn put_charted(&mut self, target: Target, sample: Sample) {
+        if !matches!(target, Target::CcbSlot(1..) | Target::SlatesSlot(_)) {
+            self.put(target, sample);
         }
     }
 
@@ -308,16 +363,67 @@ pub fn report_json(
 }
 
 /// What stats keep of the kept events: their metrics and the estimators.
+///
+/// Float sums depend on the order of their terms, and every face shows
+/// the same figures whatever the number of threads, so every sum is one
+/// thread's per-event sum in log order. A batch made on a worker thread
+/// counts its events (counts merge exactly) and keeps their float
+/// additions ([`Metrics::record_with`], the estimators' samples) for the
+/// sink to add in log order. One thread's loop needs none of that: the
+/// sink lends it its total ([`fb_join::Sink::first_batch`]), and each
+/// event is added straight to it.
 #[derive(Default)]
 pub struct Tally {
     /// Metrics of the kept events.
     pub kept: Metrics,
     /// Counterfactual estimators over them.
     pub estimators: Estimators,
+    /// The sink's total, lent to one thread's loop: events are added to
+    /// its sums directly.
+    lent: bool,
+    /// A batch's metrics' float additions, in log order.
+    additions: Vec<Addition>,
+    /// A batch's estimators' samples, in log order.
+    samples: Vec<(Target, Sample)>,
 }
+
+/// Additions in a batch before one thread hands it over (several threads
+/// hand over a batch per chunk of messages).
+const BATCH: usize = 8192;
 
 /// Fills [`Tally`] batches.
 pub struct TallyMaker;
+
+impl TallyMaker {
+    /// Adds one kept event to `batch`, and hands each of its samples to
+    /// `also` as well (the report's time windows estimate from the same
+    /// samples).
+    #[inline]
+    pub(crate) fn add_also(
+        &mut self,
+        batch: &mut Tally,
+        ev: &JoinedEvent<'_>,
+        mut also: impl FnMut(Target, Sample),
+    ) {
+        let left_out = if batch.lent {
+            batch.kept.record(ev);
+            let estimators = &mut batch.estimators;
+            Estimators::samples(ev, |t, s| {
+                estimators.put(t, s);
+                also(t, s);
+            })
+        } else {
+            let additions = &mut batch.additions;
+            batch.kept.record_with(ev, |_, a| additions.push(a));
+            let samples = &mut batch.samples;
+            Estimators::samples(ev, |t, s| {
+                samples.push((t, s));
+                also(t, s);
+            })
+        };
+        batch.estimators.zero_pass += u64::from(left_out);
+    }
+}
 
 impl fb_join::Maker for TallyMaker {
     type Batch = Tally;
@@ -327,20 +433,23 @@ impl fb_join::Maker for TallyMaker {
     }
 
     fn add(&mut self, batch: &mut Tally, ev: &JoinedEvent<'_>) {
-        batch.kept.record(ev);
-        batch.estimators.add(ev);
+        self.add_also(batch, ev, |_, _| {});
     }
 
-    fn full(&self, _: &Tally) -> bool {
-        false
+    fn full(&self, batch: &Tally) -> bool {
+        batch.additions.len() >= BATCH
     }
 
     fn clear(&mut self, batch: &mut Tally) {
-        *batch = Tally::default();
+        batch.kept = Metrics::default();
+        batch.estimators = Estimators::default();
+        batch.lent = false;
+        batch.additions.clear();
+        batch.samples.clear();
     }
 }
 
-/// The stats sink: the sum of every batch.
+/// The stats sink: the sum of every batch, in log order.
 #[derive(Default)]
 pub struct TallySink(pub Tally);
 
@@ -352,23 +461,56 @@ impl fb_join::Sink for TallySink {
         TallyMaker
     }
 
+    fn first_batch(&mut self, _: &mut TallyMaker) -> Tally {
+        let mut total = std::mem::take(&mut self.0);
+        total.lent = true;
+        total
+    }
+
     fn take(&mut self, batch: &mut Tally) -> Result<(), fb_join::Error> {
-        self.0.kept.merge(&batch.kept);
-        self.0.estimators.merge(&batch.estimators);
+        self.absorb(batch);
         Ok(())
     }
 }
 
+impl TallySink {
+    /// Takes a batch, in log order ([`fb_join::Sink::take`], which
+    /// cannot fail here).
+    pub(crate) fn absorb(&mut self, batch: &mut Tally) {
+        if batch.lent {
+            // The total, back from one thread's loop; the sink held an
+            // empty tally meanwhile, which the loop clears and reuses.
+            batch.lent = false;
+            std::mem::swap(&mut self.0, batch);
+            return;
+        }
+        let total = &mut self.0;
+        // The batch's float sums are all +0.0, which leaves each sum as it
+        // is (one that starts at +0.0 never becomes -0.0): only its counts
+        // add.
+        total.kept.merge(&batch.kept);
+        for &a in &batch.additions {
+            total.kept.add(a);
+        }
+        for &(target, sample) in &batch.samples {
+            total.estimators.put(target, sample);
+        }
+        total.estimators.zero_pass += batch.estimators.zero_pass;
+    }
+}
+
 /// `fb stats` and `vwlogs.stats`: the report of `job`'s inputs (the
-/// `fb stats --json` document), on one thread so that the sums add up in
-/// log order.
+/// `fb stats --json` document), joined on `threads` threads; the sums
+/// add up in log order, so the report is the same bytes for any number.
 pub fn run<R: crate::drive::Readable>(
     job: crate::job::Job<'_, R>,
+    threads: usize,
     observer: &mut dyn crate::report::Observer,
 ) -> crate::job::Outcome<Value> {
-    crate::job::one_thread(
+    crate::job::on_threads(
         job,
         TallySink::default(),
+        threads,
         observer,
         |done, TallySink(tally)| {
             report_json(
@@ -382,3 +524,7 @@ pub fn run<R: crate::drive::Readable>(
         },
     )
 }
+
+#[cfg(test)]
+#[path = "stats_tests.rs"]
+mod tests;

@@ -438,12 +438,16 @@ def convert(source: Any, out: Any, **options: Any) -> Dict[str, Any]:
     return summary
 
 
-def stats(source: Any, **options: Any) -> Dict[str, Any]:
+def stats(source: Any, *, threads: int = 1, **options: Any) -> Dict[str, Any]:
     """The report ``fb stats --json`` prints, as a dict: counts, rewards,
     skipped events by reason, and counterfactual estimates. Takes
-    :func:`read`'s options."""
+    :func:`read`'s options.
+
+    :param threads: joining threads; the report is the same for any
+        number (its sums are added in log order).
+    """
     _whole_rows("stats", options)
-    return json.loads(_native.stats(_source(source), _options(**options)))
+    return json.loads(_native.stats(_source(source), _options(threads=threads, **options)))
 
 
 def evaluate(

@@ -76,10 +76,16 @@ impl fb_join::Maker for HealthMaker {
     }
 
     fn add(&mut self, batch: &mut Health, ev: &JoinedEvent<'_>) {
-        self.tally.add(&mut batch.tally, ev);
         // The event's time, converted once for the timeline and delays.
         let key = fb_join::time::key(&ev.time);
-        batch.timeline.add(ev, key.0);
+        // The stats tally's samples go to the event's window as well:
+        // made once, for both.
+        let (tally, maker) = (&mut batch.tally, &mut self.tally);
+        batch.timeline.add(key.0, |w| {
+            w.count(ev);
+            let estimators = &mut w.estimators;
+            maker.add_also(tally, ev, |t, s| estimators.put_charted(t, s));
+        });
         batch.propensities.add(ev);
         batch.actions.add(ev);
         batch.delays.add(ev, fb_join::time::micros_of(key));
@@ -112,6 +118,17 @@ impl HealthSink {
         }
     }
 
+    /// Takes a batch, in log order ([`fb_join::Sink::take`], which
+    /// cannot fail here).
+    pub(crate) fn absorb(&mut self, batch: &mut Health) {
+        self.tally.absorb(&mut batch.tally);
+        let h = &mut self.health;
+        h.timeline.merge(&batch.timeline);
+        h.propensities.merge(&batch.propensities);
+        h.actions.merge(&batch.actions);
+        h.delays.merge(&batch.delays);
+    }
+
     /// What it gathered.
     pub fn into_health(self) -> Health {
         Health {
@@ -132,13 +149,15 @@ impl fb_join::Sink for HealthSink {
         }
     }
 
+    fn first_batch(&mut self, maker: &mut HealthMaker) -> Health {
+        Health {
+            tally: self.tally.first_batch(&mut maker.tally),
+            ..Health::new(self.window)
+        }
+    }
+
     fn take(&mut self, batch: &mut Health) -> Result<(), fb_join::Error> {
-        self.tally.take(&mut batch.tally)?;
-        let h = &mut self.health;
-        h.timeline.merge(&batch.timeline);
-        h.propensities.merge(&batch.propensities);
-        h.actions.merge(&batch.actions);
-        h.delays.merge(&batch.delays);
+        self.absorb(batch);
         Ok(())
     }
 }

@@ -25,11 +25,12 @@ use crate::evaluate::{By, Evaluation, Spec};
 ///
 /// The evaluations take their records in batches (a batch of records
 /// grows with the events), but the report's sums must be added as
-/// `fb stats` adds them on one thread: one batch per input, merged in
-/// input order (merging other partial sums would change their last
-/// digits). The one-thread pipeline makes a maker per input, so each
-/// maker keeps its own [`Health`] for its input and leaves it here when
-/// it is dropped, at the input's end; only records travel in batches.
+/// `fb stats` adds them on one thread: each event to the running sums,
+/// in log order. The one-thread pipeline makes a maker per input and
+/// asks for its first batch ([`fb_join::Sink::first_batch`]): the maker
+/// then gets the health sink's running total to add its input's events
+/// to, and leaves it here when it is dropped, at the input's end; only
+/// records travel in batches.
 pub struct PageSink {
     health: HealthSink,
     window: Option<i64>,
@@ -94,22 +95,24 @@ impl PageSink {
             .find_map(|e| e.failure().lock().ok().and_then(|mut f| f.take()))
     }
 
-    /// Its parts, once the pipeline (and so its makers) is gone: the
-    /// report's aggregates, and the evaluation (per hour, per day) after
-    /// checking that every prediction file was read to its end.
-    pub fn finish(self) -> Result<Gathered, Error> {
-        let mut health = self.health;
+    /// Takes what the makers of the inputs so far left, in input order
+    /// (one maker per input): the health sink's total is whole again.
+    fn settle(&mut self) {
         let gathered = match self.gathered.lock() {
             Ok(mut g) => std::mem::take(&mut *g),
             Err(_) => Vec::new(),
         };
-        // One maker per input, left in input order: merged in that order,
-        // as fb stats' sink takes its batch of each input.
         for mut h in gathered {
-            fb_join::Sink::take(&mut health, &mut h)
-                .map_err(|e| Error::joining("the report", e))?;
+            self.health.absorb(&mut h);
         }
-        let mut evaluation = self.evaluation;
+    }
+
+    /// Its parts, once the pipeline (and so its makers) is gone: the
+    /// report's aggregates, and the evaluation (per hour, per day) after
+    /// checking that every prediction file was read to its end.
+    pub fn finish(mut self) -> Result<Gathered, Error> {
+        self.settle();
+        let (health, mut evaluation) = (self.health, self.evaluation);
         let finished = evaluation.iter_mut().try_for_each(Evaluation::finish);
         Ok(Gathered {
             health: health.into_health(),
@@ -156,6 +159,14 @@ impl fb_join::Sink for PageSink {
             gathered: Arc::clone(&self.gathered),
             records: self.evaluation.as_ref().map(|_| RecordMaker),
         }
+    }
+
+    fn first_batch(&mut self, maker: &mut PageMaker) -> Records {
+        // The maker adds its input's events to the running total, whole
+        // once the inputs before this one are taken.
+        self.settle();
+        maker.own = fb_join::Sink::first_batch(&mut self.health, &mut maker.health);
+        fb_join::Maker::batch(maker)
     }
 
     fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {

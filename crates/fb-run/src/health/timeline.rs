@@ -36,19 +36,22 @@ pub struct Window {
     /// Sum of the rewards used for learning (CCB: over all slots), as
     /// `fb stats`'s `reward_sum`.
     pub reward_sum: f64,
-    /// The counterfactual estimators of the window's decisions.
+    /// The counterfactual estimators of the window's decisions, those
+    /// the page charts ([`Estimators::put_charted`]).
     pub estimators: Estimators,
 }
 
 impl Window {
-    fn add(&mut self, ev: &JoinedEvent<'_>) {
+    /// Counts one kept event, and adds its reward: all but its
+    /// estimators' samples, which the caller puts in
+    /// [`Window::estimators`] as it makes them for the whole log's.
+    pub fn count(&mut self, ev: &JoinedEvent<'_>) {
         self.decisions += 1;
         self.learnable += u64::from(!ev.skip_learn);
         let outcomes = ev.counted_outcomes().count() as u64;
         self.outcomes += outcomes;
         self.with_outcomes += u64::from(outcomes > 0);
         self.reward_sum += reward(ev);
-        self.estimators.add(ev);
     }
 
     fn merge(&mut self, o: &Window) {
@@ -102,19 +105,20 @@ fn wider(width: i64) -> i64 {
 }
 
 impl Timeline {
-    /// Adds one kept event, in the window of its time: `secs`, seconds
-    /// since 1970 ([`fb_join::time::key`]), which the caller has already.
-    pub fn add(&mut self, ev: &JoinedEvent<'_>, secs: i64) {
+    /// Adds one kept event with `add`, to the window of its time:
+    /// `secs`, seconds since 1970 ([`fb_join::time::key`]), which the
+    /// caller has already.
+    pub fn add(&mut self, secs: i64, add: impl FnOnce(&mut Window)) {
         let start = secs.div_euclid(self.width) * self.width;
         if let Some((s, w)) = &mut self.open {
             if *s == start {
-                w.add(ev);
+                add(w);
                 return;
             }
         }
         self.settle();
         let mut w = self.windows.remove(&start).unwrap_or_default();
-        w.add(ev);
+        add(&mut w);
         self.open = Some((start, w));
         if self.windows.len() + 1 > MAX_WINDOWS {
             self.widen(wider(self.width));
@@ -234,7 +238,7 @@ mod tests {
         let mut t = Timeline::default();
         for (&m, &r) in minutes.iter().zip(&rewards) {
             let ev = at(m, r);
-            t.add(&ev, fb_join::time::key(&ev.time).0);
+            t.add(fb_join::time::key(&ev.time).0, |w| w.count(&ev));
         }
         let mut merged = Timeline::default();
         merged.merge(&t);
