@@ -93,6 +93,11 @@ enum Mark {
     /// could not read, a message of unknown type, the framing error that
     /// ended an input): in log order among the workers' reports.
     Diags(Diagnostics),
+    /// The reading thread's joiner noted configuration change number
+    /// `.0` here ([`Joiner::config_history`]). It joins no decision, so
+    /// the writer tells how many were joined before it, and when the
+    /// last was.
+    Config(usize),
 }
 
 struct Done<B> {
@@ -264,7 +269,7 @@ where
         if let Some(err) = ordered.failure.take() {
             return Err(err);
         }
-        joiner.absorb_in_order(&ordered.diags, ordered.metrics);
+        ordered.hand_back(joiner);
         progress(Progress {
             read: at.offset,
             finished: at.offset,
@@ -394,8 +399,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             // (a checkpoint above all) closes the batch, and the next batch
             // starts from the state after it.
             let sent = self.send(msg.offset);
-            self.joiner.track(msg);
-            return sent && self.hand_diags();
+            return sent && self.track(msg) && self.hand_diags();
         }
         if self.batch.is_empty() {
             // The state this batch starts from; the worker's joiner follows
@@ -420,8 +424,24 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         self.kinds.add(msg.kind);
         let end = msg.offset + msg.len as u64;
         self.flow.read_pos.store(end, Ordering::Relaxed);
+        if msg.kind == MessageKind::Regular {
+            self.joiner.track(msg);
+            return true;
+        }
+        self.track(msg) && self.hand_diags()
+    }
+
+    /// Follows a message that is not REGULAR (the batch before it sent).
+    /// A checkpoint that changed the configuration puts a mark in the
+    /// ordered stream, where the writer knows the decisions joined before
+    /// it. False when the writer is gone.
+    fn track(&mut self, msg: &Message<'_>) -> bool {
+        let before = self.joiner.config_history().changes.len();
         self.joiner.track(msg);
-        msg.kind == MessageKind::Regular || self.hand_diags()
+        match self.joiner.config_history().changes.len() > before {
+            true => self.feed.pass(Item::Mark(Mark::Config(before))),
+            false => true,
+        }
     }
 
     /// In a session, puts what the reading thread's joiner reported so
@@ -567,6 +587,9 @@ struct Ordered {
     starts: Vec<usize>,
     /// The end of the last batch written of the current input.
     finished: u64,
+    /// Configuration changes the reading thread noted ([`Mark::Config`]),
+    /// each with the decisions joined before it and the last one's time.
+    config_marks: Vec<(usize, u64, Option<fb_schema::TimeStamp>)>,
 }
 
 impl Ordered {
@@ -580,7 +603,16 @@ impl Ordered {
             metrics,
             starts: Vec::new(),
             finished: 0,
+            config_marks: Vec::new(),
         }
+    }
+
+    /// Gives the reading thread's joiner what its workers reported, in
+    /// order: diagnostics, metrics, and the decisions before each change
+    /// of configuration.
+    fn hand_back(self, joiner: &mut Joiner) {
+        joiner.absorb_in_order(&self.diags, self.metrics);
+        joiner.place_config_changes(&self.config_marks);
     }
 
     /// The next item from `results`, in order; `None` at the end, or
@@ -622,6 +654,11 @@ impl Ordered {
             }
             Item::Mark(Mark::Diags(diags)) => {
                 self.diags.merge(&diags);
+                return;
+            }
+            Item::Mark(Mark::Config(index)) => {
+                let last = self.metrics.last.as_ref().map(|(_, t)| *t);
+                self.config_marks.push((index, self.metrics.joined, last));
                 return;
             }
         };

@@ -124,6 +124,13 @@ fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
             one.diagnostics().kept(),
             "{name}, {threads} threads, {feed}: diagnostics kept"
         );
+        // The reading thread notes each change of configuration; the
+        // decisions joined before it are the workers'.
+        assert_eq!(
+            many.config_history(),
+            one.config_history(),
+            "{name}, {threads} threads, {feed}: configuration changes"
+        );
     }
 }
 
@@ -137,6 +144,59 @@ fn every_corpus_log_gives_the_serial_metrics_and_diagnostics() {
     // One joiner over many inputs: metrics and diagnostics carry over.
     let all: Vec<&[u8]> = logs.iter().map(|(_, b)| b.as_slice()).collect();
     assert_same("the whole corpus as one stream", &all, &Options::default());
+}
+
+/// Two generated logs of other reward functions as one: the second's
+/// checkpoints change the configuration halfway through many batches.
+fn log_whose_configuration_changes() -> Vec<u8> {
+    use fb_format::MessageKind;
+    let part = |reward_function, seed| {
+        let config = GenConfig {
+            problem: fb_writer::synth::Problem::Cb,
+            limit: fb_writer::synth::Limit::Events(12_000),
+            reward_function,
+            checkpoint_every: 400,
+            seed,
+            ..GenConfig::default()
+        };
+        let mut bytes = Vec::new();
+        fb_writer::synth::generate(&config, &mut bytes).unwrap();
+        bytes
+    };
+    let first = part(fb_schema::RewardFunctionType::Earliest, 1);
+    let second = part(fb_schema::RewardFunctionType::Sum, 2);
+    let mut out = Vec::new();
+    // The first without its end, the second without its file header.
+    for (bytes, skip) in [
+        (&first, &[MessageKind::Eof][..]),
+        (&second, &[MessageKind::FileMagic, MessageKind::Header][..]),
+    ] {
+        for msg in fb_format::SliceReader::new(bytes) {
+            let msg = msg.unwrap();
+            if !skip.contains(&msg.kind) {
+                let at = msg.offset as usize;
+                out.extend_from_slice(&bytes[at..at + msg.len]);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_configuration_changing_halfway_is_placed_as_on_one_thread() {
+    let bytes = log_whose_configuration_changes();
+    let (_, one) = serial(&[&bytes], &Options::default());
+    let changes = &one.config_history().changes;
+    assert!(changes.len() >= 2, "{} changes", changes.len());
+    assert!(
+        changes.iter().any(|c| c.decisions_before > 1000),
+        "a change halfway: {changes:?}"
+    );
+    assert_same(
+        "a log whose configuration changes",
+        &[&bytes],
+        &Options::default(),
+    );
 }
 
 #[test]

@@ -129,6 +129,11 @@ fn assert_same(name: &str, inputs: &[&[u8]], opts: &Options) {
             "{case}: diagnostic counts"
         );
         assert_eq!(many.starts, one.starts, "{case}: inputs' first diagnostics");
+        assert_eq!(
+            many.joiner.config_history(),
+            one.joiner.config_history(),
+            "{case}: configuration changes"
+        );
         assert_eq!(with_inputs(&many), with_inputs(&one), "{case}: diagnostics");
         assert_eq!(many.feds, one.feds, "{case}: what each feed read");
     }

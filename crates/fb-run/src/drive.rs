@@ -248,7 +248,7 @@ impl Feeder for InSession<'_, '_> {
 
     fn begin(&mut self, name: String, report: &mut RunReport, target: &str) -> Result<(), Stop> {
         // Where its diagnostics start is known once the session ends.
-        report.begin_pending(name);
+        report.begin_pending(name, self.0.joiner());
         self.0
             .begin_input()
             .map_err(|e| Stop::Failed(Error::joining(target, e)))

@@ -144,10 +144,14 @@ impl RunReport {
 
     /// Notes that the input `name` starts, where its diagnostics start to
     /// be placed later ([`RunReport::place_starts`]): a session knows it
-    /// only once its batches are written.
-    pub(crate) fn begin_pending(&mut self, name: String) {
+    /// only once its batches are written. Its configuration changes start
+    /// after those `joiner` noted so far (a session's reading thread
+    /// follows the checkpoints of its inputs in turn).
+    pub(crate) fn begin_pending(&mut self, name: String, joiner: &Joiner) {
         self.input_start = 0;
         self.starts.push((0, name));
+        self.config_starts
+            .push(joiner.config_history().changes.len());
     }
 
     /// Places where the diagnostics of the inputs begun from number `from`

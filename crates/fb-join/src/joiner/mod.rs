@@ -190,6 +190,22 @@ impl Joiner {
         self.metrics = metrics;
     }
 
+    /// Sets the decisions joined before configuration changes and the
+    /// last one's time, as `(change index, decisions, time)`: a reading
+    /// thread's joiner notes changes but joins nothing, and the writer
+    /// that merges the workers' metrics in order knows them.
+    pub(crate) fn place_config_changes(
+        &mut self,
+        marks: &[(usize, u64, Option<fb_schema::TimeStamp>)],
+    ) {
+        for &(index, decisions, last) in marks {
+            if let Some(change) = self.history.changes.get_mut(index) {
+                change.decisions_before = decisions;
+                change.last_before = last;
+            }
+        }
+    }
+
     /// Follows the ordered state of a message without joining it:
     /// checkpoints, unknown messages, and — when dedup references are
     /// inlined — the DedupInfo events of REGULAR messages. What it reports

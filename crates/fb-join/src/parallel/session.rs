@@ -198,8 +198,10 @@ where
     // unless the writer was gone) goes after the rest.
     let (left, _) = joiner.take_report();
     ordered.diags.merge(&left);
-    joiner.absorb_in_order(&ordered.diags, ordered.metrics);
-    let result = match (ordered.failure, value) {
+    let (failure, kept, filtered) = (ordered.failure.take(), ordered.kept, ordered.filtered);
+    let starts = std::mem::take(&mut ordered.starts);
+    ordered.hand_back(joiner);
+    let result = match (failure, value) {
         (Some(e), _) => Err(e),
         (None, Some(value)) => Ok(value),
         (None, None) => Err(Error::Write {
@@ -209,8 +211,8 @@ where
     };
     Ended {
         result,
-        kept: ordered.kept,
-        filtered: ordered.filtered,
-        starts: ordered.starts,
+        kept,
+        filtered,
+        starts,
     }
 }
