@@ -47,6 +47,8 @@ def test_report_is_fb_report(log, tmp_path):
     page = tmp_path / "page.html"
     fb("report", "-q", "-o", str(page), log)
     assert r.html == page.read_text(encoding="utf-8")
+    # The same page on several threads (the sums added in log order).
+    assert vwlogs.report(log, threads=3).html == r.html
     figures = re.findall(r'data-stat="([^"]*)" data-value="([^"]*)"', r.html)
     assert len(figures) >= 10
     for path, value in figures:

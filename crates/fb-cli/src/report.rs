@@ -52,6 +52,13 @@ pub struct Args {
     /// Keep going past damage, as `fb stats --recover` does.
     #[arg(long)]
     pub recover: bool,
+
+    /// Worker threads joining in parallel (1 to 256; one with `--recover`
+    /// or `--policy`). The page is the same bytes whatever the number: its
+    /// sums are added in log order, as `fb stats` adds them. Default: the
+    /// available cores.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// Writes the page; exit 1 when an input was damaged or none is a log
@@ -73,6 +80,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let options = PageOptions {
         join_window: args.join_window,
         policies: args.policy.clone(),
+        threads: args
+            .threads
+            .unwrap_or_else(fb_run::options::default_threads),
     };
     let outcome = fb_run::health::run(job, &options, &mut crate::say::Voice::new(global.quiet))?;
     let page = outcome.value;

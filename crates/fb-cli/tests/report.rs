@@ -197,6 +197,22 @@ fn report_figures_are_the_stats_figures() {
         let r = fb(&args);
         assert_eq!(r.code, case.code, "{}: {}", case.name, r.stderr);
         let html = std::fs::read_to_string(&out).unwrap();
+        // The same page on several threads: its sums are added in log
+        // order, and the configuration changes are placed as on one.
+        for threads in ["1", "3"] {
+            let again = dir.join(format!("{}-{threads}.html", case.name.replace(' ', "-")));
+            let mut more = args.clone();
+            more[2] = p(&again).into();
+            more.extend(["--threads".into(), threads.into()]);
+            let r = fb(&more);
+            assert_eq!(r.code, case.code, "{}: {}", case.name, r.stderr);
+            let page = std::fs::read_to_string(&again).unwrap();
+            assert!(
+                page == html,
+                "{}: the page differs on {threads} threads",
+                case.name
+            );
+        }
         for text in case.says {
             assert!(
                 html.contains(text),

@@ -279,6 +279,7 @@ fn report(
     let page_options = fb_run::health::PageOptions {
         join_window: window,
         policies: specs(&policies)?,
+        threads: opts.threads,
     };
     let (page, stop, _) = drive::run_job(py, &sources, &opts, |job| {
         fb_run::health::run(job, &page_options, &mut Silent)

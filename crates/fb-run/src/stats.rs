@@ -194,9 +194,15 @@ impl Estimators {
     /// whole log only).
     #[inline]
     pub(crate) fn put_charted(&mut self, target: Target, sample: Sample) {
-        if !matches!(target, Target::CcbSlot(1..) | Target::SlatesSlot(_)) {
+        if Self::charted(target) {
             self.put(target, sample);
         }
+    }
+
+    /// Whether the report's time windows chart `target`'s estimates.
+    #[inline]
+    pub(crate) fn charted(target: Target) -> bool {
+        !matches!(target, Target::CcbSlot(1..) | Target::SlatesSlot(_))
     }
 
     /// The estimates, as the report's `counterfactual` shows them.
@@ -387,9 +393,18 @@ pub struct Tally {
     samples: Vec<(Target, Sample)>,
 }
 
+impl Tally {
+    /// Whether this is a sink's total lent to one thread's loop
+    /// ([`fb_join::Sink::first_batch`]): events are added to its sums
+    /// directly.
+    pub(crate) fn is_lent(&self) -> bool {
+        self.lent
+    }
+}
+
 /// Additions in a batch before one thread hands it over (several threads
 /// hand over a batch per chunk of messages).
-const BATCH: usize = 8192;
+pub(crate) const BATCH: usize = 8192;
 
 /// Fills [`Tally`] batches.
 pub struct TallyMaker;

@@ -599,6 +599,8 @@ def report(
     source: Any,
     join_window: Optional[float] = None,
     policy: Union[str, Sequence[str], None] = None,
+    *,
+    threads: int = 1,
     **options: Any,
 ) -> Report:
     """The ``fb report`` page: a loop's health at a glance (traffic, rewards
@@ -611,6 +613,9 @@ def report(
     ``"predictions:FILE"``, or a list of them) adds each policy's estimated
     reward per window and over the whole log, the figures of
     :func:`evaluate` (``fb report --policy``).
+
+    :param threads: joining threads (one with a policy); the page is the
+        same for any number (its sums are added in log order).
 
     :raises LogError: on damage, unless ``recover=True``.
     :raises ValueError: a policy that is not one, a prediction file that
@@ -626,7 +631,7 @@ def report(
     if not all(isinstance(p, str) for p in policies):
         raise TypeError("report(): give policies by name (callables are for evaluate())")
     html, stats_json = _native.report(
-        _source(source), _options(**options), join_window, policies
+        _source(source), _options(threads=threads, **options), join_window, policies
     )
     return Report(html, json.loads(stats_json))
 

@@ -86,6 +86,8 @@ def report(
     source: Source,
     join_window: Optional[float] = None,
     policy: Union[str, Sequence[str], None] = None,
+    *,
+    threads: int = 1,
     **options: Any,
 ) -> Report: ...
 def inspect(source: Source) -> Iterator[Dict[str, Any]]: ...

@@ -1,7 +1,7 @@
 //! `fb report` and `vwlogs.report` end to end: the page of `job`'s
-//! inputs, on one thread as `fb stats` runs (the same sums in the same
-//! order, so the page's figures are its figures to the last digit), with
-//! `fb evaluate`'s estimates of target policies when asked.
+//! inputs, with `fb stats`' figures to the last digit (its sums added in
+//! the same order, for any number of threads), and `fb evaluate`'s
+//! estimates of target policies when asked.
 
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ use super::policies::PageSink;
 use crate::drive::Readable;
 use crate::error::Error;
 use crate::evaluate::Spec;
-use crate::job::{one_thread, Job, Outcome};
+use crate::job::{on_threads, Job, Outcome};
 use crate::report::Observer;
 
 /// What the page shows besides the log.
@@ -19,8 +19,11 @@ pub struct PageOptions {
     /// The loop's join window (microseconds), marked on the outcome
     /// delays: the log does not record it.
     pub join_window: Option<i64>,
-    /// Target policies estimated as `fb evaluate --policy` does.
+    /// Target policies estimated as `fb evaluate --policy` does (on one
+    /// thread, as `fb evaluate` runs: prediction files are read along).
     pub policies: Vec<Spec>,
+    /// Joining threads (one with policies).
+    pub threads: usize,
 }
 
 /// The page, the stats report it shows, and what went wrong with the
@@ -47,7 +50,11 @@ pub fn run<R: Readable>(
     observer: &mut dyn Observer,
 ) -> Result<Outcome<Page>, Error> {
     let sink = PageSink::new(options.join_window, &options.policies)?;
-    let outcome = one_thread(job, sink, observer, |done, sink| {
+    let threads = match options.policies.is_empty() {
+        true => options.threads,
+        false => 1,
+    };
+    let outcome = on_threads(job, sink, threads, observer, |done, sink| {
         let failure = sink.failure();
         let gathered = sink.finish()?;
         let (html, stats) = render(done, gathered.health, gathered.evaluation);

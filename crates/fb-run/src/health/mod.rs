@@ -35,9 +35,19 @@ use fb_join::JoinedEvent;
 
 pub use command::{run, Page, PageOptions};
 
-use crate::stats::{Tally, TallyMaker, TallySink};
+use crate::estimate::Sample;
+use crate::stats::{Estimators, Tally, TallyMaker, TallySink, Target, BATCH};
 
 /// What the report keeps of the kept events.
+///
+/// On one thread the sink lends its running total to the loop
+/// ([`fb_join::Sink::first_batch`]) and each event is added to it, in log
+/// order, as `fb stats` does. A batch made on a worker thread counts what
+/// merges exactly (the stats tally's counts, the propensity bins, actions,
+/// delays) and keeps what does not: the float sums' terms, and the time
+/// windows' parts, which the sink adds event by event (a window's sums
+/// also depend on when windows widen). The page is then the same bytes
+/// for any number of threads.
 #[derive(Default)]
 pub struct Health {
     /// What `fb stats` keeps: its metrics and estimators.
@@ -50,6 +60,25 @@ pub struct Health {
     pub actions: actions::Actions,
     /// Outcome delays.
     pub delays: delays::Delays,
+    /// A worker's batch: what its events add to the windows and the
+    /// weights' sums, in log order.
+    additions: Vec<Addition>,
+}
+
+/// What a kept event adds that a worker's batch keeps for the sink.
+#[derive(Debug, Clone, Copy)]
+enum Addition {
+    /// An event in the window of `secs`, and how many of the
+    /// [`Addition::Sample`]s that follow are its.
+    Event {
+        secs: i64,
+        counted: timeline::Counted,
+        samples: u8,
+    },
+    /// A sample of the event before, for its window's estimators.
+    Sample(Target, Sample),
+    /// An inverse-propensity weight.
+    Weight(f64),
 }
 
 impl Health {
@@ -78,21 +107,44 @@ impl fb_join::Maker for HealthMaker {
     fn add(&mut self, batch: &mut Health, ev: &JoinedEvent<'_>) {
         // The event's time, converted once for the timeline and delays.
         let key = fb_join::time::key(&ev.time);
-        // The stats tally's samples go to the event's window as well:
-        // made once, for both.
         let (tally, maker) = (&mut batch.tally, &mut self.tally);
-        batch.timeline.add(key.0, |w| {
-            w.count(ev);
-            let estimators = &mut w.estimators;
-            maker.add_also(tally, ev, |t, s| estimators.put_charted(t, s));
-        });
-        batch.propensities.add(ev);
+        if tally.is_lent() {
+            // The stats tally's samples go to the event's window as
+            // well: made once, for both.
+            batch.timeline.add(key.0, |w| {
+                w.count(timeline::Counted::of(ev));
+                let estimators = &mut w.estimators;
+                maker.add_also(tally, ev, |t, s| estimators.put_charted(t, s));
+            });
+            batch.propensities.add(ev);
+        } else {
+            let additions = &mut batch.additions;
+            let at = additions.len();
+            additions.push(Addition::Event {
+                secs: key.0,
+                counted: timeline::Counted::of(ev),
+                samples: 0,
+            });
+            let mut samples = 0u8;
+            maker.add_also(tally, ev, |t, s| {
+                if Estimators::charted(t) {
+                    additions.push(Addition::Sample(t, s));
+                    samples = samples.saturating_add(1);
+                }
+            });
+            if let Some(Addition::Event { samples: n, .. }) = additions.get_mut(at) {
+                *n = samples;
+            }
+            batch
+                .propensities
+                .add_with(ev, |_, w| additions.push(Addition::Weight(w)));
+        }
         batch.actions.add(ev);
         batch.delays.add(ev, fb_join::time::micros_of(key));
     }
 
-    fn full(&self, _: &Health) -> bool {
-        false
+    fn full(&self, batch: &Health) -> bool {
+        self.tally.full(&batch.tally) || batch.additions.len() >= BATCH
     }
 
     fn clear(&mut self, batch: &mut Health) {
@@ -121,12 +173,52 @@ impl HealthSink {
     /// Takes a batch, in log order ([`fb_join::Sink::take`], which
     /// cannot fail here).
     pub(crate) fn absorb(&mut self, batch: &mut Health) {
+        let lent = batch.tally.is_lent();
         self.tally.absorb(&mut batch.tally);
         let h = &mut self.health;
-        h.timeline.merge(&batch.timeline);
+        if lent {
+            // The running total, back from one thread's loop.
+            std::mem::swap(&mut h.timeline, &mut batch.timeline);
+            std::mem::swap(&mut h.propensities, &mut batch.propensities);
+            std::mem::swap(&mut h.actions, &mut batch.actions);
+            std::mem::swap(&mut h.delays, &mut batch.delays);
+            return;
+        }
         h.propensities.merge(&batch.propensities);
         h.actions.merge(&batch.actions);
         h.delays.merge(&batch.delays);
+        let mut additions = batch.additions.iter();
+        while let Some(a) = additions.next() {
+            match *a {
+                Addition::Event {
+                    secs,
+                    counted,
+                    samples,
+                } => h.timeline.add(secs, |w| {
+                    w.count(counted);
+                    for a in additions.by_ref().take(usize::from(samples)) {
+                        if let Addition::Sample(t, s) = *a {
+                            w.estimators.put_charted(t, s);
+                        }
+                    }
+                }),
+                Addition::Sample(..) => {}
+                Addition::Weight(w) => h.propensities.weigh(w),
+            }
+        }
+    }
+
+    /// Lends the running total to one thread's loop.
+    fn lend(&mut self, maker: &mut HealthMaker) -> Health {
+        let h = &mut self.health;
+        Health {
+            tally: fb_join::Sink::first_batch(&mut self.tally, &mut maker.tally),
+            timeline: std::mem::take(&mut h.timeline),
+            propensities: std::mem::take(&mut h.propensities),
+            actions: std::mem::take(&mut h.actions),
+            delays: std::mem::take(&mut h.delays),
+            additions: Vec::new(),
+        }
     }
 
     /// What it gathered.
@@ -150,10 +242,7 @@ impl fb_join::Sink for HealthSink {
     }
 
     fn first_batch(&mut self, maker: &mut HealthMaker) -> Health {
-        Health {
-            tally: self.tally.first_batch(&mut maker.tally),
-            ..Health::new(self.window)
-        }
+        self.lend(maker)
     }
 
     fn take(&mut self, batch: &mut Health) -> Result<(), fb_join::Error> {
@@ -161,3 +250,7 @@ impl fb_join::Sink for HealthSink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "threads_tests.rs"]
+mod threads_tests;

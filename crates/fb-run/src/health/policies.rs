@@ -24,16 +24,16 @@ use crate::evaluate::{By, Evaluation, Spec};
 /// The health sink, and the policies' evaluations beside it.
 ///
 /// The evaluations take their records in batches (a batch of records
-/// grows with the events), but the report's sums must be added as
-/// `fb stats` adds them on one thread: each event to the running sums,
-/// in log order. The one-thread pipeline makes a maker per input and
-/// asks for its first batch ([`fb_join::Sink::first_batch`]): the maker
-/// then gets the health sink's running total to add its input's events
-/// to, and leaves it here when it is dropped, at the input's end; only
-/// records travel in batches.
+/// grows with the events), and so does the health sink on several
+/// threads. On one thread the report's sums are added as `fb stats` adds
+/// them: each event to the running sums. The one-thread pipeline makes a
+/// maker per input and asks for its first batch
+/// ([`fb_join::Sink::first_batch`]): the maker then gets the health
+/// sink's running total to add its input's events to, whatever batches
+/// of records it hands over meanwhile, and leaves the total here when it
+/// is dropped, at the input's end.
 pub struct PageSink {
     health: HealthSink,
-    window: Option<i64>,
     /// What each maker gathered, left when it is dropped (one per input,
     /// in order).
     gathered: Arc<Mutex<Vec<Health>>>,
@@ -56,19 +56,25 @@ pub struct Gathered {
 /// report's aggregates.
 pub struct PageMaker {
     health: HealthMaker,
-    own: Health,
-    window: Option<i64>,
+    /// The health sink's running total, lent to one thread's loop.
+    own: Option<Health>,
     gathered: Arc<Mutex<Vec<Health>>>,
     records: Option<RecordMaker>,
 }
 
 impl Drop for PageMaker {
     fn drop(&mut self) {
-        let own = std::mem::replace(&mut self.own, Health::new(self.window));
-        if let Ok(mut g) = self.gathered.lock() {
+        if let (Some(own), Ok(mut g)) = (self.own.take(), self.gathered.lock()) {
             g.push(own);
         }
     }
+}
+
+/// A batch of a [`PageSink`]: the policies' records, and on several
+/// threads the health batch.
+pub struct PageBatch {
+    records: Records,
+    health: Health,
 }
 
 impl PageSink {
@@ -81,7 +87,6 @@ impl PageSink {
         };
         Ok(Self {
             health: HealthSink::new(window),
-            window,
             gathered: Arc::default(),
             evaluation,
         })
@@ -123,55 +128,69 @@ impl PageSink {
 }
 
 impl fb_join::Maker for PageMaker {
-    type Batch = Records;
+    type Batch = PageBatch;
 
-    fn batch(&mut self) -> Records {
-        Records::default()
-    }
-
-    fn add(&mut self, batch: &mut Records, ev: &JoinedEvent<'_>) {
-        self.health.add(&mut self.own, ev);
-        if let Some(r) = &mut self.records {
-            r.add(batch, ev);
+    fn batch(&mut self) -> PageBatch {
+        PageBatch {
+            records: Records::default(),
+            health: self.health.batch(),
         }
     }
 
-    fn full(&self, batch: &Records) -> bool {
-        self.records.as_ref().is_some_and(|r| r.full(batch))
+    fn add(&mut self, batch: &mut PageBatch, ev: &JoinedEvent<'_>) {
+        let health = self.own.as_mut().unwrap_or(&mut batch.health);
+        self.health.add(health, ev);
+        if let Some(r) = &mut self.records {
+            r.add(&mut batch.records, ev);
+        }
     }
 
-    fn clear(&mut self, batch: &mut Records) {
+    fn full(&self, batch: &PageBatch) -> bool {
+        self.records
+            .as_ref()
+            .is_some_and(|r| r.full(&batch.records))
+            || self.health.full(&batch.health)
+    }
+
+    fn clear(&mut self, batch: &mut PageBatch) {
         if let Some(r) = &mut self.records {
-            r.clear(batch);
+            r.clear(&mut batch.records);
         }
+        self.health.clear(&mut batch.health);
     }
 }
 
 impl fb_join::Sink for PageSink {
-    type Batch = Records;
+    type Batch = PageBatch;
     type Maker = PageMaker;
 
     fn maker(&self) -> PageMaker {
         PageMaker {
             health: self.health.maker(),
-            own: Health::new(self.window),
-            window: self.window,
+            own: None,
             gathered: Arc::clone(&self.gathered),
             records: self.evaluation.as_ref().map(|_| RecordMaker),
         }
     }
 
-    fn first_batch(&mut self, maker: &mut PageMaker) -> Records {
+    fn first_batch(&mut self, maker: &mut PageMaker) -> PageBatch {
         // The maker adds its input's events to the running total, whole
         // once the inputs before this one are taken.
         self.settle();
-        maker.own = fb_join::Sink::first_batch(&mut self.health, &mut maker.health);
+        maker.own = Some(fb_join::Sink::first_batch(
+            &mut self.health,
+            &mut maker.health,
+        ));
         fb_join::Maker::batch(maker)
     }
 
-    fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
+    fn take(&mut self, batch: &mut PageBatch) -> Result<(), fb_join::Error> {
+        // A one-thread loop's total, left at its input's end, comes
+        // before this batch.
+        self.settle();
+        self.health.absorb(&mut batch.health);
         match &mut self.evaluation {
-            Some(e) => e.take(batch),
+            Some(e) => e.take(&mut batch.records),
             None => Ok(()),
         }
     }

@@ -52,16 +52,26 @@ impl Propensities {
     /// Adds the chosen actions of one kept event: one probability for CB
     /// and multistep, one per slot for CCB and Slates.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
+        self.add_with(ev, Self::weigh);
+    }
+
+    /// [`Propensities::add`], but each inverse-propensity weight is handed
+    /// to `weigh` (`add` is this with [`Propensities::weigh`]): their sums
+    /// are floats, whose last digits depend on the order of their terms,
+    /// so a batch made on a worker thread keeps its weights for the sink
+    /// to add in log order. Everything else merges exactly.
+    #[inline]
+    pub fn add_with(&mut self, ev: &JoinedEvent<'_>, mut weigh: impl FnMut(&mut Self, f64)) {
         match &ev.decision {
             Decision::Cb { probabilities, .. } => {
                 if let Some(&p) = probabilities.first() {
-                    self.one(p, None, ev);
+                    self.one(p, None, ev, &mut weigh);
                 }
             }
             Decision::MultiSlot { slots, .. } => {
                 for (i, slot) in slots.iter().enumerate() {
                     if let Some(&p) = slot.probabilities.first() {
-                        self.one(p, Some(i), ev);
+                        self.one(p, Some(i), ev, &mut weigh);
                     }
                 }
             }
@@ -69,7 +79,21 @@ impl Propensities {
         }
     }
 
-    fn one(&mut self, p: f32, slot: Option<usize>, ev: &JoinedEvent<'_>) {
+    /// Adds one inverse-propensity weight to the sums of the effective
+    /// sample size.
+    #[inline]
+    pub fn weigh(&mut self, w: f64) {
+        self.sum_w += w;
+        self.sum_w2 += w * w;
+    }
+
+    fn one(
+        &mut self,
+        p: f32,
+        slot: Option<usize>,
+        ev: &JoinedEvent<'_>,
+        weigh: &mut impl FnMut(&mut Self, f64),
+    ) {
         let x = f64::from(p);
         if !(x > 0.0 && x <= 1.0) {
             self.invalid += 1;
@@ -89,8 +113,7 @@ impl Propensities {
         } else {
             1.0 / x
         };
-        self.sum_w += w;
-        self.sum_w2 += w * w;
+        weigh(self, w);
         let full = self.smallest.len() >= SMALLEST;
         if full && self.smallest.last().is_some_and(|s| s.probability <= p) {
             return;

@@ -41,17 +41,35 @@ pub struct Window {
     pub estimators: Estimators,
 }
 
+/// What one kept event adds to its window, but its estimators' samples.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted {
+    learnable: bool,
+    outcomes: u64,
+    reward: f64,
+}
+
+impl Counted {
+    /// What `ev` adds.
+    pub fn of(ev: &JoinedEvent<'_>) -> Self {
+        Self {
+            learnable: !ev.skip_learn,
+            outcomes: ev.counted_outcomes().count() as u64,
+            reward: reward(ev),
+        }
+    }
+}
+
 impl Window {
     /// Counts one kept event, and adds its reward: all but its
     /// estimators' samples, which the caller puts in
     /// [`Window::estimators`] as it makes them for the whole log's.
-    pub fn count(&mut self, ev: &JoinedEvent<'_>) {
+    pub fn count(&mut self, c: Counted) {
         self.decisions += 1;
-        self.learnable += u64::from(!ev.skip_learn);
-        let outcomes = ev.counted_outcomes().count() as u64;
-        self.outcomes += outcomes;
-        self.with_outcomes += u64::from(outcomes > 0);
-        self.reward_sum += reward(ev);
+        self.learnable += u64::from(c.learnable);
+        self.outcomes += c.outcomes;
+        self.with_outcomes += u64::from(c.outcomes > 0);
+        self.reward_sum += c.reward;
     }
 
     fn merge(&mut self, o: &Window) {
@@ -238,7 +256,9 @@ mod tests {
         let mut t = Timeline::default();
         for (&m, &r) in minutes.iter().zip(&rewards) {
             let ev = at(m, r);
-            t.add(fb_join::time::key(&ev.time).0, |w| w.count(&ev));
+            t.add(fb_join::time::key(&ev.time).0, |w| {
+                w.count(Counted::of(&ev))
+            });
         }
         let mut merged = Timeline::default();
         merged.merge(&t);
