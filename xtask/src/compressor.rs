@@ -54,6 +54,52 @@ fn build(root: &Path, profile: &str) -> Result<std::path::PathBuf, String> {
     Ok(root.join(format!("target/{dir}/examples/parquet_compressor")))
 }
 
+/// What parquet_compressor printed.
+#[derive(Debug, PartialEq)]
+struct Packed {
+    bytes_in: f64,
+    bytes_out: f64,
+    /// Best seconds of a whole pass.
+    secs: f64,
+    /// (column, pages, bytes in, bytes out, seconds)
+    columns: Vec<(String, f64, f64, f64, f64)>,
+}
+
+/// Reads parquet_compressor's lines (its module comment has the format).
+fn parse(text: &str) -> Result<Packed, String> {
+    let mut total = None;
+    let mut columns = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        let bad = || format!("parquet_compressor printed {line:?}");
+        match (f.first(), f.get(1)) {
+            (Some(&"total"), _) => {
+                let (Some(bytes_in), Some(bytes_out), Some(secs)) = (num(1), num(2), num(4)) else {
+                    return Err(bad());
+                };
+                total = Some((bytes_in, bytes_out, secs));
+            }
+            (Some(&"column"), Some(name)) => {
+                let (Some(bytes_in), Some(bytes_out), Some(pages), Some(secs)) =
+                    (num(3), num(4), num(5), num(6))
+                else {
+                    return Err(bad());
+                };
+                columns.push((name.to_string(), pages, bytes_in, bytes_out, secs));
+            }
+            _ => return Err(bad()),
+        }
+    }
+    let (bytes_in, bytes_out, secs) = total.ok_or("parquet_compressor printed no total")?;
+    Ok(Packed {
+        bytes_in,
+        bytes_out,
+        secs,
+        columns,
+    })
+}
+
 /// The section's tables, as Markdown.
 pub fn section(
     root: &Path,
@@ -105,31 +151,12 @@ pub fn section(
         let text = sh(Command::new(&packer).args([out.clone(), runs.to_string()]));
         let _ = std::fs::remove_file(&parquet);
         let text = text?;
-        let mut zstd = None;
-        let (mut packed_in, mut packed_out) = (0.0, 0.0);
-        // (column, pages, bytes in, bytes out, seconds)
-        let mut per_column: Vec<(String, f64, f64, f64, f64)> = Vec::new();
-        for line in text.lines() {
-            let f: Vec<&str> = line.split('\t').collect();
-            let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-            match (f.first(), f.get(1)) {
-                (Some(&"total"), _) => {
-                    zstd = num(4);
-                    packed_in = num(1).unwrap_or(0.0);
-                    packed_out = num(2).unwrap_or(0.0);
-                }
-                (Some(&"column"), Some(name)) => {
-                    let (Some(pages), Some(inb), Some(outb), Some(s)) =
-                        (num(5), num(3), num(4), num(6))
-                    else {
-                        return Err(format!("parquet_compressor printed {line:?}"));
-                    };
-                    per_column.push((name.to_string(), pages, inb, outb, s));
-                }
-                _ => return Err(format!("parquet_compressor printed {line:?}")),
-            }
-        }
-        let zstd = zstd.ok_or("parquet_compressor printed no total")?;
+        let Packed {
+            bytes_in: packed_in,
+            bytes_out: packed_out,
+            secs: zstd,
+            columns: mut per_column,
+        } = parse(&text)?;
         // The columns that take 1% of zstd's time or more, by time; the
         // rest summed in one row.
         per_column.sort_by(|a, b| b.4.total_cmp(&a.4));
@@ -180,4 +207,49 @@ pub fn section(
     Ok(format!(
         "{table}\nPer column (zstd alone, best pass):\n\n{columns}"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_the_example_prints() {
+        struct Case {
+            name: &'static str,
+            text: &'static str,
+            want: Result<Packed, &'static str>,
+        }
+        let cases = [
+            Case {
+                name: "a column and the total",
+                text: "column\tcontext\tzstd(1)\t7400\t500\t7\t0.013\ntotal\t7400\t500\t7\t0.014\n",
+                want: Ok(Packed {
+                    bytes_in: 7400.0,
+                    bytes_out: 500.0,
+                    secs: 0.014,
+                    columns: vec![("context".into(), 7.0, 7400.0, 500.0, 0.013)],
+                }),
+            },
+            Case {
+                name: "no total",
+                text: "column\tcontext\tzstd(1)\t7400\t500\t7\t0.013\n",
+                want: Err("parquet_compressor printed no total"),
+            },
+            Case {
+                name: "a column line cut short",
+                text: "column\tcontext\tzstd(1)\t7400\ntotal\t1\t1\t1\t1\n",
+                want: Err("parquet_compressor printed \"column\\tcontext\\tzstd(1)\\t7400\""),
+            },
+            Case {
+                name: "a line of another kind",
+                text: "error: no such file\n",
+                want: Err("parquet_compressor printed \"error: no such file\""),
+            },
+        ];
+        for case in cases {
+            let got = parse(case.text);
+            assert_eq!(got, case.want.map_err(String::from), "{}", case.name);
+        }
+    }
 }

@@ -130,6 +130,28 @@ pub(crate) fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<Strin
     ))
 }
 
+/// bench/vwlogs_threads.py's lines: (input, threads, best seconds).
+type Timings = Vec<(String, usize, f64)>;
+
+/// Reads bench/vwlogs_threads.py's lines.
+fn parse_threads(text: &str) -> Result<Timings, String> {
+    text.lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            match (
+                f.first().copied(),
+                f.get(1).and_then(|n| n.parse().ok()),
+                f.get(2).and_then(|s| s.parse().ok()),
+            ) {
+                (Some(input @ ("file" | "folder")), Some(n), Some(secs)) => {
+                    Ok((input.to_string(), n, secs))
+                }
+                _ => Err(format!("bench/vwlogs_threads.py printed {line:?}")),
+            }
+        })
+        .collect()
+}
+
 /// `--only vwlogs`: `vwlogs.read(...).read_all()` on 1, 2 and all of the
 /// machine's cores, on the CCB log of `--only folders` and on the folder
 /// of its pieces (bench/vwlogs_threads.py), with the wheel built with
@@ -180,19 +202,7 @@ pub(crate) fn vwlogs_section(
     ];
     argv.extend(threads.iter().map(|n| n.to_string()));
     let text = sh(Command::new(&python).current_dir(root).args(&argv))?;
-    // (input, threads, seconds)
-    let mut rows: Vec<(String, usize, f64)> = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        let (Some(input), Some(n), Some(secs)) = (
-            f.first(),
-            f.get(1).and_then(|n| n.parse().ok()),
-            f.get(2).and_then(|s| s.parse().ok()),
-        ) else {
-            return Err(format!("bench/vwlogs_threads.py printed {line:?}"));
-        };
-        rows.push((input.to_string(), n, secs));
-    }
+    let rows = parse_threads(&text)?;
     let find = |input: &str, n: usize| rows.iter().find(|r| r.0 == input && r.1 == n).map(|r| r.2);
     let files = std::fs::read_dir(&pieces).map_or(0, |d| d.count());
     let mut table = String::new();
@@ -223,4 +233,35 @@ pub(crate) fn vwlogs_section(
         );
     }
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_the_script_prints() {
+        let cases: [(&str, &str, Result<Timings, String>); 3] = [
+            (
+                "file and folder",
+                "file\t1\t1.072\t40000\nfolder\t2\t1.637\t40000\n",
+                Ok(vec![("file".into(), 1, 1.072), ("folder".into(), 2, 1.637)]),
+            ),
+            (
+                "threads not a number",
+                "file\tall\t1.0\t4\n",
+                Err("bench/vwlogs_threads.py printed \"file\\tall\\t1.0\\t4\"".into()),
+            ),
+            (
+                "a traceback line",
+                "Traceback (most recent call last):\n",
+                Err(
+                    "bench/vwlogs_threads.py printed \"Traceback (most recent call last):\"".into(),
+                ),
+            ),
+        ];
+        for (name, text, want) in cases {
+            assert_eq!(parse_threads(text), want, "{name}");
+        }
+    }
 }

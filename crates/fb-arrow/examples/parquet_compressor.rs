@@ -9,9 +9,10 @@
 //! bytes the writer handed to its codec, and is compressed again as
 //! parquet-rs' ZSTD codec does it (parquet 59, `compression.rs` and
 //! `column/writer/mod.rs`):
-//! - one `zstd::bulk::Compressor` at the chunk's level per column chunk
-//!   (the codec belongs to a column writer, which lives for a row group),
-//!   reused page after page;
+//! - one `zstd::bulk::Compressor` per column chunk (the codec belongs to
+//!   a column writer, which lives for a row group), reused page after
+//!   page, at the export's level, [`fb_arrow::PARQUET_ZSTD_LEVEL`] (a
+//!   Parquet file does not record the level);
 //! - a data page v2 compresses its values only, not the repetition and
 //!   definition levels before them; a dictionary page or a v1 data page
 //!   compresses whole;
@@ -70,11 +71,12 @@ fn pass(path: &str) -> Result<(BTreeMap<String, Tally>, Duration), Box<dyn Error
         let group = reader.get_row_group(g)?;
         for c in 0..group.num_columns() {
             let meta = group.metadata().column(c);
-            let level = match meta.compression() {
-                Compression::ZSTD(level) => level.compression_level(),
+            match meta.compression() {
+                Compression::ZSTD(_) => {}
                 Compression::UNCOMPRESSED => continue,
                 other => return Err(format!("{path}: {other:?}, not zstd").into()),
-            };
+            }
+            let level = fb_arrow::PARQUET_ZSTD_LEVEL;
             let tally = columns.entry(meta.column_path().string()).or_default();
             tally.codec = format!("zstd({level})");
             let mut compressor = zstd::bulk::Compressor::new(level)?;
