@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-struct Log {
-    name: &'static str,
+pub(crate) struct Log {
+    pub(crate) name: &'static str,
     gen: &'static [&'static str],
 }
 
-const LOGS: &[Log] = &[
+pub(crate) const LOGS: &[Log] = &[
     Log {
         name: "cb",
         gen: &["--problem-type", "cb", "--seed", "1"],
@@ -43,6 +43,19 @@ const LOGS: &[Log] = &[
         gen: &["--problem-type", "cb", "--zstd", "--dedup", "--seed", "3"],
     },
 ];
+
+/// The bench log `log` of `size` in `cache`, generated when missing.
+pub(crate) fn generated(fb: &Path, cache: &Path, log: &Log, size: &str) -> Result<PathBuf, String> {
+    let path = cache.join(format!("{}-{size}.fb", log.name));
+    if !path.exists() {
+        eprintln!("bench: generating {}", path.display());
+        let mut gen = vec!["gen".to_string(), "-q".into(), "--size".into(), size.into()];
+        gen.extend(log.gen.iter().map(|s| s.to_string()));
+        gen.extend(["-o".to_string(), path.display().to_string()]);
+        measure(fb, &gen)?;
+    }
+    Ok(path)
+}
 
 pub(crate) struct Sample {
     pub(crate) secs: f64,
@@ -272,66 +285,6 @@ fn join_bench(fb: &Path, cache: &Path, runs: usize) -> Result<String, String> {
     Ok(rows)
 }
 
-/// `--python`: `bench/spark_scaling.py` in the venv of `.ci/run`, with the
-/// release wheel of vwlogs built and installed first: `vwlogs.read`
-/// against `fb export --format arrow` on the 1 GiB CB log, and Spark
-/// `local[1]` against `local[2]` over eight generated 100 MB logs. A
-/// section of RESULTS.md.
-fn python_bench(root: &Path, fb: &Path, cache: &Path) -> Result<String, String> {
-    let python = root.join("target/py-venv/bin/python");
-    // The release wheel, whatever was installed before (.ci/run installs
-    // a debug one).
-    let wheels = root.join("target/wheels");
-    sh(Command::new(root.join("target/py-venv/bin/maturin"))
-        .current_dir(root.join("crates/fb-py"))
-        .args(["build", "--quiet", "--release", "-o"])
-        .arg(&wheels))?;
-    let wheel = std::fs::read_dir(&wheels)
-        .map_err(|e| format!("{}: {e}", wheels.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.to_string_lossy().ends_with(".whl"))
-        .ok_or("maturin built no wheel")?;
-    sh(Command::new(root.join("target/py-venv/bin/pip"))
-        .args(["install", "--quiet", "--force-reinstall", "--no-deps"])
-        .arg(&wheel))?;
-    let folder = cache.join("spark8");
-    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    for i in 1..=8 {
-        let path = folder.join(format!("cb{i}.fb"));
-        if !path.exists() {
-            let gen: Vec<String> = [
-                "gen",
-                "-q",
-                "--problem-type",
-                "cb",
-                "--size",
-                "100MB",
-                "--seed",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([
-                format!("{}", 100 + i),
-                "-o".into(),
-                path.display().to_string(),
-            ])
-            .collect();
-            measure(fb, &gen)?;
-        }
-    }
-    let log = cache.join("cb-1GiB.fb");
-    let text = sh(Command::new(&python).current_dir(root).args([
-        "bench/spark_scaling.py".to_string(),
-        fb.display().to_string(),
-        folder.display().to_string(),
-        log.display().to_string(),
-    ]))?;
-    eprint!("{text}");
-    Ok(format!(
-        "### Python and Spark (`--python`, bench/spark_scaling.py; best of two, Spark best of three after three warm-up queries)\n\n```\n{text}```\n\n"
-    ))
-}
-
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let runs = count(args, "--runs", 5);
     let size = option(args, "--size").unwrap_or("1GiB").to_string();
@@ -364,11 +317,36 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         table,
         "| log | command | median s | min s | max s | MB/s | events/s | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
     );
-    if option(args, "--only") == Some("folders") {
-        // Printed: the figures depend on the machine's cores, and
-        // RESULTS.md keeps them per machine by hand.
-        let size = option(args, "--size").unwrap_or("200MiB");
-        println!("{}", crate::folders::section(&fb, &cache, size, runs)?);
+    // The sections run alone are printed: their figures depend on the
+    // machine's cores, and RESULTS.md keeps them per machine by hand.
+    // `--build-profile dev` builds their helpers quickly, for a look at
+    // the code paths only.
+    let profile = option(args, "--build-profile").unwrap_or("release");
+    let section = match option(args, "--only") {
+        Some("folders") => Some(crate::folders::section(
+            &fb,
+            &cache,
+            option(args, "--size").unwrap_or("200MiB"),
+            runs,
+        )),
+        Some("compressor") => Some(crate::compressor::section(
+            root, &fb, &cache, &size, runs, profile,
+        )),
+        Some("vwlogs") => Some(crate::python::vwlogs_section(
+            root,
+            &fb,
+            &cache,
+            option(args, "--size").unwrap_or("200MiB"),
+            runs,
+            profile,
+        )),
+        Some(other) => Some(Err(format!(
+            "--only {other}: folders, compressor or vwlogs"
+        ))),
+        None => None,
+    };
+    if let Some(section) = section {
+        println!("{}", section?);
         return Ok(());
     }
     let only_speed = args.iter().any(|a| a == "--only-speed");
@@ -380,19 +358,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     for log in LOGS {
-        let path: PathBuf = cache.join(format!("{}-{size}.fb", log.name));
-        if !path.exists() {
-            eprintln!("bench: generating {}", path.display());
-            let mut gen = vec![
-                "gen".to_string(),
-                "-q".into(),
-                "--size".into(),
-                size.clone(),
-            ];
-            gen.extend(log.gen.iter().map(|s| s.to_string()));
-            gen.extend(["-o".to_string(), path.display().to_string()]);
-            measure(&fb, &gen)?;
-        }
+        let path = generated(&fb, &cache, log, &size)?;
         let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
         cache_as_read_from_disk(&path)?;
         let p = path.display().to_string();
@@ -766,7 +732,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     }
     let join_rows = join_bench(&fb, &cache, runs)?;
     let python = if args.iter().any(|a| a == "--python") {
-        python_bench(root, &fb, &cache)?
+        crate::python::python_bench(root, &fb, &cache)?
     } else {
         String::new()
     };

@@ -10,7 +10,7 @@
 //! export with convert on one thread and with itself on two.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::bench::{cache_as_read_from_disk, measure};
 
@@ -77,8 +77,9 @@ fn args_of(cmd: &Timed, threads: usize, input: &Path, out: &Path) -> Vec<String>
     args
 }
 
-/// The section's table, as Markdown.
-pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<String, String> {
+/// The CCB log of `size` and the folder of its pieces, made when missing
+/// (the vwlogs section reads them too).
+pub(crate) fn inputs(fb: &Path, cache: &Path, size: &str) -> Result<(PathBuf, PathBuf), String> {
     let log = cache.join(format!("ccb-folders-{size}.fb"));
     let pieces = cache.join(format!("ccb-folders-{size}.pieces"));
     if !log.exists() {
@@ -108,6 +109,12 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
         ]);
         measure(fb, &split)?;
     }
+    Ok((log, pieces))
+}
+
+/// The section's table, as Markdown.
+pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<String, String> {
+    let (log, pieces) = inputs(fb, cache, size)?;
     cache_as_read_from_disk(&log)?;
     let files = std::fs::read_dir(&pieces)
         .map_err(|e| format!("{}: {e}", pieces.display()))?

@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod compressor;
 mod folders;
 mod pgo;
+mod python;
 mod speed;
 
 fn main() -> ExitCode {
@@ -31,7 +33,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("pgo") => pgo::run(&workspace_root()),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--only folders] [--reference VW] [--fb FB] | pgo".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--only folders|compressor|vwlogs] [--build-profile P] [--reference VW] [--fb FB] | pgo".to_string())
         }
     };
     match result {

@@ -49,4 +49,6 @@ pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
 pub use sink::{ArrowSink, RowMaker};
-pub use writers::{BatchWriter, IpcFile, IpcStream, ParquetFile, ROW_GROUP_BYTES};
+pub use writers::{
+    BatchWriter, IpcFile, IpcStream, ParquetFile, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES,
+};

@@ -89,6 +89,11 @@ pub struct ParquetFile<W: Write + Send> {
 /// buffer of its uncompressed size until the row group is written.
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
+/// The zstd level of Parquet column chunks. A Parquet file does not record
+/// it (a reader sees only "ZSTD"), so the bench's compressor-alone
+/// measurement (`examples/parquet_compressor.rs`) takes it from here.
+pub const PARQUET_ZSTD_LEVEL: i32 = 1;
+
 /// Text columns whose values repeat (a few distinct per file): the only
 /// ones with dictionaries. Elsewhere zstd does the work of a dictionary
 /// for less: dictionaries on every column cost more instructions than the
@@ -147,7 +152,7 @@ impl<W: Write + Send> ParquetFile<W> {
         use parquet::schema::types::ColumnPath;
         let path = |parts: &[&str]| ColumnPath::new(parts.iter().map(|p| p.to_string()).collect());
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(PARQUET_ZSTD_LEVEL)?))
             .set_max_row_group_row_count(Some(rows.max(1)))
             // Data pages v2: levels stay out of the compressed block and
             // a page is copied once less; on the 1 GiB CB bench log the
