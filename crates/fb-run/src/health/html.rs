@@ -72,14 +72,26 @@ pub fn show_value(v: &Value) -> String {
     }
 }
 
-/// The value at `path` (keys joined by `.`) of the stats report.
+/// The value at `path` (keys joined by `.`) of the stats report: what
+/// the JSON pointer of those keys finds, walked key by key without
+/// building the pointer.
 pub fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    let mut pointer = String::new();
-    for key in path.split('.') {
-        pointer.push('/');
-        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    path.split('.').try_fold(v, child).unwrap_or(&Value::Null)
+}
+
+/// A member of an object, or an element of an array by its index written
+/// as a JSON pointer writes it (no sign, no leading zero).
+fn child<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m.get(key),
+        Value::Array(a) => {
+            if key.starts_with('+') || (key.starts_with('0') && key.len() != 1) {
+                return None;
+            }
+            a.get(key.parse::<usize>().ok()?)
+        }
+        _ => None,
     }
-    v.pointer(&pointer).unwrap_or(&Value::Null)
 }
 
 /// A figure of the stats report, in an element that names it: the CI
@@ -251,6 +263,47 @@ mod tests {
         ] {
             assert_eq!(show(x), text, "{x}");
         }
+    }
+
+    /// The JSON pointer of the path's keys, as `at` once built it.
+    fn by_pointer<'a>(v: &'a Value, path: &str) -> &'a Value {
+        let mut pointer = String::new();
+        for key in path.split('.') {
+            pointer.push('/');
+            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+        }
+        v.pointer(&pointer).unwrap_or(&Value::Null)
+    }
+
+    #[test]
+    fn at_finds_what_the_pointer_finds() {
+        let v = json!({
+            "a": {"b": [10, {"c": "x"}, 12], "": 1, "d/e": 2, "f~g": 3, "0": 4},
+            "n": null,
+        });
+        for (name, path) in [
+            ("a member", "a"),
+            ("nested", "a.b"),
+            ("an element", "a.b.0"),
+            ("in an element", "a.b.1.c"),
+            ("past the end", "a.b.3"),
+            ("a leading zero", "a.b.01"),
+            ("a sign", "a.b.+1"),
+            ("a negative index", "a.b.-1"),
+            ("not a number", "a.b.x"),
+            ("an empty key", "a."),
+            ("a slash in a key", "a.d/e"),
+            ("a tilde in a key", "a.f~g"),
+            ("a digit key of an object", "a.0"),
+            ("under a number", "a.b.0.c"),
+            ("under null", "n.x"),
+            ("missing", "z"),
+            ("empty", ""),
+        ] {
+            assert_eq!(at(&v, path), by_pointer(&v, path), "{name}");
+        }
+        assert_eq!(at(&v, "a.b.1.c"), "x");
+        assert!(at(&v, "a.b.3").is_null());
     }
 
     #[test]

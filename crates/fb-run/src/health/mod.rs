@@ -82,7 +82,7 @@ impl fb_join::Maker for HealthMaker {
         batch.timeline.add(ev, key.0);
         batch.propensities.add(ev);
         batch.actions.add(ev);
-        batch.delays.add(ev, fb_join::time::micros_of(key));
+        batch.delays.add(ev, key);
     }
 
     fn full(&self, _: &Health) -> bool {
