@@ -36,9 +36,10 @@ pub fn key(t: &TimeStamp) -> (i64, u32) {
     (days * 86_400 + of_day(t), t.subsecond())
 }
 
-/// A day of a log's times, to give [`micros`] of other times on the same
-/// day without the calendar: most outcomes fall on their decision's day,
-/// and the date's conversion was most of what a time cost.
+/// A day of a log's times, to give [`key`] and [`micros`] of other times
+/// on the same day without the calendar: most outcomes fall on their
+/// decision's day (and most events on the one before's), and the date's
+/// conversion was most of what a time cost.
 #[derive(Debug, Clone, Copy)]
 pub struct Day {
     /// The stored (unclamped) year, month and day; times with other
@@ -57,13 +58,19 @@ impl Day {
         }
     }
 
+    /// [`key`] of `t`, the day's start reused when `t` falls on it.
+    #[inline]
+    pub fn key(&self, t: &TimeStamp) -> (i64, u32) {
+        if (t.year(), t.month(), t.day()) != self.date {
+            return key(t);
+        }
+        (self.start + of_day(t), t.subsecond())
+    }
+
     /// [`micros`] of `t`, the day's start reused when `t` falls on it.
     #[inline]
     pub fn micros(&self, t: &TimeStamp) -> i64 {
-        if (t.year(), t.month(), t.day()) != self.date {
-            return micros(t);
-        }
-        micros_of((self.start + of_day(t), t.subsecond()))
+        micros_of(self.key(t))
     }
 }
 
@@ -400,6 +407,7 @@ mod tests {
             ("a clamped month", TimeStamp::new(2021, 0, 18, 1, 2, 3, 4)),
         ] {
             assert_eq!(day.micros(&t), micros(&t), "{name}");
+            assert_eq!(day.key(&t), key(&t), "{name}");
         }
         // Days whose fields are clamped by the calendar: the day's own
         // times still match, and so do the days the clamp maps them to.
@@ -428,6 +436,7 @@ mod tests {
                 ),
             ] {
                 assert_eq!(day.micros(&t), micros(&t), "{name}: {t:?}");
+                assert_eq!(day.key(&t), key(&t), "{name}: {t:?}");
             }
         }
         let mut rng = fb_tests::Rng::new(11);
@@ -446,6 +455,7 @@ mod tests {
             let (b, o) = (t(), t());
             let day = Day::of_key(&b, key(&b));
             assert_eq!(day.micros(&o), micros(&o), "{b:?} then {o:?}");
+            assert_eq!(day.key(&o), key(&o), "{b:?} then {o:?}");
         }
     }
 

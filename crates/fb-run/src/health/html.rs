@@ -35,9 +35,12 @@ pub fn esc(s: &str) -> String {
 
 /// JSON made safe inside a `<script>` element: no `</` to end it early.
 pub fn script_json(v: &Value) -> String {
-    v.to_string()
-        .replace("</", "<\\/")
-        .replace("<!--", "<\\!--")
+    let text = v.to_string();
+    // Most reports hold no `<` at all: then no copies.
+    if !text.contains('<') {
+        return text;
+    }
+    text.replace("</", "<\\/").replace("<!--", "<\\!--")
 }
 
 /// A number as the page shows it: integers whole, others to six
@@ -47,7 +50,12 @@ pub fn show(x: f64) -> String {
         return x.to_string();
     }
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        return format!("{x:.0}");
+        // Exact in an i64, and written alike but for -0, which `{:.0}`
+        // writes with its sign.
+        return match x == 0.0 && x.is_sign_negative() {
+            true => format!("{x:.0}"),
+            false => (x as i64).to_string(),
+        };
     }
     let digits = 6 - (x.abs().log10().floor() as i32 + 1);
     let text = format!("{:.*}", digits.clamp(0, 12) as usize, x);
@@ -97,7 +105,11 @@ fn child<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 /// A figure of the stats report, in an element that names it: the CI
 /// check compares `data-value` with `fb stats --json` at `data-stat`.
 pub fn stat(report: &Value, path: &str) -> String {
-    let v = at(report, path);
+    stat_of(path, at(report, path))
+}
+
+/// [`stat`] of `v`, the value at `path` that the caller has looked up.
+pub fn stat_of(path: &str, v: &Value) -> String {
     format!(
         "<span data-stat=\"{}\" data-value=\"{}\">{}</span>",
         esc(path),
@@ -260,6 +272,12 @@ mod tests {
             (-0.1234567, "-0.123457"),
             (1234.56789, "1234.57"),
             (0.000012345678, "0.0000123457"),
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (-3.0, "-3"),
+            (999_999_999_999_999.0, "999999999999999"),
+            (1e15, "1000000000000000"),
+            (f64::NAN, "NaN"),
         ] {
             assert_eq!(show(x), text, "{x}");
         }

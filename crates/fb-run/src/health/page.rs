@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::html::{at, esc, missing, page, show, stat, total, Chart, Kind, Series};
+use super::html::{at, esc, missing, page, show, stat_of, total, Chart, Kind, Series};
 use super::timeline::Window;
 use super::{config, delays, propensity, Health};
 use crate::evaluate::Evaluation;
@@ -329,21 +329,24 @@ fn estimates_table(out: &mut String, r: &Value, kinds: &[String]) {
          <th>baseline, IPS</th><th>baseline, SNIPS</th></tr></thead><tbody>",
     );
     let mut row = |label: String, path: String| {
+        // Each figure's subtree looked up once, not from the top again.
+        let estimates = at(r, &path);
         let est = |what: &str| {
-            let v = at(r, &format!("{path}.{what}"));
-            match (v.is_null(), at(v, "ci95").is_null()) {
+            let v = at(estimates, what);
+            let ci = at(v, "ci95");
+            match (v.is_null(), ci.is_null()) {
                 (true, _) => "-".to_string(),
                 // One decision gives no interval: one figure says so.
                 (false, true) => format!(
                     "{} ({})",
-                    stat(r, &format!("{path}.{what}.value")),
-                    stat(r, &format!("{path}.{what}.ci95"))
+                    stat_of(&format!("{path}.{what}.value"), at(v, "value")),
+                    stat_of(&format!("{path}.{what}.ci95"), ci)
                 ),
                 (false, false) => format!(
                     "{} ({} .. {})",
-                    stat(r, &format!("{path}.{what}.value")),
-                    stat(r, &format!("{path}.{what}.ci95.0")),
-                    stat(r, &format!("{path}.{what}.ci95.1"))
+                    stat_of(&format!("{path}.{what}.value"), at(v, "value")),
+                    stat_of(&format!("{path}.{what}.ci95.0"), at(ci, "0")),
+                    stat_of(&format!("{path}.{what}.ci95.1"), at(ci, "1"))
                 ),
             }
         };
@@ -351,7 +354,7 @@ fn estimates_table(out: &mut String, r: &Value, kinds: &[String]) {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&label),
-            stat(r, &format!("{path}.decisions")),
+            stat_of(&format!("{path}.decisions"), at(estimates, "decisions")),
             est("logged_policy_reward"),
             est("baseline_ips"),
             est("baseline_snips")
