@@ -86,19 +86,7 @@ impl Delays {
         // Outcomes mostly fall on their decision's day: its start is
         // reused rather than converted again.
         let day = fb_join::time::Day::of_key(&ev.time, key);
-        let mut add = |o: &fb_join::Outcome| self.one(day.micros(&o.time).saturating_sub(at));
-        // What `counted_outcomes` yields, in its order, without its
-        // chained iterators.
-        match (&ev.kind, &ev.decision) {
-            (fb_join::Problem::Ccb, fb_join::Decision::MultiSlot { slots, .. }) => {
-                for slot in slots {
-                    for o in slot.outcomes.iter().filter_map(|&k| ev.outcomes.get(k)) {
-                        add(o);
-                    }
-                }
-            }
-            _ => ev.outcomes.iter().for_each(add),
-        }
+        ev.each_counted_outcome(|o| self.one(day.micros(&o.time).saturating_sub(at)));
     }
 
     /// Counts one delay of `d` microseconds.

@@ -44,7 +44,7 @@ impl Window {
     fn add(&mut self, ev: &JoinedEvent<'_>) {
         self.decisions += 1;
         self.learnable += u64::from(!ev.skip_learn);
-        let outcomes = ev.counted_outcomes().count() as u64;
+        let outcomes = ev.counted_outcome_count() as u64;
         self.outcomes += outcomes;
         self.with_outcomes += u64::from(outcomes > 0);
         self.reward_sum += reward(ev);
