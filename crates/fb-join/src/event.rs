@@ -270,6 +270,43 @@ impl<'a> JoinedEvent<'a> {
         all.into_iter().flatten().chain(by_slot)
     }
 
+    /// Calls `f` with each of [`counted_outcomes`](Self::counted_outcomes),
+    /// in its order, with plain loops: for a tally per event, where the
+    /// chained iterators cost more than the work.
+    #[inline]
+    pub fn each_counted_outcome<'s>(&'s self, mut f: impl FnMut(&'s Outcome)) {
+        match (&self.kind, &self.decision) {
+            (Problem::Ccb, Decision::MultiSlot { slots, .. }) => {
+                for slot in slots {
+                    for &k in &slot.outcomes {
+                        if let Some(o) = self.outcomes.get(k) {
+                            f(o);
+                        }
+                    }
+                }
+            }
+            _ => self.outcomes.iter().for_each(f),
+        }
+    }
+
+    /// How many [`counted_outcomes`](Self::counted_outcomes) there are,
+    /// without walking them where every outcome counts.
+    #[inline]
+    pub fn counted_outcome_count(&self) -> usize {
+        match (&self.kind, &self.decision) {
+            (Problem::Ccb, Decision::MultiSlot { slots, .. }) => slots
+                .iter()
+                .map(|s| {
+                    s.outcomes
+                        .iter()
+                        .filter(|&&k| k < self.outcomes.len())
+                        .count()
+                })
+                .sum(),
+            _ => self.outcomes.len(),
+        }
+    }
+
     /// The event with a context of its own, no longer tied to the log.
     pub fn into_owned(mut self) -> JoinedEvent<'static> {
         let context = Cow::Owned(std::mem::take(&mut self.context).into_owned());
@@ -341,6 +378,57 @@ impl<'a> JoinedEvent<'a> {
         match &self.decision {
             Decision::Cb { actions, .. } => actions.first().copied(),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CB, CCB and Slates events with four outcomes, the CCB and Slates
+    /// ones spread over two slots, one index out of range and one outcome
+    /// for no slot.
+    #[test]
+    fn counted_outcomes_walked_and_counted_alike() {
+        let slot = |outcomes: Vec<usize>| SlotDecision {
+            id: None,
+            actions: vec![1],
+            probabilities: vec![1.0],
+            outcomes,
+            reward: 0.0,
+            original_reward: 0.0,
+        };
+        for (name, kind, slotted) in [
+            ("cb", Problem::Cb, false),
+            ("ccb", Problem::Ccb, true),
+            ("slates", Problem::Slates, true),
+            ("ccb without slots", Problem::Ccb, false),
+        ] {
+            let mut ev = JoinedEvent::blank();
+            ev.kind = kind;
+            ev.outcomes = (0..4)
+                .map(|i| Outcome {
+                    event_id: format!("o{i}"),
+                    ..Outcome::blank()
+                })
+                .collect();
+            if slotted {
+                ev.decision = Decision::MultiSlot {
+                    slots: vec![slot(vec![2, 0]), slot(vec![7, 1]), slot(Vec::new())],
+                    baseline: Vec::new(),
+                };
+            }
+            let want: Vec<&str> = ev.counted_outcomes().map(|o| o.event_id.as_str()).collect();
+            let mut got = Vec::new();
+            ev.each_counted_outcome(|o| got.push(o.event_id.as_str()));
+            assert_eq!(got, want, "{name}");
+            assert_eq!(ev.counted_outcome_count(), want.len(), "{name}");
+            let expected = match kind {
+                Problem::Ccb if slotted => 3,
+                _ => 4,
+            };
+            assert_eq!(want.len(), expected, "{name}");
         }
     }
 }

@@ -33,11 +33,50 @@ pub fn key(t: &TimeStamp) -> (i64, u32) {
         u32::from(t.month()).clamp(1, 12),
         u32::from(t.day()).clamp(1, 31),
     );
-    let secs = days * 86_400
-        + i64::from(t.hour()) * 3600
-        + i64::from(t.minute()) * 60
-        + i64::from(t.second());
-    (secs, t.subsecond())
+    (days * 86_400 + of_day(t), t.subsecond())
+}
+
+/// A day of a log's times, to give [`key`] and [`micros`] of other times
+/// on the same day without the calendar: most outcomes fall on their
+/// decision's day (and most events on the one before's), and the date's
+/// conversion was most of what a time cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Day {
+    /// The stored (unclamped) year, month and day; times with other
+    /// fields go through [`micros`].
+    date: (u16, u8, u8),
+    /// [`key`]'s seconds of the day's first second.
+    start: i64,
+}
+
+impl Day {
+    /// The day of `t`, whose [`key`] the caller has already.
+    pub fn of_key(t: &TimeStamp, (secs, _): (i64, u32)) -> Self {
+        Self {
+            date: (t.year(), t.month(), t.day()),
+            start: secs - of_day(t),
+        }
+    }
+
+    /// [`key`] of `t`, the day's start reused when `t` falls on it.
+    #[inline]
+    pub fn key(&self, t: &TimeStamp) -> (i64, u32) {
+        if (t.year(), t.month(), t.day()) != self.date {
+            return key(t);
+        }
+        (self.start + of_day(t), t.subsecond())
+    }
+
+    /// [`micros`] of `t`, the day's start reused when `t` falls on it.
+    #[inline]
+    pub fn micros(&self, t: &TimeStamp) -> i64 {
+        micros_of(self.key(t))
+    }
+}
+
+/// The seconds of `t`'s fields below the day, as [`key`] adds them.
+fn of_day(t: &TimeStamp) -> i64 {
+    i64::from(t.hour()) * 3600 + i64::from(t.minute()) * 60 + i64::from(t.second())
 }
 
 /// Appends `"YYYY-MM-DDTHH:MM:SS.ffffffZ"` (quoted).
@@ -331,6 +370,93 @@ mod tests {
         assert!(key(&a) < key(&b));
         assert_eq!(key(&TimeStamp::new(1970, 1, 1, 0, 0, 1, 0)), (1, 0));
         assert_eq!(key(&TimeStamp::new(2000, 3, 1, 0, 0, 0, 0)).0, 951_868_800);
+    }
+
+    #[test]
+    fn a_day_gives_the_micros_of_its_times_and_others() {
+        let base = TimeStamp::new(2021, 5, 18, 13, 28, 29, 6_560_000);
+        let day = Day::of_key(&base, key(&base));
+        for (name, t) in [
+            ("itself", base),
+            (
+                "same day, later",
+                TimeStamp::new(2021, 5, 18, 23, 59, 59, 9_999_999),
+            ),
+            ("same day, earlier", TimeStamp::new(2021, 5, 18, 0, 0, 0, 0)),
+            (
+                "same day, invalid subsecond",
+                TimeStamp::new(2021, 5, 18, 13, 30, 0, 10_000_000),
+            ),
+            (
+                "same day, subsecond u32::MAX",
+                TimeStamp::new(2021, 5, 18, 13, 30, 0, u32::MAX),
+            ),
+            (
+                "same day, fields past their range",
+                TimeStamp::new(2021, 5, 18, 255, 255, 255, 0),
+            ),
+            ("next day", TimeStamp::new(2021, 5, 19, 0, 0, 1, 10)),
+            ("day before", TimeStamp::new(2021, 5, 17, 23, 59, 59, 0)),
+            ("other month", TimeStamp::new(2021, 6, 18, 13, 28, 29, 0)),
+            ("other year", TimeStamp::new(2022, 5, 18, 13, 28, 29, 0)),
+            (
+                "other day, invalid subsecond",
+                TimeStamp::new(2021, 6, 1, 0, 0, 0, 10_000_000),
+            ),
+            ("a clamped day", TimeStamp::new(2021, 5, 200, 1, 2, 3, 4)),
+            ("a clamped month", TimeStamp::new(2021, 0, 18, 1, 2, 3, 4)),
+        ] {
+            assert_eq!(day.micros(&t), micros(&t), "{name}");
+            assert_eq!(day.key(&t), key(&t), "{name}");
+        }
+        // Days whose fields are clamped by the calendar: the day's own
+        // times still match, and so do the days the clamp maps them to.
+        for (name, b) in [
+            ("day 0", TimeStamp::new(2021, 5, 0, 12, 0, 0, 0)),
+            ("month 13", TimeStamp::new(2021, 13, 5, 12, 0, 0, 0)),
+            ("year 0", TimeStamp::new(0, 1, 1, 0, 0, 0, 0)),
+            (
+                "year 65535",
+                TimeStamp::new(65_535, 12, 31, 23, 59, 59, 9_999_999),
+            ),
+        ] {
+            let day = Day::of_key(&b, key(&b));
+            for t in [
+                b,
+                TimeStamp::new(b.year(), b.month(), b.day(), 0, 0, 0, 0),
+                TimeStamp::new(b.year(), b.month(), b.day(), 23, 1, 2, 10_000_000),
+                TimeStamp::new(
+                    b.year(),
+                    b.month().clamp(1, 12),
+                    b.day().clamp(1, 31),
+                    5,
+                    0,
+                    0,
+                    0,
+                ),
+            ] {
+                assert_eq!(day.micros(&t), micros(&t), "{name}: {t:?}");
+                assert_eq!(day.key(&t), key(&t), "{name}: {t:?}");
+            }
+        }
+        let mut rng = fb_tests::Rng::new(11);
+        for _ in 0..20_000 {
+            let mut t = || {
+                TimeStamp::new(
+                    2020 + rng.below(2) as u16,
+                    1 + rng.below(2) as u8,
+                    [1, 31, 30, 28, 29][rng.below(5)],
+                    rng.below(24) as u8,
+                    rng.below(60) as u8,
+                    rng.below(60) as u8,
+                    [0, 9_999_999, 10_000_000, rng.below(10_000_000) as u32][rng.below(4)],
+                )
+            };
+            let (b, o) = (t(), t());
+            let day = Day::of_key(&b, key(&b));
+            assert_eq!(day.micros(&o), micros(&o), "{b:?} then {o:?}");
+            assert_eq!(day.key(&o), key(&o), "{b:?} then {o:?}");
+        }
     }
 
     #[test]

@@ -35,9 +35,12 @@ pub fn esc(s: &str) -> String {
 
 /// JSON made safe inside a `<script>` element: no `</` to end it early.
 pub fn script_json(v: &Value) -> String {
-    v.to_string()
-        .replace("</", "<\\/")
-        .replace("<!--", "<\\!--")
+    let text = v.to_string();
+    // Most reports hold no `<` at all: then no copies.
+    if !text.contains('<') {
+        return text;
+    }
+    text.replace("</", "<\\/").replace("<!--", "<\\!--")
 }
 
 /// A number as the page shows it: integers whole, others to six
@@ -47,7 +50,12 @@ pub fn show(x: f64) -> String {
         return x.to_string();
     }
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        return format!("{x:.0}");
+        // Exact in an i64, and written alike but for -0, which `{:.0}`
+        // writes with its sign.
+        return match x == 0.0 && x.is_sign_negative() {
+            true => format!("{x:.0}"),
+            false => (x as i64).to_string(),
+        };
     }
     let digits = 6 - (x.abs().log10().floor() as i32 + 1);
     let text = format!("{:.*}", digits.clamp(0, 12) as usize, x);
@@ -72,20 +80,36 @@ pub fn show_value(v: &Value) -> String {
     }
 }
 
-/// The value at `path` (keys joined by `.`) of the stats report.
+/// The value at `path` (keys joined by `.`) of the stats report: what
+/// the JSON pointer of those keys finds, walked key by key without
+/// building the pointer.
 pub fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    let mut pointer = String::new();
-    for key in path.split('.') {
-        pointer.push('/');
-        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    path.split('.').try_fold(v, child).unwrap_or(&Value::Null)
+}
+
+/// A member of an object, or an element of an array by its index written
+/// as a JSON pointer writes it (no sign, no leading zero).
+fn child<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m.get(key),
+        Value::Array(a) => {
+            if key.starts_with('+') || (key.starts_with('0') && key.len() != 1) {
+                return None;
+            }
+            a.get(key.parse::<usize>().ok()?)
+        }
+        _ => None,
     }
-    v.pointer(&pointer).unwrap_or(&Value::Null)
 }
 
 /// A figure of the stats report, in an element that names it: the CI
 /// check compares `data-value` with `fb stats --json` at `data-stat`.
 pub fn stat(report: &Value, path: &str) -> String {
-    let v = at(report, path);
+    stat_of(path, at(report, path))
+}
+
+/// [`stat`] of `v`, the value at `path` that the caller has looked up.
+pub fn stat_of(path: &str, v: &Value) -> String {
     format!(
         "<span data-stat=\"{}\" data-value=\"{}\">{}</span>",
         esc(path),
@@ -248,9 +272,56 @@ mod tests {
             (-0.1234567, "-0.123457"),
             (1234.56789, "1234.57"),
             (0.000012345678, "0.0000123457"),
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (-3.0, "-3"),
+            (999_999_999_999_999.0, "999999999999999"),
+            (1e15, "1000000000000000"),
+            (f64::NAN, "NaN"),
         ] {
             assert_eq!(show(x), text, "{x}");
         }
+    }
+
+    /// The JSON pointer of the path's keys, as `at` once built it.
+    fn by_pointer<'a>(v: &'a Value, path: &str) -> &'a Value {
+        let mut pointer = String::new();
+        for key in path.split('.') {
+            pointer.push('/');
+            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+        }
+        v.pointer(&pointer).unwrap_or(&Value::Null)
+    }
+
+    #[test]
+    fn at_finds_what_the_pointer_finds() {
+        let v = json!({
+            "a": {"b": [10, {"c": "x"}, 12], "": 1, "d/e": 2, "f~g": 3, "0": 4},
+            "n": null,
+        });
+        for (name, path) in [
+            ("a member", "a"),
+            ("nested", "a.b"),
+            ("an element", "a.b.0"),
+            ("in an element", "a.b.1.c"),
+            ("past the end", "a.b.3"),
+            ("a leading zero", "a.b.01"),
+            ("a sign", "a.b.+1"),
+            ("a negative index", "a.b.-1"),
+            ("not a number", "a.b.x"),
+            ("an empty key", "a."),
+            ("a slash in a key", "a.d/e"),
+            ("a tilde in a key", "a.f~g"),
+            ("a digit key of an object", "a.0"),
+            ("under a number", "a.b.0.c"),
+            ("under null", "n.x"),
+            ("missing", "z"),
+            ("empty", ""),
+        ] {
+            assert_eq!(at(&v, path), by_pointer(&v, path), "{name}");
+        }
+        assert_eq!(at(&v, "a.b.1.c"), "x");
+        assert!(at(&v, "a.b.3").is_null());
     }
 
     #[test]

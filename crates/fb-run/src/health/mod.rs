@@ -140,7 +140,7 @@ impl fb_join::Maker for HealthMaker {
                 .add_with(ev, |_, w| additions.push(Addition::Weight(w)));
         }
         batch.actions.add(ev);
-        batch.delays.add(ev, fb_join::time::micros_of(key));
+        batch.delays.add(ev, key);
     }
 
     fn full(&self, batch: &Health) -> bool {

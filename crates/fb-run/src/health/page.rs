@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::html::{at, esc, missing, page, show, stat, total, Chart, Kind, Series};
+use super::html::{at, esc, missing, page, show, stat_of, total, Chart, Kind, Series};
 use super::timeline::Window;
 use super::{config, delays, propensity, Health};
 use crate::evaluate::Evaluation;
@@ -199,9 +199,10 @@ fn over_time(out: &mut String, charts: &mut Vec<Chart>, width: i64, windows: &Sl
 /// The estimate keys of a window's (or the whole log's) counterfactual
 /// report to chart: CB, multistep, Slates, and CCB's slot 0.
 fn estimate_of<'a>(c: &'a Value, key: &str) -> &'a Value {
+    let kind = at(at(c, "by_problem_type"), key);
     match key {
-        "ccb" => at(c, "by_problem_type.ccb.slots.0"),
-        k => at(c, &format!("by_problem_type.{k}")),
+        "ccb" => at(kind, "slots.0"),
+        _ => kind,
     }
 }
 
@@ -268,21 +269,28 @@ fn rewards(out: &mut String, charts: &mut Vec<Chart>, r: &Value, width: i64, win
         .map(|(_, w)| w.as_ref().map_or(Value::Null, |w| w.estimators.json()))
         .collect();
     for key in &kinds {
-        let pick = |what: &str, end: Option<usize>| -> Vec<Option<f64>> {
-            per_window
-                .iter()
-                .map(|c| {
-                    let e = at(estimate_of(c, key), what);
-                    match end {
-                        None => at(e, "value").as_f64(),
-                        Some(i) => at(e, &format!("ci95.{i}")).as_f64(),
-                    }
-                })
-                .collect()
-        };
-        let series = |label: &str, what: &str, end, color, dashed| Series {
+        // Each window's four figures of this kind, each subtree looked up
+        // once.
+        let figures: Vec<[Option<f64>; 4]> = per_window
+            .iter()
+            .map(|c| {
+                let e = estimate_of(c, key);
+                let ips = at(e, "baseline_ips");
+                let ci = at(ips, "ci95");
+                [
+                    at(at(e, "logged_policy_reward"), "value").as_f64(),
+                    at(ips, "value").as_f64(),
+                    at(ci, "0").as_f64(),
+                    at(ci, "1").as_f64(),
+                ]
+            })
+            .collect();
+        let series = |label: &str, figure: usize, color, dashed| Series {
             label: label.into(),
-            values: pick(what, end),
+            values: figures
+                .iter()
+                .map(|f| f.get(figure).copied().flatten())
+                .collect(),
             color,
             dashed,
         };
@@ -300,10 +308,10 @@ fn rewards(out: &mut String, charts: &mut Vec<Chart>, r: &Value, width: i64, win
             labels: labels.clone(),
             x: x.clone(),
             series: vec![
-                series("logged policy", "logged_policy_reward", None, BLUE, false),
-                series("baseline (IPS)", "baseline_ips", None, ORANGE, false),
-                series("IPS low", "baseline_ips", Some(0), GREY, true),
-                series("IPS high", "baseline_ips", Some(1), GREY, true),
+                series("logged policy", 0, BLUE, false),
+                series("baseline (IPS)", 1, ORANGE, false),
+                series("IPS low", 2, GREY, true),
+                series("IPS high", 3, GREY, true),
             ],
             mark: None,
         };
@@ -321,21 +329,24 @@ fn estimates_table(out: &mut String, r: &Value, kinds: &[String]) {
          <th>baseline, IPS</th><th>baseline, SNIPS</th></tr></thead><tbody>",
     );
     let mut row = |label: String, path: String| {
+        // Each figure's subtree looked up once, not from the top again.
+        let estimates = at(r, &path);
         let est = |what: &str| {
-            let v = at(r, &format!("{path}.{what}"));
-            match (v.is_null(), at(v, "ci95").is_null()) {
+            let v = at(estimates, what);
+            let ci = at(v, "ci95");
+            match (v.is_null(), ci.is_null()) {
                 (true, _) => "-".to_string(),
                 // One decision gives no interval: one figure says so.
                 (false, true) => format!(
                     "{} ({})",
-                    stat(r, &format!("{path}.{what}.value")),
-                    stat(r, &format!("{path}.{what}.ci95"))
+                    stat_of(&format!("{path}.{what}.value"), at(v, "value")),
+                    stat_of(&format!("{path}.{what}.ci95"), ci)
                 ),
                 (false, false) => format!(
                     "{} ({} .. {})",
-                    stat(r, &format!("{path}.{what}.value")),
-                    stat(r, &format!("{path}.{what}.ci95.0")),
-                    stat(r, &format!("{path}.{what}.ci95.1"))
+                    stat_of(&format!("{path}.{what}.value"), at(v, "value")),
+                    stat_of(&format!("{path}.{what}.ci95.0"), at(ci, "0")),
+                    stat_of(&format!("{path}.{what}.ci95.1"), at(ci, "1"))
                 ),
             }
         };
@@ -343,7 +354,7 @@ fn estimates_table(out: &mut String, r: &Value, kinds: &[String]) {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&label),
-            stat(r, &format!("{path}.decisions")),
+            stat_of(&format!("{path}.decisions"), at(estimates, "decisions")),
             est("logged_policy_reward"),
             est("baseline_ips"),
             est("baseline_snips")
@@ -504,7 +515,7 @@ fn delays_section(out: &mut String, charts: &mut Vec<Chart>, d: &delays::Delays)
          times the joiner uses (enqueued, or the client's where the configuration says so). \
          The longest: {} s.",
         d.count,
-        d.longest.map_or("-".into(), show)
+        d.longest().map_or("-".into(), show)
     );
     match d.window() {
         Some(w) => {

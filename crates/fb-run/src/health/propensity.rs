@@ -87,6 +87,7 @@ impl Propensities {
         self.sum_w2 += w * w;
     }
 
+    #[inline]
     fn one(
         &mut self,
         p: f32,
@@ -99,10 +100,9 @@ impl Propensities {
             self.invalid += 1;
             return;
         }
-        let bin = EDGES
-            .iter()
-            .position(|&e| x <= e)
-            .unwrap_or(EDGES.len() - 1);
+        // The first edge at or above x (a binary search of the sorted
+        // edges); x is at most the last.
+        let bin = EDGES.partition_point(|&e| e < x).min(EDGES.len() - 1);
         if let Some(b) = self.bins.get_mut(bin) {
             *b += 1;
         }
@@ -118,6 +118,12 @@ impl Propensities {
         if full && self.smallest.last().is_some_and(|s| s.probability <= p) {
             return;
         }
+        self.keep_small(p, slot, ev);
+    }
+
+    /// Keeps `p` among the smallest, where it is one of them.
+    #[inline(never)]
+    fn keep_small(&mut self, p: f32, slot: Option<usize>, ev: &JoinedEvent<'_>) {
         let at = self.smallest.partition_point(|s| s.probability <= p);
         self.smallest.insert(
             at,
@@ -198,6 +204,29 @@ mod tests {
             original_reward: 0.0,
             offset: 0,
             message: 0,
+        }
+    }
+
+    /// Each edge, the probabilities next to it, and the ends: in the bin
+    /// of the first edge at or above them, as a linear search finds it.
+    #[test]
+    fn bins_are_the_first_edge_at_or_above() {
+        let mut ps = vec![f32::MIN_POSITIVE, 1e-9, 0.25, 0.999_999];
+        for e in EDGES {
+            let e = e as f32;
+            ps.extend([
+                e,
+                f32::from_bits(e.to_bits() - 1),
+                f32::from_bits(e.to_bits() + 1),
+            ]);
+        }
+        for p in ps.into_iter().filter(|&p| p <= 1.0) {
+            let mut one = Propensities::default();
+            one.add(&cb(p, "e"));
+            let x = f64::from(p);
+            let want = EDGES.iter().position(|&e| x <= e).unwrap();
+            assert_eq!(one.bins[want], 1, "{p}");
+            assert_eq!(one.bins.iter().sum::<u64>(), 1, "{p}");
         }
     }
 

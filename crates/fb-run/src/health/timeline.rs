@@ -54,7 +54,7 @@ impl Counted {
     pub fn of(ev: &JoinedEvent<'_>) -> Self {
         Self {
             learnable: !ev.skip_learn,
-            outcomes: ev.counted_outcomes().count() as u64,
+            outcomes: ev.counted_outcome_count() as u64,
             reward: reward(ev),
         }
     }
