@@ -95,6 +95,9 @@ impl Health {
 pub struct HealthMaker {
     tally: TallyMaker,
     window: Option<i64>,
+    /// The day of the last event: most events fall on the one before's,
+    /// whose start is then reused rather than converted again.
+    day: Option<fb_join::time::Day>,
 }
 
 impl fb_join::Maker for HealthMaker {
@@ -106,7 +109,11 @@ impl fb_join::Maker for HealthMaker {
 
     fn add(&mut self, batch: &mut Health, ev: &JoinedEvent<'_>) {
         // The event's time, converted once for the timeline and delays.
-        let key = fb_join::time::key(&ev.time);
+        let key = match &self.day {
+            Some(day) => day.key(&ev.time),
+            None => fb_join::time::key(&ev.time),
+        };
+        self.day = Some(fb_join::time::Day::of_key(&ev.time, key));
         let (tally, maker) = (&mut batch.tally, &mut self.tally);
         if tally.is_lent() {
             // The stats tally's samples go to the event's window as
@@ -238,6 +245,7 @@ impl fb_join::Sink for HealthSink {
         HealthMaker {
             tally: TallyMaker,
             window: self.window,
+            day: None,
         }
     }
 
