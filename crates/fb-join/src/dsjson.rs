@@ -514,6 +514,12 @@ pub struct LinesSink<W> {
     out: W,
     compat: Compat,
     written: u64,
+    /// One thread's maker, with the speed caches it was made with, and
+    /// its batch, kept from one input to the next.
+    spare_maker: Option<(Caches, LinesMaker)>,
+    spare_batch: Option<Lines>,
+    /// The speed caches of the one-thread maker in use.
+    serial_caches: Caches,
 }
 
 impl<W: std::io::Write> LinesSink<W> {
@@ -523,6 +529,9 @@ impl<W: std::io::Write> LinesSink<W> {
             out,
             compat,
             written: 0,
+            spare_maker: None,
+            spare_batch: None,
+            serial_caches: Caches::On,
         }
     }
 
@@ -576,6 +585,29 @@ impl<W: std::io::Write> crate::Sink for LinesSink<W> {
 
     fn maker_with(&self, caches: Caches) -> LinesMaker {
         LinesMaker(Writer::with_caches(self.compat, caches))
+    }
+
+    fn serial_maker(&mut self, caches: Caches) -> LinesMaker {
+        self.serial_caches = caches;
+        match self.spare_maker.take() {
+            Some((kept, maker)) if kept == caches => maker,
+            _ => self.maker_with(caches),
+        }
+    }
+
+    fn first_batch(&mut self, maker: &mut LinesMaker) -> Lines {
+        match self.spare_batch.take() {
+            Some(mut batch) => {
+                batch.clear();
+                batch
+            }
+            None => crate::Maker::batch(maker),
+        }
+    }
+
+    fn recycle(&mut self, maker: LinesMaker, batch: Lines) {
+        self.spare_maker = Some((self.serial_caches, maker));
+        self.spare_batch = Some(batch);
     }
 
     fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {

@@ -187,7 +187,7 @@ where
         stop: &(dyn Fn() -> bool + Sync),
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FeedReport, Error> {
-        let mut maker = self.sink.maker_with(self.joiner.options().caches);
+        let mut maker = self.sink.serial_maker(self.joiner.options().caches);
         let mut batch = self.sink.first_batch(&mut maker);
         let mut fed = FeedReport::default();
         let mut events = 0u64;
@@ -229,6 +229,7 @@ where
             });
         }
         self.sink.take(&mut batch)?;
+        self.sink.recycle(maker, batch);
         fed.offset = reader.at().offset;
         Ok(fed)
     }

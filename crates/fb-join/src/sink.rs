@@ -37,6 +37,22 @@ pub trait Sink {
         maker.batch()
     }
 
+    /// The maker a one-thread loop joins an input with: a new one from
+    /// [`Sink::maker_with`] by default. A sink may give back the one
+    /// [`Sink::recycle`] kept from the input before, so that its caches
+    /// and buffers outlive an input: a folder of small logs then costs
+    /// what one log of their bytes does.
+    fn serial_maker(&mut self, caches: Caches) -> Self::Maker {
+        self.maker_with(caches)
+    }
+
+    /// Gets the maker and the last batch (taken) of a one-thread loop at
+    /// the end of its input, to keep for the next ([`Sink::serial_maker`],
+    /// [`Sink::first_batch`]); dropped by default.
+    fn recycle(&mut self, maker: Self::Maker, batch: Self::Batch) {
+        let _ = (maker, batch);
+    }
+
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
 }
