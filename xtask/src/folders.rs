@@ -20,8 +20,7 @@ struct Timed {
     args: &'static [&'static str],
     /// The output goes to a file (Parquet needs one it can seek).
     to_file: bool,
-    /// Takes `--threads` (`fb stats` runs on one thread: its sums are
-    /// added in log order).
+    /// Takes `--threads`.
     threads: bool,
 }
 
@@ -36,7 +35,13 @@ const COMMANDS: &[Timed] = &[
         name: "stats",
         args: &["stats", "-q"],
         to_file: false,
-        threads: false,
+        threads: true,
+    },
+    Timed {
+        name: "report",
+        args: &["report", "-q", "--force"],
+        to_file: true,
+        threads: true,
     },
     Timed {
         name: "export (Parquet)",
