@@ -288,7 +288,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let threads = args
         .threads
         .unwrap_or_else(fb_run::options::default_threads);
-    let outcome = fb_run::stats::run(job, threads, &mut crate::say::Voice::new(global.quiet));
+    let outcome = fb_run::stats::run(
+        job,
+        threads,
+        &mut crate::say::Voice::on(global.quiet, threads),
+    );
     if let Some(stop) = outcome.stop {
         return Err(stop.into_error());
     }

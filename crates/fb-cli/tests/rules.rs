@@ -722,7 +722,7 @@ fn long_work_shows_a_progress_bar_on_a_terminal() {
     );
     let out = dir.join("out");
     // (case, arguments)
-    let cases: [(&str, Vec<&str>); 7] = [
+    let cases: [(&str, Vec<&str>); 10] = [
         (
             "join",
             vec![
@@ -744,6 +744,18 @@ fn long_work_shows_a_progress_bar_on_a_terminal() {
             vec!["split", "--max-size", "64KiB", p(&log), "-o", p(&out)],
         ),
         ("stats", vec!["stats", p(&log)]),
+        (
+            "stats on 1 thread",
+            vec!["stats", "--threads", "1", p(&log)],
+        ),
+        (
+            "stats on 2 threads",
+            vec!["stats", "--threads", "2", p(&log)],
+        ),
+        (
+            "report on 2 threads",
+            vec!["report", "--threads", "2", p(&log), "-o", p(&out)],
+        ),
     ];
     for (case, args) in cases {
         for quiet in [false, true] {
