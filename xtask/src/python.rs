@@ -41,17 +41,22 @@ fn venv(root: &Path) -> Result<PathBuf, String> {
             missing.join(" "),
             dir.display()
         );
-        sh(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(&missing))?;
+        sh(pip_install(&python).args(&missing))?;
     }
     Ok(python)
+}
+
+/// `python -m pip install`, quietly, without pip's version check.
+fn pip_install(python: &Path) -> Command {
+    let mut pip = Command::new(python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    pip
 }
 
 /// Builds the vwlogs wheel with cargo profile `profile` and installs it
@@ -71,14 +76,7 @@ fn install_wheel(root: &Path, profile: &str) -> Result<(), String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.to_string_lossy().ends_with(".whl"))
         .ok_or("maturin built no wheel")?;
-    sh(Command::new(root.join("target/py-venv/bin/python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
+    sh(pip_install(&root.join("target/py-venv/bin/python"))
         .args(["--force-reinstall", "--no-deps"])
         .arg(&wheel))?;
     Ok(())
