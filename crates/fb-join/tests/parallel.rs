@@ -153,7 +153,7 @@ fn log_whose_configuration_changes() -> Vec<u8> {
     let part = |reward_function, seed| {
         let config = GenConfig {
             problem: fb_writer::synth::Problem::Cb,
-            limit: fb_writer::synth::Limit::Events(12_000),
+            limit: fb_writer::synth::Limit::Events(5_000),
             reward_function,
             checkpoint_every: 400,
             seed,
