@@ -49,22 +49,6 @@ pub struct Outcome<T> {
     pub stop: Option<Stop>,
 }
 
-/// Runs `job` into `sink` on one thread (the sums add up in log order,
-/// and prediction files are read along), then makes the result of the
-/// finished pipeline with `finish`.
-pub(crate) fn one_thread<R, S, T>(
-    job: Job<'_, R>,
-    sink: S,
-    observer: &mut dyn Observer,
-    finish: impl FnOnce(&Finished<'_>, S) -> T,
-) -> Outcome<T>
-where
-    R: Readable,
-    S: fb_join::Sink + Send,
-{
-    on_threads(job, sink, 1, observer, finish)
-}
-
 /// Runs `job` into `sink` on `threads` threads (one with `--recover`,
 /// which resynchronizes on one), then makes the result of the finished
 /// pipeline with `finish`. The sink takes its batches in log order; a

@@ -5,7 +5,7 @@
 use super::{By, Cats, Evaluation, Spec};
 use crate::drive::Readable;
 use crate::error::Error;
-use crate::job::{one_thread, Job, Outcome};
+use crate::job::{on_threads, Job, Outcome};
 use crate::report::Observer;
 
 /// A finished evaluation and what went wrong in it, in the order a face
@@ -34,9 +34,11 @@ pub fn run<R: Readable>(
 ) -> Result<Outcome<Evaluated>, Error> {
     let evaluation = Evaluation::new(specs, by)?.with_cats(cats);
     let failure = evaluation.failure();
-    Ok(one_thread(
+    // One thread: prediction files are read along, in log order.
+    Ok(on_threads(
         job,
         evaluation,
+        1,
         observer,
         |_, mut evaluation| {
             let failure = failure.lock().ok().and_then(|mut f| f.take());

@@ -80,12 +80,12 @@ impl Delays {
     }
 
     /// Adds the delays of one kept event's outcomes; `key` is the event's
-    /// time ([`fb_join::time::key`]), which the caller has already.
-    pub fn add(&mut self, ev: &JoinedEvent<'_>, key: (i64, u32)) {
+    /// time ([`fb_join::time::key`]) and `day` its day
+    /// ([`fb_join::time::Day::of_key`]), which the caller has already.
+    /// Outcomes mostly fall on their decision's day, whose start is then
+    /// reused rather than converted again.
+    pub fn add(&mut self, ev: &JoinedEvent<'_>, key: (i64, u32), day: &fb_join::time::Day) {
         let at = fb_join::time::micros_of(key);
-        // Outcomes mostly fall on their decision's day: its start is
-        // reused rather than converted again.
-        let day = fb_join::time::Day::of_key(&ev.time, key);
         ev.each_counted_outcome(|o| self.one(day.micros(&o.time).saturating_sub(at)));
     }
 
@@ -275,7 +275,8 @@ mod tests {
         for ccb in [false, true] {
             let ev = event(ccb, at, &times);
             let mut d = Delays::with_window(Some(10_000_000));
-            d.add(&ev, fb_join::time::key(&at));
+            let key = fb_join::time::key(&at);
+            d.add(&ev, key, &fb_join::time::Day::of_key(&at, key));
             let start = fb_join::time::micros(&at);
             let delays: Vec<i64> = ev
                 .counted_outcomes()

@@ -113,7 +113,8 @@ impl fb_join::Maker for HealthMaker {
             Some(day) => day.key(&ev.time),
             None => fb_join::time::key(&ev.time),
         };
-        self.day = Some(fb_join::time::Day::of_key(&ev.time, key));
+        let day = fb_join::time::Day::of_key(&ev.time, key);
+        self.day = Some(day);
         let (tally, maker) = (&mut batch.tally, &mut self.tally);
         if tally.is_lent() {
             // The stats tally's samples go to the event's window as
@@ -147,7 +148,7 @@ impl fb_join::Maker for HealthMaker {
                 .add_with(ev, |_, w| additions.push(Addition::Weight(w)));
         }
         batch.actions.add(ev);
-        batch.delays.add(ev, key);
+        batch.delays.add(ev, key, &day);
     }
 
     fn full(&self, batch: &Health) -> bool {
@@ -204,8 +205,9 @@ impl HealthSink {
                 } => h.timeline.add(secs, |w| {
                     w.count(counted);
                     for a in additions.by_ref().take(usize::from(samples)) {
+                        // Only charted samples were kept.
                         if let Addition::Sample(t, s) = *a {
-                            w.estimators.put_charted(t, s);
+                            w.estimators.put(t, s);
                         }
                     }
                 }),
