@@ -117,6 +117,28 @@ const PLAIN_TEXT: &[&[&str]] = &[
     &["outcomes", "list", "item", "event_id"],
 ];
 
+/// The values inside lists: no statistics. A page's bounds on a list's
+/// elements (a slot's probabilities, an outcome's value) let no reader
+/// skip a page, and working them out took a twentieth of a CCB export's
+/// instructions (bench/NOTES.md).
+const LIST_LEAVES: &[&[&str]] = &[
+    &["actions", "list", "item"],
+    &["probabilities", "list", "item"],
+    &["baseline_actions", "list", "item"],
+    &["outcomes", "list", "item", "value"],
+    &["outcomes", "list", "item", "literal"],
+    &["outcomes", "list", "item", "index"],
+    &["outcomes", "list", "item", "index_id"],
+    &["outcomes", "list", "item", "event_id"],
+    &["outcomes", "list", "item", "action_taken"],
+    &["outcomes", "list", "item", "time"],
+    &["slots", "list", "item", "id"],
+    &["slots", "list", "item", "actions", "list", "item"],
+    &["slots", "list", "item", "probabilities", "list", "item"],
+    &["slots", "list", "item", "reward"],
+    &["slots", "list", "item", "original_reward"],
+];
+
 /// Times: v2 pages hold them as deltas bit-packed, which leaves zstd
 /// nothing to find: compressing them again costs time for no bytes
 /// (bench/NOTES.md).
@@ -171,8 +193,9 @@ impl<W: Write + Send> ParquetFile<W> {
         }
         // Random ids: page bounds would skip no page; the column chunk's
         // are kept (they tell a file's range for an id lookup).
-        for column in [&["event_id"][..], &["outcomes", "list", "item", "event_id"]] {
-            props = props.set_column_statistics_enabled(path(column), EnabledStatistics::Chunk);
+        props = props.set_column_statistics_enabled(path(&["event_id"]), EnabledStatistics::Chunk);
+        for column in LIST_LEAVES {
+            props = props.set_column_statistics_enabled(path(column), EnabledStatistics::None);
         }
         for column in DELTA_PACKED {
             props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);

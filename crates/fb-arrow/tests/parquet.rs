@@ -86,3 +86,54 @@ fn columns_are_zstd_but_the_timestamps() {
         );
     }
 }
+
+/// Where statistics are: per page on the top-level columns a reader
+/// filters on, per chunk only on the random ids, none on the contexts and
+/// inside lists.
+#[test]
+fn statistics_are_where_readers_use_them() {
+    let batch = corpus_batch();
+    let mut writer = ParquetFile::new(Vec::new(), 1 << 20).unwrap();
+    writer.write(&batch).unwrap();
+    let bytes = bytes::Bytes::from(writer.finish().unwrap());
+    let options = parquet::file::serialized_reader::ReadOptionsBuilder::new()
+        .with_page_index()
+        .build();
+    let reader = SerializedFileReader::new_with_options(bytes, options).unwrap();
+    let meta = reader.metadata();
+    let group = meta.row_group(0);
+    let column_index = meta.column_index().expect("a page index");
+    let at = |path: &str| {
+        group
+            .columns()
+            .iter()
+            .position(|c| c.column_path().string() == path)
+            .unwrap_or_else(|| panic!("no column {path}"))
+    };
+    // (column, chunk statistics, page statistics)
+    let cases = [
+        ("timestamp", true, true),
+        ("reward", true, true),
+        ("model_id", true, true),
+        ("event_id", true, false),
+        ("context", false, false),
+        ("outcomes.list.item.event_id", false, false),
+        ("outcomes.list.item.value", false, false),
+        ("slots.list.item.probabilities.list.item", false, false),
+        ("probabilities.list.item", false, false),
+    ];
+    for (path, chunk, page) in cases {
+        let i = at(path);
+        let stats = group.column(i).statistics();
+        assert_eq!(
+            stats.is_some_and(|s| s.min_bytes_opt().is_some()),
+            chunk,
+            "{path}: chunk statistics {stats:?}"
+        );
+        let pages = !matches!(
+            column_index[0][i],
+            parquet::file::page_index::column_index::ColumnIndexMetaData::NONE
+        );
+        assert_eq!(pages, page, "{path}: page statistics");
+    }
+}
