@@ -20,6 +20,7 @@ use crate::schema::{col, outcome_fields, slot_fields};
 use crate::text::Text;
 
 pub use fb_join::time::micros;
+use fb_join::time::Day;
 
 fn learning_mode(m: LearningMode) -> &'static str {
     match m {
@@ -48,8 +49,9 @@ struct Outcomes {
 }
 
 impl Outcomes {
-    /// Appends one outcome to the current row's list.
-    fn push(&mut self, out: &Outcome) {
+    /// Appends one outcome to the current row's list; `day` is its
+    /// decision's.
+    fn push(&mut self, out: &Outcome, day: &Day) {
         match &out.value {
             OutcomeValue::Numeric(v) => {
                 self.value.append_value(*v);
@@ -80,7 +82,7 @@ impl Outcomes {
         }
         self.event_id.append_value(&out.event_id);
         self.action_taken.append_value(out.action_taken);
-        self.time.append_value(micros(&out.time));
+        self.time.append_value(day.micros(&out.time));
     }
 }
 
@@ -125,9 +127,17 @@ pub struct Rows {
     context: Text,
     /// Makes the context buffer of the next batch ready, when asked for.
     prepare: Option<Prepare>,
+    /// The context buffer of a batch the writer is done with
+    /// ([`Rows::give_back`]): its pages are in memory already, so the
+    /// batch after next starts there instead of in fresh memory.
+    spare_context: Vec<u8>,
     /// The columns built; the others stay empty. Number columns are
     /// always filled (an append each) and dropped at `finish` if unwanted.
     columns: Columns,
+    /// The day of the last event's time: most events fall on the day of
+    /// the one before, and their outcomes on their own (see
+    /// [`fb_join::time::Day`]).
+    day: Option<Day>,
     /// Whether any column of the decision (actions to pdf_value) is built.
     decisions: bool,
     rows: usize,
@@ -175,7 +185,9 @@ impl Default for Rows {
             episode_id: StringBuilder::new(),
             context: Text::new(Vec::new(), 0),
             prepare: None,
+            spare_context: Vec::new(),
             columns: Columns::all(),
+            day: None,
             decisions: true,
             rows: 0,
         }
@@ -280,6 +292,19 @@ impl Rows {
         self.rows == 0
     }
 
+    /// The day of `t`: the last event's when `t` falls on it, else `t`'s
+    /// own, kept for the next.
+    fn day_of(&mut self, t: &fb_schema::TimeStamp) -> Day {
+        match self.day {
+            Some(day) if day.holds(t) => day,
+            _ => {
+                let day = Day::of_key(t, fb_join::time::key(t));
+                self.day = Some(day);
+                day
+            }
+        }
+    }
+
     /// Appends one joined event as a row.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
         self.rows += 1;
@@ -295,9 +320,10 @@ impl Rows {
         if event_id {
             self.event_id.append_value(&ev.event_id);
         }
-        self.timestamp.append_value(micros(&ev.time));
+        let day = self.day_of(&ev.time);
+        self.timestamp.append_value(day.micros(&ev.time));
         self.client_time
-            .append_option(ev.client_time.as_ref().map(micros));
+            .append_option(ev.client_time.as_ref().map(|t| day.micros(t)));
         if problem_type {
             self.problem_type.append_value(ev.kind.name());
         }
@@ -318,7 +344,7 @@ impl Rows {
             self.decision(ev);
         }
         if outcomes {
-            self.outcomes(ev);
+            self.outcomes(ev, &day);
         }
         if episode_id {
             self.episode_id.append_option(ev.episode_id.as_deref());
@@ -335,9 +361,9 @@ impl Rows {
 
     /// The outcomes of a row: those that count for the decision
     /// ([`JoinedEvent::counted_outcomes`]), as `fb stats` counts them.
-    fn outcomes(&mut self, ev: &JoinedEvent<'_>) {
+    fn outcomes(&mut self, ev: &JoinedEvent<'_>, day: &Day) {
         for out in ev.counted_outcomes() {
-            self.outcomes.push(out);
+            self.outcomes.push(out, day);
         }
         let o = &mut self.outcomes;
         o.offsets.push(offset(o.event_id.len()));
@@ -407,6 +433,52 @@ impl Rows {
         s.offsets.push(offset(s.id.len()));
     }
 
+    /// Where the next batch's contexts go: the spare buffer when it has
+    /// room for about this batch's, else one made ready or a new one. A
+    /// new one has an eighth more than this batch took, so that a next
+    /// batch a little longer does not grow it (a copy of the whole
+    /// column, into fresh memory).
+    fn context_room(&mut self) -> Vec<u8> {
+        let bytes = self.context.bytes();
+        if self.spare_context.capacity() >= bytes + bytes / 16 {
+            return std::mem::take(&mut self.spare_context);
+        }
+        let room = bytes + bytes / 8;
+        match &mut self.prepare {
+            Some(p) => p.take(room),
+            None => Vec::with_capacity(room),
+        }
+    }
+
+    /// Takes back a batch of these rows that its reader is done with,
+    /// to build a later batch's contexts in its context buffer when
+    /// nothing else holds it (a writer that copied the batch out, as
+    /// Parquet's and the IPC writers do). A batch still shared, or
+    /// without the context column, is only dropped.
+    pub fn give_back(&mut self, batch: RecordBatch) {
+        let Some(at) = self.columns.order().iter().position(|&c| c == col::CONTEXT) else {
+            return;
+        };
+        let (_, mut columns, _) = batch.into_parts();
+        if at >= columns.len() {
+            return;
+        }
+        let context = columns.swap_remove(at);
+        drop(columns);
+        // The array's buffers are shared with `context` only: once it is
+        // dropped, the values buffer is unique if nothing else kept it.
+        let data = context.to_data();
+        drop(context);
+        let values = data.buffers().get(1).cloned();
+        drop(data);
+        if let Some(Ok(mut buf)) = values.map(|b| b.into_vec::<u8>()) {
+            if buf.capacity() > self.spare_context.capacity() {
+                buf.clear();
+                self.spare_context = buf;
+            }
+        }
+    }
+
     /// Whether the rows make a batch of `limit` rows, or their lists
     /// approach what 32-bit offsets can address.
     pub fn full(&self, limit: usize) -> bool {
@@ -418,11 +490,7 @@ impl Rows {
 
     /// The rows as a batch; the builders are empty again after.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
-        let bytes = self.context.bytes();
-        let room = match &mut self.prepare {
-            Some(p) => p.take(bytes),
-            None => Vec::with_capacity(bytes),
-        };
+        let room = self.context_room();
         let o = &mut self.outcomes;
         let outcomes = StructArray::try_new(
             outcome_fields(),

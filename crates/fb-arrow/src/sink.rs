@@ -112,6 +112,7 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         };
         let batch = rows.finish().map_err(|e| write(e.into()))?;
         self.writer.write(&batch).map_err(write)?;
+        rows.give_back(batch);
         self.rows += n;
         Ok(())
     }

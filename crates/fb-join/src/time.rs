@@ -58,10 +58,16 @@ impl Day {
         }
     }
 
+    /// Whether `t` falls on this day.
+    #[inline]
+    pub fn holds(&self, t: &TimeStamp) -> bool {
+        (t.year(), t.month(), t.day()) == self.date
+    }
+
     /// [`key`] of `t`, the day's start reused when `t` falls on it.
     #[inline]
     pub fn key(&self, t: &TimeStamp) -> (i64, u32) {
-        if (t.year(), t.month(), t.day()) != self.date {
+        if !self.holds(t) {
             return key(t);
         }
         (self.start + of_day(t), t.subsecond())
