@@ -479,6 +479,18 @@ impl Rows {
         }
     }
 
+    /// Sets the spare context buffer (tests).
+    #[cfg(test)]
+    pub(crate) fn lend_context_room(&mut self, room: Vec<u8>) {
+        self.spare_context = room;
+    }
+
+    /// The spare context buffer's room (tests).
+    #[cfg(test)]
+    pub(crate) fn context_room_capacity(&self) -> usize {
+        self.spare_context.capacity()
+    }
+
     /// Whether the rows make a batch of `limit` rows, or their lists
     /// approach what 32-bit offsets can address.
     pub fn full(&self, limit: usize) -> bool {

@@ -16,6 +16,10 @@ pub struct ArrowSink<B> {
     prepared_memory: bool,
     columns: Columns,
     rows: u64,
+    /// The rows of the last input on one thread, kept for the next
+    /// ([`fb_join::Sink::recycle`]): their builders keep the room they
+    /// grew to, so each small file of a folder does not grow them again.
+    spare_rows: Option<Rows>,
 }
 
 impl<B: BatchWriter> ArrowSink<B> {
@@ -27,6 +31,7 @@ impl<B: BatchWriter> ArrowSink<B> {
             prepared_memory: false,
             columns: Columns::all(),
             rows: 0,
+            spare_rows: None,
         }
     }
 
@@ -94,6 +99,17 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         }
     }
 
+    fn first_batch(&mut self, maker: &mut RowMaker) -> Rows {
+        match self.spare_rows.take() {
+            Some(rows) if rows.is_empty() => rows,
+            _ => fb_join::Maker::batch(maker),
+        }
+    }
+
+    fn recycle(&mut self, _: RowMaker, rows: Rows) {
+        self.spare_rows = Some(rows);
+    }
+
     fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {
         if rows.is_empty() {
             return Ok(());
@@ -115,5 +131,45 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         rows.give_back(batch);
         self.rows += n;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writers::IpcStream;
+    use fb_join::Sink as _;
+
+    /// One thread's rows outlive their input: the next input starts in
+    /// them (with the room their builders grew to), unless they still
+    /// hold rows, which are never handed out twice.
+    #[test]
+    fn the_rows_of_an_input_start_the_next() {
+        let mut sink = ArrowSink::new(IpcStream::new(Vec::new()).unwrap(), 8);
+        let mut maker = sink.maker();
+        let mut rows = sink.first_batch(&mut maker);
+        rows.lend_context_room(Vec::with_capacity(12_345));
+        sink.recycle(maker, rows);
+        let mut maker = sink.maker();
+        let rows = sink.first_batch(&mut maker);
+        assert_eq!(rows.context_room_capacity(), 12_345, "kept");
+        assert!(sink.spare_rows.is_none());
+        let fresh = sink.first_batch(&mut maker);
+        assert_eq!(fresh.context_room_capacity(), 0, "none kept: new rows");
+
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/valid_joined_logs/average_reward_100_interactions.fb");
+        let log = std::fs::read(dir).unwrap();
+        let ev = fb_join::JoinedEvents::new(&log[..], fb_join::Options::default())
+            .next()
+            .unwrap();
+        let mut held = rows;
+        held.add(&ev);
+        held.lend_context_room(Vec::with_capacity(777));
+        sink.recycle(maker, held);
+        let mut maker = sink.maker();
+        let next = sink.first_batch(&mut maker);
+        assert!(next.is_empty(), "rows never handed out twice");
+        assert_eq!(next.context_room_capacity(), 0);
     }
 }
