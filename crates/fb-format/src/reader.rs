@@ -91,6 +91,51 @@ impl<'a> Iterator for SliceReader<'a> {
 /// Smallest read issued to the underlying reader.
 const READ_CHUNK: usize = 256 << 10;
 
+/// Reads land where the buffer's address and the stream's position agree
+/// modulo this: a read whose destination is a few bytes past its source,
+/// modulo the page size, is copied by the kernel several times slower
+/// (measured: 1 to 31 bytes past a page cache page, bench/NOTES.md), and
+/// a fresh buffer of the allocator is 16 bytes past a page.
+const READ_ALIGN: usize = 64;
+
+/// Largest buffer a thread keeps for its next [`StreamReader`]: what a
+/// log of ordinary messages grows to, so that a folder of small files is
+/// read through one buffer, while a buffer grown for a huge message is
+/// given back to the allocator with its reader.
+const SPARE_LIMIT: usize = 1 << 20;
+
+thread_local! {
+    /// The buffer of this thread's last [`StreamReader`], its bytes
+    /// written (stale): the next reader reads into it without zeroing it
+    /// again, once per input of a folder.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A reader's buffer: taken from its thread's spare, and given back to
+/// the spare of the thread that drops it.
+#[derive(Debug)]
+struct Buffer(Vec<u8>);
+
+impl Buffer {
+    fn from_spare() -> Self {
+        Self(SPARE.with(std::cell::Cell::take))
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        if buf.capacity() < SPARE_LIMIT {
+            // `try_with`: a reader dropped while its thread ends has no
+            // spare to go to.
+            let _ = SPARE.try_with(|spare| {
+                let kept = spare.take();
+                spare.set(if buf.len() >= kept.len() { buf } else { kept });
+            });
+        }
+    }
+}
+
 /// Reads messages from any `io::Read` through one reused buffer.
 ///
 /// The buffer grows to about the largest message seen (bounded by the
@@ -98,7 +143,10 @@ const READ_CHUNK: usize = 256 << 10;
 #[derive(Debug)]
 pub struct StreamReader<R> {
     inner: R,
-    buf: Vec<u8>,
+    /// Bytes read, from `start` to `end`; every byte of it has been
+    /// written (zeros, or bytes of an earlier read or input), so reads go
+    /// straight into it.
+    buf: Buffer,
     start: usize,
     end: usize,
     at_end: bool,
@@ -116,7 +164,7 @@ impl<R: Read> StreamReader<R> {
     pub fn with_framer(inner: R, framer: Framer) -> Self {
         Self {
             inner,
-            buf: Vec::new(),
+            buf: Buffer::from_spare(),
             start: 0,
             end: 0,
             at_end: false,
@@ -130,11 +178,11 @@ impl<R: Read> StreamReader<R> {
     pub fn next_message(&mut self) -> Result<Option<Message<'_>>> {
         self.start += std::mem::take(&mut self.consumed);
         loop {
-            let unread = self.buf.get(self.start..self.end).unwrap_or_default();
+            let unread = self.buf.0.get(self.start..self.end).unwrap_or_default();
             match self.framer.frame(unread, self.at_end)? {
                 Step::Message(frame) => {
                     self.consumed = frame.len;
-                    let unread = self.buf.get(self.start..self.end).unwrap_or_default();
+                    let unread = self.buf.0.get(self.start..self.end).unwrap_or_default();
                     return Ok(Some(frame.message(unread)));
                 }
                 Step::End => return Ok(None),
@@ -155,7 +203,7 @@ impl<R: Read> StreamReader<R> {
 
     /// Bytes currently allocated for the buffer.
     pub fn buffer_capacity(&self) -> usize {
-        self.buf.capacity()
+        self.buf.0.capacity()
     }
 
     /// Gives the underlying reader back.
@@ -163,24 +211,43 @@ impl<R: Read> StreamReader<R> {
         self.inner
     }
 
+    /// Moves the unread bytes to the front of the buffer, less than
+    /// [`READ_ALIGN`] bytes in, where the next read's destination agrees
+    /// with the stream's position modulo [`READ_ALIGN`]; later reads keep
+    /// the agreement, as both advance by what is read. Where that would
+    /// not fit, to the very front.
+    fn place(&mut self) {
+        let buf = &mut self.buf.0;
+        let unread = self.end - self.start;
+        // What has been read from the stream: the unread bytes end there.
+        let read = self.framer.offset().wrapping_add(unread as u64) as usize;
+        let at_front = (buf.as_ptr() as usize).wrapping_add(unread);
+        let pad = read.wrapping_sub(at_front) % READ_ALIGN;
+        let pad = if pad + unread < buf.len() { pad } else { 0 };
+        buf.copy_within(self.start..self.end, pad);
+        self.start = pad;
+        self.end = pad + unread;
+    }
+
     /// Makes one read that adds to the unread bytes, which must reach
     /// `needed` eventually. The buffer grows geometrically as data arrives,
     /// never straight to `needed`: a corrupt size field costs memory only
     /// for bytes that really exist.
     fn fill(&mut self, needed: usize) -> Result<()> {
-        if self.start + needed > self.buf.len() || self.end == self.buf.len() {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
+        let len = self.buf.0.len();
+        if self.start == self.end || self.start + needed > len || self.end == len {
+            self.place();
         }
-        if self.end == self.buf.len() {
-            let grown = (self.buf.len() * 2)
+        if self.end == self.buf.0.len() {
+            let grown = (len * 2)
                 .max(READ_CHUNK)
-                .min(needed.max(READ_CHUNK));
-            self.buf.resize(grown, 0);
+                .min(needed.max(READ_CHUNK) + READ_ALIGN);
+            self.buf.0.resize(grown, 0);
+            // A new allocation: its address is another.
+            self.place();
         }
         loop {
-            let Some(space) = self.buf.get_mut(self.end..) else {
+            let Some(space) = self.buf.0.get_mut(self.end..) else {
                 return Ok(());
             };
             match self.inner.read(space) {
