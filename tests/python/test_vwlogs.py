@@ -546,6 +546,76 @@ def test_batch_rows_holds_with_several_threads(tmp_path):
     assert per_log in ends
 
 
+def batch_ends(batches):
+    """The cumulative row count at the end of each batch."""
+    end, ends = 0, []
+    for b in batches:
+        end += b.num_rows
+        ends.append(end)
+    return ends
+
+
+def several_sources(tmp_path):
+    """Logs of several sizes (one of about three chunks of the threads),
+    and each one's cumulative row count read as one list."""
+    logs = []
+    for n, (kind, size) in enumerate([("cb", "300"), ("ccb", "2MiB"), ("cb", "1"), ("ccb", "120"),
+                                      ("cb", "3MiB")]):
+        log = str(tmp_path / f"{n}.fb")
+        amount = ["--size", size] if size.endswith("MiB") else ["--events", size]
+        fb("gen", "-q", "--problem-type", kind, *amount, "--seed", str(n), "-o", log)
+        logs.append(log)
+    ends, end = [], 0
+    for log in logs:
+        end += pa.table(vwlogs.read(log)).num_rows
+        ends.append(end)
+    return logs, ends
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_several_sources_on_threads_give_the_rows_and_end_batches_with_each(threads, tmp_path):
+    logs, source_ends = several_sources(tmp_path)
+    assert source_ends[-1] > 4000 and len(set(source_ends)) == len(logs), source_ends
+    want = pa.table(vwlogs.read(logs, threads=1, batch_rows=1 << 20))
+    assert want.num_rows == source_ends[-1]
+    batches = list(vwlogs.read(logs, threads=threads, batch_rows=100))
+    assert pa.Table.from_batches(batches).equals(want)
+    ends = batch_ends(batches)
+    # Each source's end is a batch's end, whatever the number of threads.
+    assert set(source_ends) <= set(ends), (source_ends, ends)
+    if threads == 1:
+        # On one thread a batch ends at the first message at or past
+        # batch_rows, or with its source.
+        for n, end in zip([b.num_rows for b in batches], ends):
+            assert n >= 100 or end in source_ends, (n, end)
+
+
+def test_a_cut_source_among_several_on_threads_hands_out_the_rows_before_it(tmp_path):
+    logs, source_ends = several_sources(tmp_path)
+    src = logs[3]
+    offset, index = regular_offsets(src)[-2]
+    cut = tmp_path / "cut.fb"
+    with open(src, "rb") as f:
+        cut.write_bytes(f.read()[: offset + 12])
+    logs[3] = str(cut)
+    runs = {}
+    for threads in (1, 3):
+        got = []
+        with pytest.raises(vwlogs.LogError) as err:
+            for batch in vwlogs.read(logs, threads=threads, batch_rows=100):
+                got.append(batch)
+        # The error names the cut source, where it is cut.
+        assert (err.value.path, err.value.offset) == (str(cut), offset), threads
+        assert err.value.message_index == index
+        ends = batch_ends(got)
+        assert set(source_ends[:3]) <= set(ends), (threads, ends)
+        runs[threads] = pa.Table.from_batches(got, schema=vwlogs.schema())
+    # The rows before the cut came first, the same for any threads: those
+    # of the sources before it, and of the cut one before the cut.
+    assert runs[3].equals(runs[1])
+    assert source_ends[2] < runs[1].num_rows < source_ends[3]
+
+
 def test_a_reader_reads_nothing_until_used(tmp_path):
     log = str(tmp_path / "cb.fb")
     fb("gen", "-q", "--problem-type", "cb", "--events", "200", "--seed", "1", "-o", log)

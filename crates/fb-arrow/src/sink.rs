@@ -115,22 +115,28 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
             return Ok(());
         }
         let n = rows.len() as u64;
-        // An I/O error keeps its kind (a closed pipe stays one).
-        let write = |e: Error| {
-            let kind = match &e {
-                Error::Arrow(arrow_schema::ArrowError::IoError(_, io)) => io.kind(),
-                _ => std::io::ErrorKind::Other,
-            };
-            fb_join::Error::Write {
-                written: 0,
-                source: std::io::Error::new(kind, e),
-            }
-        };
-        let batch = rows.finish().map_err(|e| write(e.into()))?;
-        self.writer.write(&batch).map_err(write)?;
+        let batch = rows.finish().map_err(|e| write_error(e.into()))?;
+        self.writer.write(&batch).map_err(write_error)?;
         rows.give_back(batch);
         self.rows += n;
         Ok(())
+    }
+
+    fn input_done(&mut self) -> Result<(), fb_join::Error> {
+        self.writer.input_done().map_err(write_error)
+    }
+}
+
+/// An error of the writer as the pipeline reports it: an I/O error keeps
+/// its kind (a closed pipe stays one).
+fn write_error(e: Error) -> fb_join::Error {
+    let kind = match &e {
+        Error::Arrow(arrow_schema::ArrowError::IoError(_, io)) => io.kind(),
+        _ => std::io::ErrorKind::Other,
+    };
+    fb_join::Error::Write {
+        written: 0,
+        source: std::io::Error::new(kind, e),
     }
 }
 

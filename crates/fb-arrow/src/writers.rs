@@ -17,6 +17,13 @@ pub trait BatchWriter {
     /// Writes one batch.
     fn write(&mut self, batch: &RecordBatch) -> Result<(), Error>;
 
+    /// Told that every batch of an input has been written
+    /// ([`fb_join::Sink::input_done`]). Nothing by default: a file is the
+    /// same whichever inputs its rows came from.
+    fn input_done(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// Writes what closes the file (footer, end of stream) and gives the
     /// output back.
     fn finish(self) -> Result<Self::Output, Error>;

@@ -265,6 +265,8 @@ where
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
+        // Every batch of the input is taken.
+        ordered.input_done(sink, flow);
         let (kept, filtered, events) = (ordered.kept, ordered.filtered, ordered.events);
         if let Some(err) = ordered.failure.take() {
             return Err(err);
@@ -587,6 +589,9 @@ struct Ordered {
     starts: Vec<usize>,
     /// The end of the last batch written of the current input.
     finished: u64,
+    /// Events of the current input the sink took ([`Sink::input_done`]
+    /// is told of an input that has some).
+    input_kept: u64,
     /// Configuration changes the reading thread noted ([`Mark::Config`]),
     /// each with the decisions joined before it and the last one's time.
     config_marks: Vec<(usize, u64, Option<fb_schema::TimeStamp>)>,
@@ -603,7 +608,21 @@ impl Ordered {
             metrics,
             starts: Vec::new(),
             finished: 0,
+            input_kept: 0,
             config_marks: Vec::new(),
+        }
+    }
+
+    /// Tells `sink` that every batch of the current input is taken, if it
+    /// took an event of it and has not failed; an error of the sink's is
+    /// then the run's failure, as one of [`Sink::take`].
+    fn input_done<S: Sink>(&mut self, sink: &mut S, flow: &Coordination) {
+        if std::mem::take(&mut self.input_kept) == 0 || self.failure.is_some() {
+            return;
+        }
+        if let Err(err) = sink.input_done() {
+            self.failure = Some(err);
+            flow.aborted.store(true, Ordering::Relaxed);
         }
     }
 
@@ -648,6 +667,8 @@ impl Ordered {
         let mut done = match item {
             Item::Done(done) => done,
             Item::Mark(Mark::Input) => {
+                // Every batch of the input before came ahead of its mark.
+                self.input_done(sink, flow);
                 self.starts.push(self.diags.kept().len());
                 self.finished = 0;
                 return;
@@ -673,6 +694,7 @@ impl Ordered {
         flow.give_credit();
         self.events += done.events;
         self.kept += done.written;
+        self.input_kept += done.written;
         self.filtered += done.filtered;
         self.finished = done.end;
         written(done.end, self.events);

@@ -191,6 +191,7 @@ where
         let mut batch = self.sink.first_batch(&mut maker);
         let mut fed = FeedReport::default();
         let mut events = 0u64;
+        let kept_before = self.kept;
         loop {
             if stop() {
                 fed.stopped_at = Some(reader.at());
@@ -230,6 +231,9 @@ where
         }
         self.sink.take(&mut batch)?;
         self.sink.recycle(maker, batch);
+        if self.kept > kept_before {
+            self.sink.input_done()?;
+        }
         fed.offset = reader.at().offset;
         Ok(fed)
     }

@@ -55,6 +55,18 @@ pub trait Sink {
 
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
+
+    /// Told that every batch of an input has been taken, before any batch
+    /// of the next: once per input that handed the sink an event (one the
+    /// filter kept), in order, whatever the number of threads. An input is
+    /// what one [`Pipeline::feed`](crate::Pipeline::feed) reads, and in a
+    /// session what one [`Session::begin_input`](crate::Session::begin_input)
+    /// begins. Nothing by default; a sink that gathers batches for a
+    /// consumer ends one here, so that its batches end with their input.
+    /// An error is the output's, as one of [`Sink::take`].
+    fn input_done(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// Fills the batches of a [`Sink`].

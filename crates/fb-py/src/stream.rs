@@ -111,6 +111,11 @@ impl BatchWriter for ToChannel {
         lock(&self.0).add(batch)
     }
 
+    fn input_done(&mut self) -> Result<(), fb_arrow::Error> {
+        // A batch ends with its input, whatever the number of threads.
+        lock(&self.0).flush()
+    }
+
     fn finish(self) -> Result<(), fb_arrow::Error> {
         lock(&self.0).flush()
     }
@@ -148,25 +153,16 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
-        let mut stop = None;
-        for src in &sources {
-            let fed = drive::feed(
-                std::slice::from_ref(src),
-                &mut pipeline,
-                opts.recover,
-                &mut report,
-                &cancel,
-            );
-            // A batch ends with its input; rows joined before a stop are
-            // handed out before it is told.
-            let flushed = lock(&gather).flush();
-            stop = fed.err();
-            if stop.is_none() && flushed.is_err() {
-                stop = Some(Stop::Interrupted);
-            }
-            if stop.is_some() {
-                break;
-            }
+        // All the sources in one feed: on several threads one session,
+        // whose threads start once. The sink ends a batch with each input
+        // (`ToChannel::input_done`); every batch joined is taken before
+        // the feed returns, so rows joined before a stop are handed out
+        // (flushed here) before it is told.
+        let fed = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel);
+        let flushed = lock(&gather).flush();
+        let mut stop = fed.err();
+        if stop.is_none() && flushed.is_err() {
+            stop = Some(Stop::Interrupted);
         }
         let (joiner, sink) = pipeline.finish();
         if let Err(e) = sink.finish() {

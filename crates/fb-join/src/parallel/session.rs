@@ -175,6 +175,8 @@ where
                     };
                 }
             }
+            // The last input's batches are all taken.
+            ordered.input_done(sink, flow);
             ordered
         });
         let value = {

@@ -404,7 +404,8 @@ def read(
         the threads join, about a megabyte of log each), and at the end of
         each input.
     :param threads: joining threads (the rows are the same, in the same
-        order, for any number).
+        order, for any number); several sources are one run, whose threads
+        start once.
     :param columns: only these columns, in this order (a list, or a
         comma-separated string): the others are not built, which makes a
         narrow read much faster (the context alone is half of the bytes).
