@@ -31,6 +31,12 @@ use crate::interrupt::{self, Leftover, Registered};
 /// into the buffer; it only gathers the small writes of other commands.
 pub const BUFFER: usize = 256 << 10;
 
+/// Writes this large go straight through after what is buffered, though
+/// smaller than [`BUFFER`]: the last chunk of lines of each small file of
+/// a folder is, and copying it into the buffer was a copy of almost the
+/// whole output. A write this large costs less than its copy.
+const STRAIGHT: usize = 64 << 10;
+
 /// Whether a file output is compressed when its name ends in `.gz` or
 /// `.zst` (DSJSON), or written as it is (binary logs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -368,7 +374,12 @@ impl Write for Output {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer()?.write_all(buf)?;
+        match &mut self.sink {
+            // Not a compressor (`Packed`): flushing it would end a frame.
+            Some(Sink::Plain(w)) if buf.len() >= STRAIGHT => straight(w, buf)?,
+            Some(Sink::Stdout(w)) if buf.len() >= STRAIGHT => straight(w, buf)?,
+            _ => self.writer()?.write_all(buf)?,
+        }
         self.written += buf.len() as u64;
         Ok(())
     }
@@ -392,6 +403,15 @@ impl Drop for Output {
             let _ = std::fs::remove_file(temp);
         }
     }
+}
+
+/// Writes `buf` after what `w` holds, without copying it into `w`'s
+/// buffer. Flushing a file or standard output only writes what they hold.
+fn straight<W: Write>(w: &mut BufWriter<W>, buf: &[u8]) -> io::Result<()> {
+    if !w.buffer().is_empty() {
+        w.flush()?;
+    }
+    w.get_mut().write_all(buf)
 }
 
 /// The folder a file at `path` lies in.
