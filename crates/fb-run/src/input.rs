@@ -104,8 +104,16 @@ pub fn resolve_all(paths: &[PathBuf]) -> Result<Resolved, String> {
         if meta.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(path)
                 .map_err(|e| format!("{}: {e}", path.display()))?
-                .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
+                .filter_map(|entry| entry.ok())
+                // The listing's own file type, without a `stat` a file
+                // (one call each, for thousands of files); a link is
+                // followed to see what it names.
+                .filter(|e| match e.file_type() {
+                    Ok(t) if t.is_symlink() => e.path().is_file(),
+                    Ok(t) => t.is_file(),
+                    Err(_) => e.path().is_file(),
+                })
+                .map(|e| e.path())
                 .filter(|p| {
                     !p.file_name()
                         .is_some_and(|n| n.to_string_lossy().starts_with('.'))
