@@ -11,19 +11,36 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
-use common::scratch_dir as scratch;
+use common::{scratch, scratch_dir};
 
+/// Writes a generated log of `size` with `seed` at `path`: generated once
+/// per test binary (a debug build takes seconds for 24 MiB), then copied
+/// for each case, which meddles with its own copy.
 fn gen(path: &Path, size: &str, seed: &str) {
-    let status = Command::new(env!("CARGO_BIN_EXE_fb"))
-        .args(["gen", "-q", "--size", size, "--seed", seed, "-o"])
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    static MADE: Mutex<BTreeMap<(String, String), PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    let key = (size.to_string(), seed.to_string());
+    let original = made
+        .entry(key)
+        .or_insert_with(|| {
+            let original = scratch(&format!("live-gen-{size}-{seed}.fb"));
+            let status = Command::new(env!("CARGO_BIN_EXE_fb"))
+                .args(["gen", "-q", "--force", "--size", size, "--seed", seed, "-o"])
+                .arg(&original)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            original
+        })
+        .clone();
+    drop(made);
+    std::fs::copy(original, path).unwrap();
 }
 
 fn convert_all(path: &Path) -> String {
@@ -105,7 +122,7 @@ fn assert_prefix(name: &str, got: &str, whole: &str) {
 
 #[test]
 fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
-    let dir = scratch("append");
+    let dir = scratch_dir("append");
     let extra = dir.join("extra.fb");
     gen(&extra, "2MiB", "9");
     let more = regular_messages(&std::fs::read(&extra).unwrap());
@@ -144,7 +161,11 @@ fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
 
 #[test]
 fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
-    let dir = scratch("truncate");
+    let dir = scratch_dir("truncate");
+    // Every case cuts its own copy of one log.
+    let original = dir.join("original.fb");
+    gen(&original, "24MiB", "4");
+    let whole = convert_all(&original);
     for (threads, mmap) in [("1", false), ("2", false), ("1", true), ("2", true)] {
         let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
         // Read (the default, or held open for writing from the start: no
@@ -157,7 +178,6 @@ fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
             let name = format!("threads {threads}, held open {held}, mmap {mmap}");
             let log = dir.join(format!("cut-{threads}-{held}-{mmap}.fb"));
             gen(&log, "24MiB", "4");
-            let whole = convert_all(&log);
             let len = std::fs::metadata(&log).unwrap().len();
             let writer = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
             let writer = held.then_some(writer);
@@ -188,12 +208,12 @@ fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
 /// signal, no panic, exit 0 or 1, and every line written is whole JSON.
 #[test]
 fn a_log_rewritten_while_it_is_converted_gives_whole_lines() {
-    let dir = scratch("rewrite");
+    let dir = scratch_dir("rewrite");
     for (threads, mmap) in [("1", false), ("2", false), ("1", true), ("2", true)] {
         let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
         let name = format!("threads {threads}, mmap {mmap}");
         let log = dir.join(format!("rewrite-{threads}-{mmap}.fb"));
-        gen(&log, "24MiB", "6");
+        gen(&log, "24MiB", "4");
         let len = std::fs::metadata(&log).unwrap().len();
         let (code, out, err) = convert_while(&log, threads, flags, || {
             use std::os::unix::fs::FileExt;
