@@ -19,6 +19,8 @@ pub struct Progress {
     calls: u32,
     /// Calls between looks at the clock.
     look_every: u32,
+    /// Bytes added when the clock was last looked at.
+    looked_at: u64,
     /// How long the work runs before the bar appears.
     after: Duration,
 }
@@ -26,6 +28,11 @@ pub struct Progress {
 /// Calls to [`Progress::add`] between looks at the clock: one per message
 /// cost a clock read, and a formatted message, per event.
 const LOOK_EVERY: u32 = 1024;
+
+/// Bytes between looks at the clock, however few the calls: a run on
+/// several threads adds a batch (about a megabyte) at a time, and would
+/// otherwise look only every gigabyte.
+const LOOK_BYTES: u64 = 1 << 20;
 
 impl Progress {
     /// `total` bytes when known; `quiet` turns it off. For callers that
@@ -44,6 +51,7 @@ impl Progress {
             events: 0,
             calls: 0,
             look_every: LOOK_EVERY,
+            looked_at: 0,
             after,
         }
     }
@@ -65,10 +73,11 @@ impl Progress {
             return;
         }
         self.calls += 1;
-        if self.calls < self.look_every {
+        if self.calls < self.look_every && self.bytes - self.looked_at < LOOK_BYTES {
             return;
         }
         self.calls = 0;
+        self.looked_at = self.bytes;
         if self.bar.is_none() && self.start.elapsed() >= self.after {
             let bar = match self.total {
                 Some(total) => ProgressBar::new(total),

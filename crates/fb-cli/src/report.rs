@@ -84,8 +84,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             .threads
             .unwrap_or_else(fb_run::options::default_threads),
     };
-    let mut voice = crate::say::Voice::on(global.quiet, options.threads);
-    let outcome = fb_run::health::run(job, &options, &mut voice)?;
+    let outcome = fb_run::health::run(job, &options, &mut crate::say::Voice::new(global.quiet))?;
     let page = outcome.value;
     if let Some(e) = page.failure {
         return Err(e);

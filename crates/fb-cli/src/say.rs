@@ -36,15 +36,6 @@ impl Voice {
         }
     }
 
-    /// A voice for a run on `threads` threads: coarse on several, which
-    /// tell progress once per batch rather than per message.
-    pub fn on(quiet: bool, threads: usize) -> Self {
-        match threads > 1 {
-            true => Self::new(quiet).coarse(),
-            false => Self::new(quiet),
-        }
-    }
-
     /// The voice for work that reports progress seldom.
     pub fn coarse(self) -> Self {
         Self {

@@ -288,11 +288,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let threads = args
         .threads
         .unwrap_or_else(fb_run::options::default_threads);
-    let outcome = fb_run::stats::run(
-        job,
-        threads,
-        &mut crate::say::Voice::on(global.quiet, threads),
-    );
+    let outcome = fb_run::stats::run(job, threads, &mut crate::say::Voice::new(global.quiet));
     if let Some(stop) = outcome.stop {
         return Err(stop.into_error());
     }
