@@ -7,6 +7,7 @@ use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, ListBuilder,
     PrimitiveBuilder, StringBuilder, TimestampMicrosecondBuilder,
 };
+use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampMicrosecondType;
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
@@ -20,7 +21,7 @@ use crate::schema::{col, outcome_fields, slot_fields};
 use crate::text::Text;
 
 pub use fb_join::time::micros;
-use fb_join::time::Day;
+use fb_join::time::{Day, LastDay};
 
 fn learning_mode(m: LearningMode) -> &'static str {
     match m {
@@ -137,7 +138,7 @@ pub struct Rows {
     /// The day of the last event's time: most events fall on the day of
     /// the one before, and their outcomes on their own (see
     /// [`fb_join::time::Day`]).
-    day: Option<Day>,
+    day: LastDay,
     /// Whether any column of the decision (actions to pdf_value) is built.
     decisions: bool,
     rows: usize,
@@ -187,7 +188,7 @@ impl Default for Rows {
             prepare: None,
             spare_context: Vec::new(),
             columns: Columns::all(),
-            day: None,
+            day: LastDay::default(),
             decisions: true,
             rows: 0,
         }
@@ -292,19 +293,6 @@ impl Rows {
         self.rows == 0
     }
 
-    /// The day of `t`: the last event's when `t` falls on it, else `t`'s
-    /// own, kept for the next.
-    fn day_of(&mut self, t: &fb_schema::TimeStamp) -> Day {
-        match self.day {
-            Some(day) if day.holds(t) => day,
-            _ => {
-                let day = Day::of_key(t, fb_join::time::key(t));
-                self.day = Some(day);
-                day
-            }
-        }
-    }
-
     /// Appends one joined event as a row.
     pub fn add(&mut self, ev: &JoinedEvent<'_>) {
         self.rows += 1;
@@ -320,7 +308,7 @@ impl Rows {
         if event_id {
             self.event_id.append_value(&ev.event_id);
         }
-        let day = self.day_of(&ev.time);
+        let day = self.day.of(&ev.time);
         self.timestamp.append_value(day.micros(&ev.time));
         self.client_time
             .append_option(ev.client_time.as_ref().map(|t| day.micros(t)));
@@ -459,18 +447,13 @@ impl Rows {
         let Some(at) = self.columns.order().iter().position(|&c| c == col::CONTEXT) else {
             return;
         };
-        let (_, mut columns, _) = batch.into_parts();
-        if at >= columns.len() {
-            return;
-        }
-        let context = columns.swap_remove(at);
-        drop(columns);
-        // The array's buffers are shared with `context` only: once it is
-        // dropped, the values buffer is unique if nothing else kept it.
-        let data = context.to_data();
-        drop(context);
-        let values = data.buffers().get(1).cloned();
-        drop(data);
+        let values = batch
+            .columns()
+            .get(at)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .map(|c| c.values().clone());
+        // Unique once the batch is gone, if nothing else kept it.
+        drop(batch);
         if let Some(Ok(mut buf)) = values.map(|b| b.into_vec::<u8>()) {
             if buf.capacity() > self.spare_context.capacity() {
                 buf.clear();

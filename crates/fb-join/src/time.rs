@@ -80,6 +80,27 @@ impl Day {
     }
 }
 
+/// The day of the last time asked for, kept: the events of a log mostly
+/// fall on the day of the one before.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LastDay(Option<Day>);
+
+impl LastDay {
+    /// The day of `t`: the kept one when `t` falls on it, else `t`'s own,
+    /// kept from then on.
+    #[inline]
+    pub fn of(&mut self, t: &TimeStamp) -> Day {
+        match self.0 {
+            Some(day) if day.holds(t) => day,
+            _ => {
+                let day = Day::of_key(t, key(t));
+                self.0 = Some(day);
+                day
+            }
+        }
+    }
+}
+
 /// The seconds of `t`'s fields below the day, as [`key`] adds them.
 fn of_day(t: &TimeStamp) -> i64 {
     i64::from(t.hour()) * 3600 + i64::from(t.minute()) * 60 + i64::from(t.second())

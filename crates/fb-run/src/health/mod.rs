@@ -97,7 +97,7 @@ pub struct HealthMaker {
     window: Option<i64>,
     /// The day of the last event: most events fall on the one before's,
     /// whose start is then reused rather than converted again.
-    day: Option<fb_join::time::Day>,
+    day: fb_join::time::LastDay,
 }
 
 impl fb_join::Maker for HealthMaker {
@@ -109,12 +109,8 @@ impl fb_join::Maker for HealthMaker {
 
     fn add(&mut self, batch: &mut Health, ev: &JoinedEvent<'_>) {
         // The event's time, converted once for the timeline and delays.
-        let key = match &self.day {
-            Some(day) => day.key(&ev.time),
-            None => fb_join::time::key(&ev.time),
-        };
-        let day = fb_join::time::Day::of_key(&ev.time, key);
-        self.day = Some(day);
+        let day = self.day.of(&ev.time);
+        let key = day.key(&ev.time);
         let (tally, maker) = (&mut batch.tally, &mut self.tally);
         if tally.is_lent() {
             // The stats tally's samples go to the event's window as
@@ -247,7 +243,7 @@ impl fb_join::Sink for HealthSink {
         HealthMaker {
             tally: TallyMaker,
             window: self.window,
-            day: None,
+            day: fb_join::time::LastDay::default(),
         }
     }
 
