@@ -23,3 +23,15 @@ pub enum Error {
         source: std::io::Error,
     },
 }
+
+impl Error {
+    /// The kind of the system's error when writing the output failed (a
+    /// closed pipe is `BrokenPipe`, for a caller that stops quietly then).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Self::Arrow(arrow_schema::ArrowError::IoError(_, io)) => Some(io.kind()),
+            Self::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+}

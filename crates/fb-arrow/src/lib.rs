@@ -34,6 +34,7 @@
 
 mod columns;
 mod error;
+mod even;
 mod lanes;
 mod partition;
 mod prepare;
@@ -48,7 +49,7 @@ pub use error::Error;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
-pub use sink::{ArrowSink, RowMaker};
+pub use sink::{ArrowSink, Batching, RowMaker};
 pub use writers::{
     BatchWriter, IpcFile, IpcStream, ParquetFile, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES,
 };

@@ -5,8 +5,25 @@ use fb_join::JoinedEvent;
 
 use crate::columns::Columns;
 use crate::error::Error;
+use crate::even::Even;
 use crate::rows::Rows;
 use crate::writers::BatchWriter;
+
+/// How an [`ArrowSink`] cuts rows into the record batches its writer gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Batching {
+    /// `batch_rows` rows each, the last fewer, across inputs: the same
+    /// batches for any number of threads and any cut of the rows into
+    /// files, so an IPC or Parquet file is the same bytes. (A batch ends
+    /// early only where its texts or lists would pass 1 GiB.)
+    #[default]
+    Even,
+    /// As the pipeline hands them over: on one thread a batch per
+    /// `batch_rows` rows and one at each input's end, on several one per
+    /// chunk of messages a worker joined. For a writer that gathers them
+    /// itself and ends batches with inputs ([`BatchWriter::input_done`]).
+    AsHanded,
+}
 
 /// The Arrow [`fb_join::Sink`]: rows made on every thread, batches of at
 /// most `batch_rows` handed to the writer in log order.
@@ -20,6 +37,13 @@ pub struct ArrowSink<B> {
     /// ([`fb_join::Sink::recycle`]): their builders keep the room they
     /// grew to, so each small file of a folder does not grow them again.
     spare_rows: Option<Rows>,
+    /// `Some` when batches are [`Batching::Even`]: the pieces waiting.
+    even: Option<Even>,
+    /// Rows handed over short of a batch, kept in their builders while
+    /// nothing waits in `even`: one thread goes on filling them with the
+    /// next input ([`fb_join::Sink::first_batch`]), so a folder of small
+    /// files is cut into batches without copying a row.
+    carry: Option<Rows>,
 }
 
 impl<B: BatchWriter> ArrowSink<B> {
@@ -32,7 +56,18 @@ impl<B: BatchWriter> ArrowSink<B> {
             columns: Columns::all(),
             rows: 0,
             spare_rows: None,
+            even: Some(Even::new(batch_rows)),
+            carry: None,
         }
+    }
+
+    /// Cuts batches as `batching` says ([`Batching::Even`] by default).
+    pub fn with_batching(mut self, batching: Batching) -> Self {
+        self.even = match batching {
+            Batching::Even => Some(Even::new(self.batch_rows)),
+            Batching::AsHanded => None,
+        };
+        self
     }
 
     /// Builds only `columns`, in their order: the writer must take
@@ -49,14 +84,62 @@ impl<B: BatchWriter> ArrowSink<B> {
         self
     }
 
-    /// Rows written so far.
+    /// Rows taken so far (all written once [`ArrowSink::finish`] returns).
     pub fn rows(&self) -> u64 {
         self.rows
     }
 
-    /// Closes the output (footer, end of stream) and gives it back.
-    pub fn finish(self) -> Result<B::Output, Error> {
+    /// Writes the rows still waiting, closes the output (footer, end of
+    /// stream) and gives it back.
+    pub fn finish(mut self) -> Result<B::Output, Error> {
+        self.write_carry()?;
+        if let Some(even) = &mut self.even {
+            let writer = &mut self.writer;
+            even.flush(&mut |batch| writer.write(&batch))?;
+        }
         self.writer.finish()
+    }
+
+    /// Hands the rows kept in `carry` on to `even`.
+    fn write_carry(&mut self) -> Result<(), Error> {
+        let (Some(mut carry), Some(even)) = (self.carry.take(), self.even.as_mut()) else {
+            return Ok(());
+        };
+        let batch = carry.finish()?;
+        let writer = &mut self.writer;
+        even.push(batch, &mut |batch| writer.write(&batch))?;
+        self.spare_rows = Some(carry);
+        Ok(())
+    }
+
+    /// Takes `rows` into even batches.
+    fn take_even(&mut self, rows: &mut Rows) -> Result<(), Error> {
+        let waiting = self.carry.is_some() || self.even.as_ref().is_some_and(|e| !e.is_empty());
+        if !waiting && rows.len() == self.batch_rows {
+            // One thread's whole batch, as most are: no copy.
+            let batch = rows.finish()?;
+            self.writer.write(&batch)?;
+            rows.give_back(batch);
+            return Ok(());
+        }
+        if !waiting && !rows.full(self.batch_rows) {
+            // Short: the end of an input on one thread, or of a worker's
+            // chunk. Kept in its builders; the caller goes on with spare
+            // ones.
+            let spare = match self.spare_rows.take() {
+                Some(spare) if spare.is_empty() => spare,
+                _ => Rows::with_columns(self.columns.clone(), self.prepared_memory),
+            };
+            self.carry = Some(std::mem::replace(rows, spare));
+            return Ok(());
+        }
+        self.write_carry()?;
+        let batch = rows.finish()?;
+        if let Some(even) = &mut self.even {
+            let writer = &mut self.writer;
+            even.push(batch, &mut |batch| writer.write(&batch))?;
+        }
+        Ok(())
     }
 }
 
@@ -100,6 +183,11 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
     }
 
     fn first_batch(&mut self, maker: &mut RowMaker) -> Rows {
+        if let Some(carry) = self.carry.take() {
+            // The rows of the input before, short of a batch: this input
+            // completes it.
+            return carry;
+        }
         match self.spare_rows.take() {
             Some(rows) if rows.is_empty() => rows,
             _ => fb_join::Maker::batch(maker),
@@ -115,25 +203,30 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
             return Ok(());
         }
         let n = rows.len() as u64;
-        let batch = rows.finish().map_err(|e| write_error(e.into()))?;
-        self.writer.write(&batch).map_err(write_error)?;
-        rows.give_back(batch);
+        if self.even.is_some() {
+            self.take_even(rows).map_err(write_error)?;
+        } else {
+            let batch = rows.finish().map_err(|e| write_error(e.into()))?;
+            self.writer.write(&batch).map_err(write_error)?;
+            rows.give_back(batch);
+        }
         self.rows += n;
         Ok(())
     }
 
     fn input_done(&mut self) -> Result<(), fb_join::Error> {
-        self.writer.input_done().map_err(write_error)
+        // Even batches run across inputs: the writer is told nothing.
+        match self.even {
+            Some(_) => Ok(()),
+            None => self.writer.input_done().map_err(write_error),
+        }
     }
 }
 
 /// An error of the writer as the pipeline reports it: an I/O error keeps
 /// its kind (a closed pipe stays one).
 fn write_error(e: Error) -> fb_join::Error {
-    let kind = match &e {
-        Error::Arrow(arrow_schema::ArrowError::IoError(_, io)) => io.kind(),
-        _ => std::io::ErrorKind::Other,
-    };
+    let kind = e.io_kind().unwrap_or(std::io::ErrorKind::Other);
     fb_join::Error::Write {
         written: 0,
         source: std::io::Error::new(kind, e),

@@ -1,6 +1,7 @@
 //! `ArrowSink` tells its writer where each input ends
 //! (`BatchWriter::input_done`), after the input's last batch, on one
-//! thread and in a session on several.
+//! thread and in a session on several, when batches are as handed over
+//! (`Batching::AsHanded`).
 
 #![allow(
     clippy::unwrap_used,
@@ -12,7 +13,7 @@
 use std::path::Path;
 
 use arrow_array::RecordBatch;
-use fb_arrow::{ArrowSink, BatchWriter};
+use fb_arrow::{ArrowSink, BatchWriter, Batching};
 use fb_join::{Options, Pipeline, Source};
 
 /// Records the rows written, and how many there were at each input's end.
@@ -59,7 +60,7 @@ fn the_writer_is_told_each_inputs_end_after_its_rows() {
     let rows: Vec<usize> = inputs
         .iter()
         .map(|input| {
-            let sink = ArrowSink::new(Recording::default(), 7);
+            let sink = ArrowSink::new(Recording::default(), 7).with_batching(Batching::AsHanded);
             let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, 1);
             pipeline
                 .feed(Source::Slice(input), start, &|| false, &mut |_| {})
@@ -76,7 +77,7 @@ fn the_writer_is_told_each_inputs_end_after_its_rows() {
         })
         .collect();
     for threads in [1, 2, 3] {
-        let sink = ArrowSink::new(Recording::default(), 7);
+        let sink = ArrowSink::new(Recording::default(), 7).with_batching(Batching::AsHanded);
         let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
         pipeline
             .session(|session| {

@@ -271,8 +271,11 @@ fn export<B: BatchWriter + Send>(
     )?;
     let (joiner, sink) = pipeline.finish();
     let rows = sink.rows();
-    sink.finish()
-        .map_err(|e| Error::Msg(format!("{target}: {e}")))?;
+    // The last rows are written here: a closed pipe stays one (quiet).
+    sink.finish().map_err(|e| match e.io_kind() {
+        Some(kind) => Error::write(target, std::io::Error::new(kind, e)),
+        None => Error::Msg(format!("{target}: {e}")),
+    })?;
     if !global.quiet {
         report_diagnostics(joiner.diagnostics(), global.verbose > 0, &report);
     }

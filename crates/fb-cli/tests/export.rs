@@ -50,6 +50,7 @@ fn export_writes_every_joined_event_in_each_format() {
     let logs = data("valid_joined_logs");
     let want = lines_of(p(&logs));
     assert!(want > 100);
+    let mut files = Vec::new();
     for threads in ["1", "2"] {
         let arrow = dir.join(format!("t{threads}.arrow"));
         let out = fb(&[
@@ -66,11 +67,12 @@ fn export_writes_every_joined_event_in_each_format() {
             p(&arrow),
         ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
-        assert_eq!(
-            rows(&arrow_batches(&arrow)),
-            want,
-            "arrow, {threads} threads"
-        );
+        let batches = arrow_batches(&arrow);
+        assert_eq!(rows(&batches), want, "arrow, {threads} threads");
+        // Batches of exactly --batch-rows, across the folder's files.
+        let (last, whole) = batches.split_last().unwrap();
+        assert!(whole.iter().all(|b| b.num_rows() == 7) && last.num_rows() <= 7);
+        files.push(std::fs::read(&arrow).unwrap());
 
         let parquet = dir.join(format!("t{threads}.parquet"));
         let out = fb(&[
@@ -88,7 +90,16 @@ fn export_writes_every_joined_event_in_each_format() {
             want,
             "parquet, {threads} threads"
         );
+        files.push(std::fs::read(&parquet).unwrap());
     }
+    assert!(
+        files[0] == files[2],
+        "arrow: the same file on 1 and 2 threads"
+    );
+    assert!(
+        files[1] == files[3],
+        "parquet: the same file on 1 and 2 threads"
+    );
     // An Arrow stream on standard output.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
         .args(["export", "-q", p(&logs), "-o", "-"])

@@ -209,18 +209,31 @@ where
             fed.messages += 1;
             fed.kinds.add(msg.kind);
             let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
+            let sink = &mut self.sink;
+            let mut failed = None;
             self.joiner.push_each(&msg, |ev| {
                 events += 1;
-                if keep(ev) {
-                    maker.add(&mut batch, ev);
-                    *kept += 1;
-                } else {
+                if !keep(ev) {
                     *filtered += 1;
+                    return;
+                }
+                *kept += 1;
+                if failed.is_some() {
+                    return;
+                }
+                maker.add(&mut batch, ev);
+                // Handed over as soon as full, inside a message too: a
+                // message of many events then makes no batch longer than
+                // the sink asked for (Arrow's even batches stay uncopied).
+                if maker.full(&batch) {
+                    match sink.take(&mut batch) {
+                        Ok(()) => maker.clear(&mut batch),
+                        Err(e) => failed = Some(e),
+                    }
                 }
             });
-            if maker.full(&batch) {
-                self.sink.take(&mut batch)?;
-                maker.clear(&mut batch);
+            if let Some(e) = failed {
+                return Err(e);
             }
             let end = msg.offset + msg.len as u64;
             progress(Progress {

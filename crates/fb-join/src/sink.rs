@@ -80,8 +80,10 @@ pub trait Maker {
     /// Adds one kept event.
     fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
 
-    /// Whether a batch is big enough to hand over now (one thread hands a
-    /// batch over only between messages, and only when this says so).
+    /// Whether a batch is big enough to hand over now. One thread asks
+    /// after each event it adds and hands the batch over when this says
+    /// so, inside a message too. Worker threads hand over one batch per chunk
+    /// of messages they joined, and do not ask.
     fn full(&self, batch: &Self::Batch) -> bool;
 
     /// Empties a batch for reuse.

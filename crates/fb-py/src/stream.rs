@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use fb_arrow::{ArrowSink, BatchWriter};
+use fb_arrow::{ArrowSink, BatchWriter, Batching};
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::report::RunReport;
 use pyo3::prelude::*;
@@ -147,7 +147,9 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         let gather = Arc::new(Mutex::new(Gather::new(tx.clone(), opts.batch_rows)));
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
+        // Batches as handed over: `Gather` ends them with each input.
         let sink = ArrowSink::new(ToChannel(Arc::clone(&gather)), opts.batch_rows)
+            .with_batching(Batching::AsHanded)
             .with_prepared_memory()
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };

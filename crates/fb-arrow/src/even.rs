@@ -1,0 +1,166 @@
+//! Record batches of an even number of rows, whatever the pipeline hands
+//! over: on one thread it hands a batch per `batch_rows` rows and one at
+//! each input's end; on several, one per chunk of messages a worker
+//! joined. Cutting the rows again at every `batch_rows` makes an output
+//! (the batches of an IPC file, the row groups of a Parquet file, which
+//! end after a batch) the same bytes for any number of threads and any
+//! cut of the same rows into inputs.
+
+use arrow_array::RecordBatch;
+
+use crate::error::Error;
+use crate::writers::arrow_bytes;
+
+/// Most Arrow bytes gathered into one batch: half of what the 32-bit
+/// offsets of its texts and lists address, as [`crate::Rows::full`]
+/// allows. Only rows far larger than any real event's reach it; a batch
+/// then ends early, where the gathered pieces end.
+const EVEN_BYTES: usize = (i32::MAX / 2) as usize;
+
+/// Pieces of rows waiting to make a batch of `rows` rows.
+pub(crate) struct Even {
+    rows: usize,
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    pending_bytes: usize,
+    /// Whether some piece waiting is a slice of a batch handed over: its
+    /// buffers hold rows outside it, so it is copied even alone (a batch
+    /// is the same bytes in a writer however its rows were cut).
+    sliced: bool,
+}
+
+impl Even {
+    /// Batches of `rows` rows (at least 1).
+    pub(crate) fn new(rows: usize) -> Self {
+        Self {
+            rows: rows.max(1),
+            pending: Vec::new(),
+            pending_rows: 0,
+            pending_bytes: 0,
+            sliced: false,
+        }
+    }
+
+    /// Whether no rows are waiting.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pending_rows == 0
+    }
+
+    /// Adds the rows of `batch` after those waiting, and hands `out` each
+    /// batch they complete.
+    pub(crate) fn push(
+        &mut self,
+        mut batch: RecordBatch,
+        out: &mut impl FnMut(RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        while batch.num_rows() > 0 {
+            let bytes = arrow_bytes(&batch);
+            if self.pending_rows > 0 && self.pending_bytes + bytes > EVEN_BYTES {
+                self.flush(out)?;
+            }
+            let need = self.rows - self.pending_rows;
+            let n = batch.num_rows();
+            if n < need {
+                self.pending_rows += n;
+                self.pending_bytes += bytes;
+                self.pending.push(batch);
+                return Ok(());
+            }
+            let rest = batch.slice(need, n - need);
+            let head = match n == need {
+                true => batch,
+                false => {
+                    self.sliced = true;
+                    batch.slice(0, need)
+                }
+            };
+            self.pending_rows += need;
+            self.pending.push(head);
+            self.flush(out)?;
+            self.sliced |= rest.num_rows() > 0;
+            batch = rest;
+        }
+        Ok(())
+    }
+
+    /// Hands `out` the rows waiting as one batch (the last, shorter one).
+    pub(crate) fn flush(
+        &mut self,
+        out: &mut impl FnMut(RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let batch = match (self.pending.len(), self.sliced) {
+            (0, _) => return Ok(()),
+            (1, false) => self.pending.pop(),
+            _ => {
+                // One piece alone is copied with an empty one: `concat`
+                // hands a single array back as it is.
+                if let [one] = self.pending.as_slice() {
+                    let empty = one.slice(0, 0);
+                    self.pending.push(empty);
+                }
+                let schema = self.pending.first().map(|b| b.schema());
+                let joined = schema
+                    .map(|s| arrow_select::concat::concat_batches(&s, &self.pending))
+                    .transpose()?;
+                self.pending.clear();
+                joined
+            }
+        };
+        (self.pending_rows, self.pending_bytes, self.sliced) = (0, 0, false);
+        match batch {
+            Some(batch) => out(batch),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+
+    fn batch(from: i64, n: i64) -> RecordBatch {
+        let ids: Vec<i64> = (from..from + n).collect();
+        let texts: Vec<String> = ids.iter().map(|i| format!("row {i}")).collect();
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+            ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    /// The same rows cut into pieces of any sizes come out as the same
+    /// batches: `rows` each, the last fewer.
+    #[test]
+    fn any_cut_of_the_rows_gives_the_same_batches() {
+        let cases: &[(&str, &[i64])] = &[
+            ("whole batches", &[4, 4, 4, 3]),
+            ("one piece", &[15]),
+            ("single rows", &[1; 15]),
+            ("pieces across batches", &[3, 2, 6, 1, 3]),
+            ("a short first", &[1, 14]),
+        ];
+        let want = batch(0, 15);
+        for (name, pieces) in cases {
+            let mut even = Even::new(4);
+            let mut got = Vec::new();
+            let mut out = |b: RecordBatch| {
+                got.push(b);
+                Ok(())
+            };
+            let mut from = 0;
+            for &n in *pieces {
+                even.push(batch(from, n), &mut out).unwrap();
+                from += n;
+            }
+            even.flush(&mut out).unwrap();
+            assert!(even.is_empty(), "{name}");
+            let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
+            assert_eq!(sizes, [4, 4, 4, 3], "{name}");
+            let all = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
+            assert_eq!(all, want, "{name}");
+        }
+    }
+}

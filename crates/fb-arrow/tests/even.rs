@@ -1,0 +1,190 @@
+//! An export is the same file, byte for byte, for any number of threads
+//! and any way of feeding the same rows: record batches of exactly
+//! `batch_rows` rows (the last fewer), Parquet row groups that end at the
+//! same rows (`Batching::Even`, the default).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use arrow_array::RecordBatch;
+use fb_arrow::{ArrowSink, BatchWriter, Batching, IpcFile, ParquetFile};
+use fb_join::{Options, Pipeline, Source};
+use fb_writer::synth::{generate, GenConfig, Limit, Problem};
+
+fn generated(problem: Problem, events: u64, per_message: usize, seed: u64) -> Vec<u8> {
+    let config = GenConfig {
+        problem,
+        limit: Limit::Events(events),
+        events_per_message: per_message,
+        seed,
+        ..GenConfig::default()
+    };
+    let mut bytes = Vec::new();
+    generate(&config, &mut bytes).expect("a generated log");
+    bytes
+}
+
+/// How the inputs are fed.
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    /// Each with its own `Pipeline::feed`.
+    Feeds,
+    /// One session, each input a reader.
+    Session,
+}
+
+/// What a pipeline on `threads` threads writes of `inputs`, fed as `way`
+/// says, through `writer`, in batches of `batch_rows`.
+fn export<B: BatchWriter + Send>(
+    inputs: &[Vec<u8>],
+    threads: usize,
+    way: Way,
+    writer: B,
+    batch_rows: usize,
+) -> B::Output {
+    let sink = ArrowSink::new(writer, batch_rows);
+    let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
+    let start = fb_format::Position::START;
+    match way {
+        Way::Feeds => {
+            for input in inputs {
+                pipeline
+                    .feed(Source::Slice(input), start, &|| false, &mut |_| {})
+                    .unwrap();
+            }
+        }
+        Way::Session => {
+            pipeline
+                .session(|session| {
+                    for input in inputs {
+                        session.begin_input().unwrap();
+                        let source = Source::Stream(Box::new(std::io::Cursor::new(input.clone())));
+                        session.feed(source, start, &|| false, &mut |_| {}).unwrap();
+                    }
+                })
+                .unwrap();
+        }
+    }
+    pipeline.finish().1.finish().unwrap()
+}
+
+fn ipc_batches(file: &[u8]) -> Vec<RecordBatch> {
+    arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(file), None)
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn row_groups(file: Vec<u8>) -> Vec<i64> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
+    let groups = reader.metadata().row_groups().iter();
+    groups.map(|g| g.num_rows()).collect()
+}
+
+/// The inputs of each case: larger than a worker's chunk of messages
+/// (1 MiB), so that several threads hand over pieces of batches; messages
+/// of one event and of many.
+fn cases() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    vec![
+        (
+            "cb, one event a message",
+            vec![generated(Problem::Cb, 6_000, 1, 1)],
+        ),
+        (
+            "ccb, 37 events a message",
+            vec![generated(Problem::Ccb, 3_000, 37, 2)],
+        ),
+        (
+            "three logs of a folder",
+            vec![
+                generated(Problem::Cb, 2_500, 1, 3),
+                generated(Problem::Slates, 333, 5, 4),
+                generated(Problem::Ccb, 2_000, 7, 5),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn ipc_files_are_the_same_at_any_thread_count() {
+    const BATCH: usize = 1_000;
+    for (name, inputs) in cases() {
+        let want = export(
+            &inputs,
+            1,
+            Way::Feeds,
+            IpcFile::new(Vec::new()).unwrap(),
+            BATCH,
+        );
+        let batches = ipc_batches(&want);
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert!(rows > 2 * BATCH, "{name}: {rows} rows");
+        let (last, whole) = batches.split_last().unwrap();
+        assert!(whole.iter().all(|b| b.num_rows() == BATCH), "{name}");
+        assert!(last.num_rows() <= BATCH && last.num_rows() > 0, "{name}");
+        // As the pipeline hands them over, batches end at every input's end
+        // on one thread and at every worker's chunk on several.
+        let as_handed = |threads| {
+            let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), BATCH)
+                .with_batching(Batching::AsHanded);
+            let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
+            for input in &inputs {
+                let source = Source::Slice(input);
+                pipeline
+                    .feed(source, fb_format::Position::START, &|| false, &mut |_| {})
+                    .unwrap();
+            }
+            let batches = ipc_batches(&pipeline.finish().1.finish().unwrap());
+            batches
+                .iter()
+                .map(RecordBatch::num_rows)
+                .collect::<Vec<_>>()
+        };
+        let even: Vec<usize> = batches.iter().map(RecordBatch::num_rows).collect();
+        assert_ne!(as_handed(3), even, "{name}: pieces on threads");
+        for threads in [1, 2, 3] {
+            for way in [Way::Feeds, Way::Session] {
+                let got = export(
+                    &inputs,
+                    threads,
+                    way,
+                    IpcFile::new(Vec::new()).unwrap(),
+                    BATCH,
+                );
+                assert!(got == want, "{name}: {threads} threads, {way:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn parquet_row_groups_end_at_the_same_rows_at_any_thread_count() {
+    const BATCH: usize = 500;
+    // Row groups end on bytes long before rows.
+    let writer = || ParquetFile::with_limits(Vec::new(), 1 << 20, 300 << 10).unwrap();
+    for (name, inputs) in cases() {
+        let want = export(&inputs, 1, Way::Feeds, writer(), BATCH);
+        let groups = row_groups(want.clone());
+        assert!(groups.len() > 2, "{name}: {groups:?}");
+        let last = groups.last().unwrap();
+        assert!(groups
+            .iter()
+            .all(|n| (*n as usize).is_multiple_of(BATCH) || n == last));
+        for threads in [2, 3] {
+            for way in [Way::Feeds, Way::Session] {
+                let got = export(&inputs, threads, way, writer(), BATCH);
+                assert_eq!(
+                    row_groups(got.clone()),
+                    groups,
+                    "{name}: {threads} threads, {way:?}"
+                );
+                assert!(got == want, "{name}: {threads} threads, {way:?}");
+            }
+        }
+    }
+}
