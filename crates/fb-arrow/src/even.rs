@@ -51,7 +51,7 @@ impl Even {
     pub(crate) fn push(
         &mut self,
         mut batch: RecordBatch,
-        out: &mut impl FnMut(RecordBatch) -> Result<(), Error>,
+        out: &mut impl FnMut(Pieces) -> Result<(), Error>,
     ) -> Result<(), Error> {
         while batch.num_rows() > 0 {
             let bytes = arrow_bytes(&batch);
@@ -86,31 +86,62 @@ impl Even {
     /// Hands `out` the rows waiting as one batch (the last, shorter one).
     pub(crate) fn flush(
         &mut self,
-        out: &mut impl FnMut(RecordBatch) -> Result<(), Error>,
+        out: &mut impl FnMut(Pieces) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let batch = match (self.pending.len(), self.sliced) {
-            (0, _) => return Ok(()),
-            (1, false) => self.pending.pop(),
-            _ => {
-                // One piece alone is copied with an empty one: `concat`
-                // hands a single array back as it is.
-                if let [one] = self.pending.as_slice() {
-                    let empty = one.slice(0, 0);
-                    self.pending.push(empty);
-                }
-                let schema = self.pending.first().map(|b| b.schema());
-                let joined = schema
-                    .map(|s| arrow_select::concat::concat_batches(&s, &self.pending))
-                    .transpose()?;
-                self.pending.clear();
-                joined
-            }
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pieces = Pieces {
+            pieces: std::mem::take(&mut self.pending),
+            sliced: self.sliced,
         };
         (self.pending_rows, self.pending_bytes, self.sliced) = (0, 0, false);
-        match batch {
-            Some(batch) => out(batch),
-            None => Ok(()),
+        out(pieces)
+    }
+}
+
+/// The rows of one record batch, in the pieces they were handed over in:
+/// joined into one batch where they are written
+/// ([`crate::BatchWriter::write_pieces`]), which may be another thread.
+pub struct Pieces {
+    pieces: Vec<RecordBatch>,
+    /// Whether a piece is a slice of a larger batch (see [`Even`]).
+    sliced: bool,
+}
+
+impl Pieces {
+    /// One whole batch.
+    pub fn one(batch: RecordBatch) -> Self {
+        Self {
+            pieces: vec![batch],
+            sliced: false,
         }
+    }
+
+    /// Rows in all the pieces.
+    pub fn rows(&self) -> usize {
+        self.pieces.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// The rows as one batch: a whole batch as it is, pieces copied into
+    /// new buffers (a slice too, so that a batch is the same bytes in a
+    /// writer however its rows were cut).
+    pub fn join(mut self) -> Result<RecordBatch, Error> {
+        if let ([one], false) = (self.pieces.as_slice(), self.sliced) {
+            return Ok(one.clone());
+        }
+        // `concat` hands a single array back as it is: one piece is
+        // copied with an empty one.
+        if let [one] = self.pieces.as_slice() {
+            let empty = one.slice(0, 0);
+            self.pieces.push(empty);
+        }
+        let Some(schema) = self.pieces.first().map(|b| b.schema()) else {
+            return Err(
+                arrow_schema::ArrowError::InvalidArgumentError("no rows to join".into()).into(),
+            );
+        };
+        Ok(arrow_select::concat::concat_batches(&schema, &self.pieces)?)
     }
 }
 
@@ -146,8 +177,8 @@ mod tests {
         for (name, pieces) in cases {
             let mut even = Even::new(4);
             let mut got = Vec::new();
-            let mut out = |b: RecordBatch| {
-                got.push(b);
+            let mut out = |p: Pieces| {
+                got.push(p.join()?);
                 Ok(())
             };
             let mut from = 0;

@@ -36,6 +36,7 @@ mod columns;
 mod error;
 mod even;
 mod lanes;
+mod offload;
 mod partition;
 mod prepare;
 mod rows;
@@ -46,6 +47,8 @@ mod writers;
 
 pub use columns::Columns;
 pub use error::Error;
+pub use even::Pieces;
+pub use offload::Offload;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};

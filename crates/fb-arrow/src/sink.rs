@@ -95,7 +95,7 @@ impl<B: BatchWriter> ArrowSink<B> {
         self.write_carry()?;
         if let Some(even) = &mut self.even {
             let writer = &mut self.writer;
-            even.flush(&mut |batch| writer.write(&batch))?;
+            even.flush(&mut |pieces| writer.write_pieces(pieces))?;
         }
         self.writer.finish()
     }
@@ -107,7 +107,7 @@ impl<B: BatchWriter> ArrowSink<B> {
         };
         let batch = carry.finish()?;
         let writer = &mut self.writer;
-        even.push(batch, &mut |batch| writer.write(&batch))?;
+        even.push(batch, &mut |pieces| writer.write_pieces(pieces))?;
         self.spare_rows = Some(carry);
         Ok(())
     }
@@ -137,7 +137,7 @@ impl<B: BatchWriter> ArrowSink<B> {
         let batch = rows.finish()?;
         if let Some(even) = &mut self.even {
             let writer = &mut self.writer;
-            even.push(batch, &mut |batch| writer.write(&batch))?;
+            even.push(batch, &mut |pieces| writer.write_pieces(pieces))?;
         }
         Ok(())
     }

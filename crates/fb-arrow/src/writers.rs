@@ -6,6 +6,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 
 use crate::error::Error;
+use crate::even::Pieces;
 use crate::lanes::LaneWriter;
 use crate::schema::schema;
 
@@ -16,6 +17,13 @@ pub trait BatchWriter {
 
     /// Writes one batch.
     fn write(&mut self, batch: &RecordBatch) -> Result<(), Error>;
+
+    /// Writes the rows of `pieces` as one batch: joined (copied) here by
+    /// default; a writer on a thread of its own ([`crate::Offload`])
+    /// joins them there.
+    fn write_pieces(&mut self, pieces: Pieces) -> Result<(), Error> {
+        self.write(&pieces.join()?)
+    }
 
     /// Told that every batch of an input has been written
     /// ([`fb_join::Sink::input_done`]). Nothing by default: a file is the

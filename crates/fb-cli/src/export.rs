@@ -145,16 +145,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let schema = columns.schema();
     let rows = if to_stdout {
         let ipc = IpcStream::with_schema(&mut out, &schema).map_err(failed)?;
-        export(args, global, &inputs, ipc, columns, &target)?
+        export_aside(args, global, &inputs, ipc, columns, &target)?
     } else if args.format == Some(Format::Arrow) {
         let ipc = IpcFile::with_schema(&mut out, &schema).map_err(failed)?;
-        export(args, global, &inputs, ipc, columns, &target)?
+        export_aside(args, global, &inputs, ipc, columns, &target)?
     } else {
         let rows = args.row_group_rows;
         let parquet = ParquetFile::with_schema(&mut out, rows, fb_arrow::ROW_GROUP_BYTES, schema)
             .and_then(|p| p.encoding_threads(encoding_threads(args)))
             .map_err(failed)?;
-        export(args, global, &inputs, parquet, columns, &target)?
+        export_aside(args, global, &inputs, parquet, columns, &target)?
     };
     let (rows, report) = rows;
     crate::say::conclude(out, report.failed() && !args.recover, rows)?;
@@ -242,6 +242,41 @@ fn columns(args: &Args) -> Result<fb_arrow::Columns, Error> {
     Ok(columns)
 }
 
+/// As [`export`], with `writer` on a thread of its own where several
+/// threads join ([`fb_arrow::Offload`]): the thread that takes their
+/// batches in order then only hands them on. One thread, and
+/// `--no-caches` (the plain path), write on the caller's thread; the file
+/// is the same bytes.
+fn export_aside<B>(
+    args: &Args,
+    global: &Global,
+    inputs: &[fb_run::input::Input],
+    writer: B,
+    columns: fb_arrow::Columns,
+    target: &str,
+) -> Result<(u64, fb_run::report::RunReport), Error>
+where
+    B: BatchWriter + Send,
+    B::Output: Send,
+{
+    if join_threads(args) < 2 || args.join.no_caches {
+        return export(args, global, inputs, writer, columns, target);
+    }
+    std::thread::scope(|scope| {
+        let writer = fb_arrow::Offload::new(scope, writer)
+            .map_err(|e| Error::Msg(format!("{target}: {e}")))?;
+        export(args, global, inputs, writer, columns, target)
+    })
+}
+
+/// Threads that join: one to recover.
+fn join_threads(args: &Args) -> usize {
+    match args.recover {
+        true => 1,
+        false => args.threads.unwrap_or_else(default_threads),
+    }
+}
+
 /// Runs the pipeline into `writer` and closes it.
 fn export<B: BatchWriter + Send>(
     args: &Args,
@@ -253,10 +288,7 @@ fn export<B: BatchWriter + Send>(
 ) -> Result<(u64, fb_run::report::RunReport), Error> {
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
-    let threads = match args.recover {
-        true => 1,
-        false => args.threads.unwrap_or_else(default_threads),
-    };
+    let threads = join_threads(args);
     let filter = args.filter.filter()?;
     let sink = ArrowSink::new(writer, args.batch_rows).with_columns(columns);
     let mut pipeline = Pipeline::new(opts, fb_run::drive::keeper(&filter), sink, threads);
