@@ -43,7 +43,7 @@ impl Progress {
             .and_then(|ms| ms.parse().ok())
             .map_or(Duration::from_secs(1), Duration::from_millis);
         Self {
-            enabled: !quiet && std::io::stderr().is_terminal(),
+            enabled: Self::draws(quiet),
             start: Instant::now(),
             total,
             bar: None,
@@ -54,6 +54,11 @@ impl Progress {
             looked_at: 0,
             after,
         }
+    }
+
+    /// Whether a bar is drawn at all: on a terminal, unless `quiet`.
+    pub fn draws(quiet: bool) -> bool {
+        !quiet && std::io::stderr().is_terminal()
     }
 
     /// [`Progress::new`] for callers that add seldom (per megabyte written,

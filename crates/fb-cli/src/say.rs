@@ -72,6 +72,11 @@ impl Observer for Voice {
         }
     }
 
+    fn wants_total(&self) -> bool {
+        // Only a bar drawn on a terminal shows it.
+        crate::progress::Progress::draws(self.quiet)
+    }
+
     fn start(&mut self, total: Option<u64>) {
         self.progress = Some(match self.coarse {
             true => Progress::coarse(total, self.quiet),

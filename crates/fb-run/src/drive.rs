@@ -29,6 +29,11 @@ pub trait Readable {
     fn size(&self) -> Option<u64>;
     /// Its bytes from the first.
     fn open(&self) -> Result<Box<dyn Read + Send>, Error>;
+    /// Its bytes from the first, and its size when it was opened, if
+    /// known: for a file, asked of the open file (see [`input::open`]).
+    fn open_sized(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
+        Ok((self.open()?, self.size()))
+    }
 }
 
 impl Readable for Input {
@@ -49,6 +54,11 @@ impl Readable for Input {
 
     fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
         Ok(input::open(self)?.reader)
+    }
+
+    fn open_sized(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
+        let opened = input::open(self)?;
+        Ok((opened.reader, opened.size))
     }
 }
 
@@ -144,7 +154,10 @@ where
     S: fb_join::Sink + Send,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let total = inputs.iter().map(Readable::size).sum::<Option<u64>>();
+    let total = match observer.wants_total() {
+        true => inputs.iter().map(Readable::size).sum::<Option<u64>>(),
+        false => None,
+    };
     observer.start(total);
     let result = match inputs.len() > 1 && !drive.recover && pipeline.threads() > 1 {
         true => {
@@ -283,12 +296,18 @@ fn feed_one(
     }
     let name = input.name();
     pipeline.begin(name.clone(), report, drive.target)?;
-    let size = input.size();
     let mut told = Told::default();
     let fail = |e: fb_join::Error| Stop::Failed(Error::joining(drive.target, e));
     let map = match (drive.maps, input.path()) {
         (Maps::WhereSafe, Some(path)) if pipeline.maps() => mapped::Mapped::open(path),
         _ => None,
+    };
+    // The size before reading, to tell a cut after (`shrank`): asked now
+    // where the input is mapped, recovered or read by its index; a plain
+    // read asks the file it opens.
+    let mut size = match drive.recover || map.is_some() || drive.window.is_some() {
+        true => input.size(),
+        false => None,
     };
     if drive.recover {
         recover_one(input, map, pipeline, drive, report, observer)?;
@@ -380,7 +399,8 @@ fn feed_one(
     let (stream, start) = match resume {
         Some(resume) => resume,
         None => {
-            let mut reader = input.open()?;
+            let (mut reader, opened) = input.open_sized()?;
+            size = size.or(opened);
             let mut first = Vec::with_capacity(4);
             (&mut reader)
                 .take(4)
@@ -402,6 +422,11 @@ fn feed_one(
         return Err(Stop::Cancelled);
     }
     framing(report, &name, &mut fed, observer, drive)?;
+    if matches!(size, Some(before) if fed.offset >= before) && !mapped::tripped() {
+        // Every byte it had when opened was read: nothing was cut from
+        // what there was to read, whatever its size now.
+        return Ok(());
+    }
     shrank(input, size, report, observer, drive)
 }
 

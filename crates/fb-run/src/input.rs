@@ -316,13 +316,19 @@ pub struct Opened {
     pub reader: Box<dyn Read + Send>,
     /// What its first bytes say. The reader still yields every byte.
     pub head: Head,
+    /// Its size when opened, for a file (of the open file: one `fstat`,
+    /// not a look-up of its path).
+    pub size: Option<u64>,
 }
 
 /// Opens `input` and looks at its first 4 bytes.
 pub fn open(input: &Input) -> Result<Opened, String> {
-    let mut reader: Box<dyn Read + Send> = match input {
-        Input::Stdin => Box::new(io::stdin()),
-        Input::File(path) => Box::new(open_file(path)?),
+    let (mut reader, size): (Box<dyn Read + Send>, _) = match input {
+        Input::Stdin => (Box::new(io::stdin()), None),
+        Input::File(path) => {
+            let (file, size) = open_file(path)?;
+            (Box::new(file), Some(size))
+        }
         Input::Other(name) => return Err(format!("{name}: read by its owner, not opened here")),
     };
     let mut head = Vec::with_capacity(4);
@@ -334,17 +340,33 @@ pub fn open(input: &Input) -> Result<Opened, String> {
     Ok(Opened {
         reader: Box::new(io::Cursor::new(head).chain(reader)),
         head: kind,
+        size,
     })
 }
 
-fn open_file(path: &Path) -> Result<File, String> {
-    if path.is_dir() {
-        return Err(format!(
+/// The file at `path` and its size, asked of the open file: a folder of
+/// many small files costs two system calls a file here, not a `stat` of
+/// its path for each question.
+fn open_file(path: &Path) -> Result<(File, u64), String> {
+    let is_dir = || {
+        format!(
             "{} is a directory: give the log files in it",
             path.display()
-        ));
+        )
+    };
+    let file = match File::open(path) {
+        Ok(file) => file,
+        // Where a directory cannot be opened as a file.
+        Err(_) if path.is_dir() => return Err(is_dir()),
+        Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    if meta.is_dir() {
+        return Err(is_dir());
     }
-    File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+    Ok((file, meta.len()))
 }
 
 #[cfg(test)]
@@ -374,5 +396,30 @@ mod tests {
             };
             assert!(why.contains("fb repair"), "{name}: {why}");
         }
+    }
+
+    /// A file opened says its size (asked of the open file); a folder
+    /// named as a file is refused with what to do; a missing file says
+    /// it cannot be opened.
+    #[test]
+    fn opening_gives_the_size_or_says_why_not() {
+        let dir = std::env::temp_dir().join(format!("fb-input-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("log.fb");
+        std::fs::write(&file, b"VWFB and more").unwrap();
+        let opened = super::open(&super::Input::File(file.clone())).unwrap();
+        assert_eq!(opened.size, Some(13));
+        assert_eq!(opened.head, Head::Magic);
+        let cases = [
+            (dir.clone(), "is a directory: give the log files in it"),
+            (dir.join("missing.fb"), "cannot open"),
+        ];
+        for (path, want) in cases {
+            let err = super::open(&super::Input::File(path.clone()))
+                .err()
+                .unwrap();
+            assert!(err.contains(want), "{}: {err}", path.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -87,7 +87,14 @@ pub trait Observer {
         let _ = note;
     }
 
-    /// Work starts on `total` bytes (when known).
+    /// Whether [`Observer::start`] wants the total: adding it up costs a
+    /// `stat` of every input, which a folder of thousands of small files
+    /// feels.
+    fn wants_total(&self) -> bool {
+        true
+    }
+
+    /// Work starts on `total` bytes (when known, and wanted).
     fn start(&mut self, total: Option<u64>) {
         let _ = total;
     }
