@@ -192,6 +192,7 @@ where
         let mut fed = FeedReport::default();
         let mut events = 0u64;
         let kept_before = self.kept;
+        let mut failed = None;
         loop {
             if stop() {
                 fed.stopped_at = Some(reader.at());
@@ -210,7 +211,6 @@ where
             fed.kinds.add(msg.kind);
             let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
             let sink = &mut self.sink;
-            let mut failed = None;
             self.joiner.push_each(&msg, |ev| {
                 events += 1;
                 if !keep(ev) {
@@ -218,21 +218,17 @@ where
                     return;
                 }
                 *kept += 1;
-                if failed.is_some() {
-                    return;
-                }
                 maker.add(&mut batch, ev);
                 // Handed over as soon as full, inside a message too: a
                 // message of many events then makes no batch longer than
                 // the sink asked for (Arrow's even batches stay uncopied).
+                // After a failed take the message's events still go to
+                // the batch; the feed ends with the error after it.
                 if maker.full(&batch) {
-                    match sink.take(&mut batch) {
-                        Ok(()) => maker.clear(&mut batch),
-                        Err(e) => failed = Some(e),
-                    }
+                    hand_over(sink, &mut maker, &mut batch, &mut failed);
                 }
             });
-            if let Some(e) = failed {
+            if let Some(e) = failed.take() {
                 return Err(e);
             }
             let end = msg.offset + msg.len as u64;
@@ -249,6 +245,24 @@ where
         }
         fed.offset = reader.at().offset;
         Ok(fed)
+    }
+}
+
+/// Hands a full batch of the one-thread loop to the sink, keeping the
+/// first error. Out of line: once a batch, not once an event.
+#[cold]
+#[inline(never)]
+fn hand_over<S: Sink>(
+    sink: &mut S,
+    maker: &mut S::Maker,
+    batch: &mut S::Batch,
+    failed: &mut Option<Error>,
+) {
+    match sink.take(batch) {
+        Ok(()) => maker.clear(batch),
+        Err(e) => {
+            failed.get_or_insert(e);
+        }
     }
 }
 
