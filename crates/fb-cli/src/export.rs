@@ -143,18 +143,25 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let target = out.target().to_string();
     let failed = |e: fb_arrow::Error| Error::Msg(format!("{target}: {e}"));
     let schema = columns.schema();
+    let job = Job {
+        args,
+        global,
+        inputs: &inputs,
+        columns,
+        target: &target,
+    };
     let rows = if to_stdout {
         let ipc = IpcStream::with_schema(&mut out, &schema).map_err(failed)?;
-        export_aside(args, global, &inputs, ipc, columns, &target)?
+        export_aside(job, ipc)?
     } else if args.format == Some(Format::Arrow) {
         let ipc = IpcFile::with_schema(&mut out, &schema).map_err(failed)?;
-        export_aside(args, global, &inputs, ipc, columns, &target)?
+        export_aside(job, ipc)?
     } else {
         let rows = args.row_group_rows;
         let parquet = ParquetFile::with_schema(&mut out, rows, fb_arrow::ROW_GROUP_BYTES, schema)
             .and_then(|p| p.encoding_threads(encoding_threads(args)))
             .map_err(failed)?;
-        export_aside(args, global, &inputs, parquet, columns, &target)?
+        export_aside(job, parquet)?
     };
     let (rows, report) = rows;
     crate::say::conclude(out, report.failed() && !args.recover, rows)?;
@@ -193,7 +200,14 @@ fn partitioned(
         fb_run::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
     let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows)
         .encoding_threads(encoding_threads(args));
-    let (rows, report) = export(args, global, inputs, writer, columns, &target)?;
+    let job = Job {
+        args,
+        global,
+        inputs,
+        columns,
+        target: &target,
+    };
+    let (rows, report) = export(job, writer)?;
     if report.failed() && !args.recover {
         if rows == 0 {
             return Ok(crate::say::exit_code(&report));
@@ -242,30 +256,32 @@ fn columns(args: &Args) -> Result<fb_arrow::Columns, Error> {
     Ok(columns)
 }
 
+/// What an export runs on, besides its writer.
+struct Job<'a> {
+    args: &'a Args,
+    global: &'a Global,
+    inputs: &'a [fb_run::input::Input],
+    columns: fb_arrow::Columns,
+    target: &'a str,
+}
+
 /// As [`export`], with `writer` on a thread of its own where several
 /// threads join ([`fb_arrow::Offload`]): the thread that takes their
 /// batches in order then only hands them on. One thread, and
 /// `--no-caches` (the plain path), write on the caller's thread; the file
 /// is the same bytes.
-fn export_aside<B>(
-    args: &Args,
-    global: &Global,
-    inputs: &[fb_run::input::Input],
-    writer: B,
-    columns: fb_arrow::Columns,
-    target: &str,
-) -> Result<(u64, fb_run::report::RunReport), Error>
+fn export_aside<B>(job: Job<'_>, writer: B) -> Result<(u64, fb_run::report::RunReport), Error>
 where
     B: BatchWriter + Send,
     B::Output: Send,
 {
-    if join_threads(args) < 2 || args.join.no_caches {
-        return export(args, global, inputs, writer, columns, target);
+    if join_threads(job.args) < 2 || job.args.join.no_caches {
+        return export(job, writer);
     }
     std::thread::scope(|scope| {
         let writer = fb_arrow::Offload::new(scope, writer)
-            .map_err(|e| Error::Msg(format!("{target}: {e}")))?;
-        export(args, global, inputs, writer, columns, target)
+            .map_err(|e| Error::Msg(format!("{}: {e}", job.target)))?;
+        export(job, writer)
     })
 }
 
@@ -279,13 +295,16 @@ fn join_threads(args: &Args) -> usize {
 
 /// Runs the pipeline into `writer` and closes it.
 fn export<B: BatchWriter + Send>(
-    args: &Args,
-    global: &Global,
-    inputs: &[fb_run::input::Input],
+    job: Job<'_>,
     writer: B,
-    columns: fb_arrow::Columns,
-    target: &str,
 ) -> Result<(u64, fb_run::report::RunReport), Error> {
+    let Job {
+        args,
+        global,
+        inputs,
+        columns,
+        target,
+    } = job;
     let mut opts = args.join.options();
     opts.only = args.filter.only.clone();
     let threads = join_threads(args);
