@@ -46,10 +46,10 @@ fn closed() -> fb_arrow::Error {
 }
 
 /// Gathers the pipeline's batches into batches of `batch_rows` rows or
-/// more, each ending where a pipeline batch ends (at a message boundary)
-/// or at the end of an input. One joining thread already hands over such
-/// batches; several hand over one per chunk of messages a worker joined,
-/// far smaller.
+/// more, each ending where a pipeline batch ends or at the end of an
+/// input. One joining thread already hands over batches of exactly
+/// `batch_rows`; several hand over one per chunk of messages a worker
+/// joined, far smaller.
 struct Gather {
     tx: SyncSender<Item>,
     batch_rows: usize,
