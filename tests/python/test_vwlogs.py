@@ -546,6 +546,17 @@ def test_batch_rows_holds_with_several_threads(tmp_path):
     assert per_log in ends
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_thread_cuts_batches_inside_a_message(threads):
+    # The reference's 100 CCB decisions are one message: one thread hands
+    # over exactly batch_rows rows at a time, inside it too; on several,
+    # a batch ends where a chunk of messages does.
+    log = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
+    rows = [b.num_rows for b in vwlogs.read(log, batch_rows=7, threads=threads)]
+    assert sum(rows) == 100
+    assert rows == ([7] * 14 + [2] if threads == 1 else [100])
+
+
 def batch_ends(batches):
     """The cumulative row count at the end of each batch."""
     end, ends = 0, []
