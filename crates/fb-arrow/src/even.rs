@@ -9,7 +9,7 @@
 use arrow_array::RecordBatch;
 
 use crate::error::Error;
-use crate::writers::arrow_bytes;
+use crate::row_bytes::arrow_bytes;
 
 /// Most Arrow bytes gathered into one batch: half of what the 32-bit
 /// offsets of its texts and lists address, as [`crate::Rows::full`]

@@ -39,6 +39,7 @@ mod lanes;
 mod offload;
 mod partition;
 mod prepare;
+mod row_bytes;
 mod rows;
 mod schema;
 mod sink;
