@@ -32,7 +32,10 @@ const GATHER_BYTES: usize = 1 << 30;
 
 /// What the joining thread sends.
 enum Item {
-    Batch(RecordBatch),
+    /// The pieces of one batch, joined (copied into one) by the consumer's
+    /// thread, which waits for the next batch meanwhile: the joining
+    /// thread, which also reads and frames the input, does not copy.
+    Batch(Vec<RecordBatch>),
     /// The end: how the run went, and the events skipped, by reason.
     Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>),
 }
@@ -83,16 +86,14 @@ impl Gather {
         Ok(())
     }
 
-    /// Sends what was gathered, as one batch.
+    /// Sends what was gathered, as the pieces of one batch.
     fn flush(&mut self) -> Result<(), fb_arrow::Error> {
-        let batch = match self.pending.as_slice() {
-            [] => return Ok(()),
-            [one] => one.clone(),
-            many => arrow_select::concat::concat_batches(&many[0].schema(), many)?,
-        };
-        self.pending.clear();
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pieces = std::mem::take(&mut self.pending);
         (self.rows, self.bytes) = (0, 0);
-        self.tx.send(Item::Batch(batch)).map_err(|_| closed())
+        self.tx.send(Item::Batch(pieces)).map_err(|_| closed())
     }
 }
 
@@ -272,12 +273,23 @@ impl Iterator for Batches {
             Ok(item) => item,
             Err(err) => return self.interrupted(err),
         };
+        if let Some(Item::Batch(pieces)) = item {
+            // Joined before the outcome's lock is taken.
+            let joined = match pieces.as_slice() {
+                [one] => Ok(one.clone()),
+                many => {
+                    let schema = many.first().map_or(self.schema.clone(), |b| b.schema());
+                    arrow_select::concat::concat_batches(&schema, many)
+                }
+            };
+            if let Ok(b) = &joined {
+                lock(&self.outcome).rows += b.num_rows() as u64;
+            }
+            return Some(joined);
+        }
         let mut outcome = lock(&self.outcome);
         match item {
-            Some(Item::Batch(b)) => {
-                outcome.rows += b.num_rows() as u64;
-                Some(Ok(b))
-            }
+            Some(Item::Batch(_)) => None,
             Some(Item::Done(report, stop, skipped)) => {
                 self.rx = None;
                 outcome.report = Some(*report);
