@@ -71,9 +71,12 @@ impl Readable for Cancellably<'_> {
         None
     }
 
-    fn open(&self) -> Result<Box<dyn Read + Send>, fb_run::Error> {
+    fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), fb_run::Error> {
         let reader = self.src.open().map_err(fb_run::Error::Msg)?;
-        Ok(Box::new(Cancellable::new(reader, self.cancel.clone())))
+        Ok((
+            Box::new(Cancellable::new(reader, self.cancel.clone())),
+            None,
+        ))
     }
 }
 

@@ -27,13 +27,9 @@ pub trait Readable {
     fn path(&self) -> Option<&Path>;
     /// Its size in bytes, when known.
     fn size(&self) -> Option<u64>;
-    /// Its bytes from the first.
-    fn open(&self) -> Result<Box<dyn Read + Send>, Error>;
     /// Its bytes from the first, and its size when it was opened, if
     /// known: for a file, asked of the open file (see [`input::open`]).
-    fn open_sized(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
-        Ok((self.open()?, self.size()))
-    }
+    fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error>;
 }
 
 impl Readable for Input {
@@ -52,11 +48,7 @@ impl Readable for Input {
         self.len()
     }
 
-    fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
-        Ok(input::open(self)?.reader)
-    }
-
-    fn open_sized(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
+    fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
         let opened = input::open(self)?;
         Ok((opened.reader, opened.size))
     }
@@ -399,7 +391,7 @@ fn feed_one(
     let (stream, start) = match resume {
         Some(resume) => resume,
         None => {
-            let (mut reader, opened) = input.open_sized()?;
+            let (mut reader, opened) = input.open()?;
             size = size.or(opened);
             let mut first = Vec::with_capacity(4);
             (&mut reader)
@@ -613,6 +605,7 @@ fn recover_one(
             let mut whole = Vec::new();
             input
                 .open()?
+                .0
                 .read_to_end(&mut whole)
                 .map_err(|e| match (drive.cancel)() {
                     true => Stop::Cancelled,
