@@ -112,15 +112,15 @@ pub struct Pieces {
 impl Pieces {
     /// One whole batch.
     pub fn one(batch: RecordBatch) -> Self {
-        Self {
-            pieces: vec![batch],
-            sliced: false,
-        }
+        Self::whole(vec![batch])
     }
 
-    /// Rows in all the pieces.
-    pub fn rows(&self) -> usize {
-        self.pieces.iter().map(RecordBatch::num_rows).sum()
+    /// Whole batches whose rows make one, in order.
+    pub fn whole(batches: Vec<RecordBatch>) -> Self {
+        Self {
+            pieces: batches,
+            sliced: false,
+        }
     }
 
     /// The rows as one batch: a whole batch as it is, pieces copied into

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use fb_arrow::{ArrowSink, BatchWriter, Batching};
+use fb_arrow::{ArrowSink, BatchWriter, Batching, Pieces};
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::report::RunReport;
 use pyo3::prelude::*;
@@ -35,7 +35,7 @@ enum Item {
     /// The pieces of one batch, joined (copied into one) by the consumer's
     /// thread, which waits for the next batch meanwhile: the joining
     /// thread, which also reads and frames the input, does not copy.
-    Batch(Vec<RecordBatch>),
+    Batch(Pieces),
     /// The end: how the run went, and the events skipped, by reason.
     Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>),
 }
@@ -91,7 +91,7 @@ impl Gather {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let pieces = std::mem::take(&mut self.pending);
+        let pieces = Pieces::whole(std::mem::take(&mut self.pending));
         (self.rows, self.bytes) = (0, 0);
         self.tx.send(Item::Batch(pieces)).map_err(|_| closed())
     }
@@ -275,13 +275,10 @@ impl Iterator for Batches {
         };
         if let Some(Item::Batch(pieces)) = item {
             // Joined before the outcome's lock is taken.
-            let joined = match pieces.as_slice() {
-                [one] => Ok(one.clone()),
-                many => {
-                    let schema = many.first().map_or(self.schema.clone(), |b| b.schema());
-                    arrow_select::concat::concat_batches(&schema, many)
-                }
-            };
+            let joined = pieces.join().map_err(|e| match e {
+                fb_arrow::Error::Arrow(e) => e,
+                other => ArrowError::ExternalError(Box::new(other)),
+            });
             if let Ok(b) = &joined {
                 lock(&self.outcome).rows += b.num_rows() as u64;
             }
