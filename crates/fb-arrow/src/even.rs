@@ -106,7 +106,7 @@ impl Even {
 pub struct Pieces {
     pieces: Vec<RecordBatch>,
     /// Whether a piece is a slice of a larger batch (see [`Even`]).
-    sliced: bool,
+    pub(crate) sliced: bool,
 }
 
 impl Pieces {
@@ -121,6 +121,11 @@ impl Pieces {
             pieces: batches,
             sliced: false,
         }
+    }
+
+    /// The pieces, in order (slices of batches among them).
+    pub(crate) fn batches(&self) -> &[RecordBatch] {
+        &self.pieces
     }
 
     /// The rows as one batch: a whole batch as it is, pieces copied into

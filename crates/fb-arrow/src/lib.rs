@@ -35,6 +35,8 @@
 mod columns;
 mod error;
 mod even;
+mod ipc;
+mod ipc_body;
 mod lanes;
 mod offload;
 mod partition;
@@ -49,11 +51,10 @@ mod writers;
 pub use columns::Columns;
 pub use error::Error;
 pub use even::Pieces;
+pub use ipc::{IpcEncoding, IpcFile, IpcStream};
 pub use offload::Offload;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
 pub use sink::{ArrowSink, Batching, RowMaker};
-pub use writers::{
-    BatchWriter, IpcFile, IpcStream, ParquetFile, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES,
-};
+pub use writers::{BatchWriter, ParquetFile, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES};

@@ -236,7 +236,7 @@ fn write_error(e: Error) -> fb_join::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::writers::IpcStream;
+    use crate::ipc::IpcStream;
     use fb_join::Sink as _;
 
     /// One thread's rows outlive their input: the next input starts in

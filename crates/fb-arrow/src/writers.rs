@@ -1,5 +1,5 @@
-//! Where finished batches go: Arrow IPC files and streams, and Parquet
-//! files with bounded row groups.
+//! Where finished batches go, and Parquet files with bounded row groups
+//! (Arrow IPC files and streams are in `ipc.rs`).
 
 use std::io::Write;
 
@@ -37,50 +37,6 @@ pub trait BatchWriter {
     /// output back.
     fn finish(self) -> Result<Self::Output, Error>;
 }
-
-/// The Arrow IPC writers, file and stream, as [`BatchWriter`]s.
-macro_rules! ipc {
-    ($(#[$doc:meta])* $name:ident, $writer:ident) => {
-        $(#[$doc])*
-        pub struct $name<W: Write>(arrow_ipc::writer::$writer<W>);
-
-        impl<W: Write> $name<W> {
-            /// Starts writing to `out`, every column.
-            pub fn new(out: W) -> Result<Self, Error> {
-                Self::with_schema(out, &schema())
-            }
-
-            /// Starts writing batches of `schema` (see [`Columns`](crate::Columns)) to `out`.
-            pub fn with_schema(out: W, schema: &arrow_schema::Schema) -> Result<Self, Error> {
-                Ok(Self(arrow_ipc::writer::$writer::try_new(out, schema)?))
-            }
-        }
-
-        impl<W: Write> BatchWriter for $name<W> {
-            type Output = W;
-
-            fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
-                Ok(self.0.write(batch)?)
-            }
-
-            fn finish(mut self) -> Result<W, Error> {
-                self.0.finish()?;
-                Ok(self.0.into_inner()?)
-            }
-        }
-    };
-}
-
-ipc!(
-    /// An Arrow IPC file (random access; `.arrow`).
-    IpcFile,
-    FileWriter
-);
-ipc!(
-    /// An Arrow IPC stream (for pipes).
-    IpcStream,
-    StreamWriter
-);
 
 /// A Parquet file: data pages v2, zstd at level 1 (on the 200 MiB CB
 /// bench log, level 3 made a 16.0 MB file in 0.64 s, level 1 19.4 MB in

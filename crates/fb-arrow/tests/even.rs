@@ -11,7 +11,7 @@
 )]
 
 use arrow_array::RecordBatch;
-use fb_arrow::{ArrowSink, BatchWriter, Batching, IpcFile, ParquetFile};
+use fb_arrow::{ArrowSink, BatchWriter, Batching, IpcEncoding, IpcFile, ParquetFile};
 use fb_join::{Options, Pipeline, Source};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
@@ -110,17 +110,18 @@ fn cases() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     ]
 }
 
+fn ipc_file(encoding: IpcEncoding) -> IpcFile<Vec<u8>> {
+    IpcFile::with_encoding(Vec::new(), &fb_arrow::schema(), encoding).unwrap()
+}
+
+/// The same IPC file at any thread count, and whether a batch's pieces
+/// are written one after the other or joined first (the plain path: on
+/// one thread, arrow-ipc's writer on the batches as they were built).
 #[test]
 fn ipc_files_are_the_same_at_any_thread_count() {
     const BATCH: usize = 1_000;
     for (name, inputs) in cases() {
-        let want = export(
-            &inputs,
-            1,
-            Way::Feeds,
-            IpcFile::new(Vec::new()).unwrap(),
-            BATCH,
-        );
+        let want = export(&inputs, 1, Way::Feeds, ipc_file(IpcEncoding::Joined), BATCH);
         let batches = ipc_batches(&want);
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         assert!(rows > 2 * BATCH, "{name}: {rows} rows");
@@ -147,16 +148,15 @@ fn ipc_files_are_the_same_at_any_thread_count() {
         };
         let even: Vec<usize> = batches.iter().map(RecordBatch::num_rows).collect();
         assert_ne!(as_handed(3), even, "{name}: pieces on threads");
-        for threads in [1, 2, 3] {
-            for way in [Way::Feeds, Way::Session] {
-                let got = export(
-                    &inputs,
-                    threads,
-                    way,
-                    IpcFile::new(Vec::new()).unwrap(),
-                    BATCH,
-                );
-                assert!(got == want, "{name}: {threads} threads, {way:?}");
+        for encoding in [IpcEncoding::Pieces, IpcEncoding::Joined] {
+            for threads in [1, 2, 3] {
+                for way in [Way::Feeds, Way::Session] {
+                    let got = export(&inputs, threads, way, ipc_file(encoding), BATCH);
+                    assert!(
+                        got == want,
+                        "{name}: {encoding:?}, {threads} threads, {way:?}"
+                    );
+                }
             }
         }
     }

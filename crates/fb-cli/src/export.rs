@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fb_arrow::{ArrowSink, BatchWriter, IpcFile, IpcStream, ParquetFile};
+use fb_arrow::{ArrowSink, BatchWriter, IpcEncoding, IpcFile, IpcStream, ParquetFile};
 use fb_join::Pipeline;
 
 use crate::convert::parse_threads;
@@ -150,11 +150,15 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         columns,
         target: &target,
     };
+    let ipc_encoding = match args.join.no_caches {
+        true => IpcEncoding::Joined,
+        false => IpcEncoding::Pieces,
+    };
     let rows = if to_stdout {
-        let ipc = IpcStream::with_schema(&mut out, &schema).map_err(failed)?;
+        let ipc = IpcStream::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
         export_aside(job, ipc)?
     } else if args.format == Some(Format::Arrow) {
-        let ipc = IpcFile::with_schema(&mut out, &schema).map_err(failed)?;
+        let ipc = IpcFile::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
         export_aside(job, ipc)?
     } else {
         let rows = args.row_group_rows;

@@ -46,8 +46,9 @@ pub struct JoinArgs {
     #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = named::<StepTransform>(StepTransform::NAMES))]
     pub multistep_reward: StepTransform,
 
-    /// Turn every speed cache, memo and shortcut off, and encode Parquet
-    /// on one thread (the same bytes out, slower): for comparing outputs.
+    /// Turn every speed cache, memo and shortcut off, encode Parquet on
+    /// one thread, and join a batch's pieces before arrow-ipc writes it
+    /// (the same bytes out, slower): for comparing outputs.
     #[arg(long, hide = true)]
     pub no_caches: bool,
 }

@@ -707,3 +707,56 @@ fn parquet_is_the_same_bytes_for_any_number_of_encoding_threads() {
         }
     }
 }
+
+/// Arrow IPC written from the pieces that several threads hand over is
+/// the file, and the stream, that arrow-ipc's own writer makes of the
+/// joined batches (`--no-caches`).
+#[test]
+fn arrow_ipc_is_the_same_bytes_from_pieces_or_joined() {
+    let dir = scratch_dir("export-ipc-pieces");
+    let log = dir.join("gen.fb");
+    // 3 MB: more than a worker's chunk, so that threads hand over pieces.
+    let args = ["gen", "-q", "--problem-type", "ccb", "--events", "3000"];
+    let out = fb(&[&args[..], &["--seed", "9", "-o", p(&log)]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let target = dir.join("out.arrow");
+    let cases: [(&str, &[&str]); 2] = [
+        ("batches of 100 rows", &["--batch-rows", "100"]),
+        ("default batches", &[]),
+    ];
+    for (name, extra) in cases {
+        let file = |flags: &[&str]| {
+            let mut args = vec!["export", "-q", "--format", "arrow", "--force", p(&log)];
+            args.extend_from_slice(&["-o", p(&target)]);
+            args.extend_from_slice(extra);
+            args.extend_from_slice(flags);
+            let out = fb(&args);
+            assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+            std::fs::read(&target).unwrap()
+        };
+        let stream = |flags: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
+                .args(["export", "-q", p(&log), "-o", "-"])
+                .args(extra)
+                .args(flags)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name}: stream");
+            out.stdout
+        };
+        let plain = ["--no-caches", "--threads", "4"];
+        let (plain_file, plain_stream) = (file(&plain), stream(&plain));
+        assert!(plain_file.starts_with(b"ARROW1") && plain_stream.len() > 1000);
+        for threads in ["1", "2", "4"] {
+            let flags = ["--threads", threads];
+            assert!(
+                file(&flags) == plain_file,
+                "{name}: file, {threads} threads"
+            );
+            assert!(
+                stream(&flags) == plain_stream,
+                "{name}: stream, {threads} threads"
+            );
+        }
+    }
+}
