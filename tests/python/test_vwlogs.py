@@ -529,32 +529,29 @@ def test_batch_rows_holds_with_several_threads(tmp_path):
     for seed, log in enumerate(logs):
         fb("gen", "-q", "--problem-type", "ccb", "--size", "4MiB", "--seed", str(seed), "-o", log)
     # The threads join chunks of about a megabyte of log (some 1,000 CCB
-    # rows here): each was a batch of its own.
+    # rows here): they are cut again into batches of exactly batch_rows.
     one = list(vwlogs.read(logs, batch_rows=1500, threads=1))
     two = list(vwlogs.read(logs, batch_rows=1500, threads=2))
     assert pa.Table.from_batches(two).equals(pa.Table.from_batches(one))
     rows = [b.num_rows for b in two]
+    assert rows == [b.num_rows for b in one]
     per_log = pa.table(vwlogs.read(logs[0])).num_rows
-    assert sum(rows) > 4 * 1500
-    # Batches of 1,500 rows or more, but the last of each input.
-    end, ends = 0, []
-    for n in rows:
-        end += n
-        ends.append(end)
-        if end not in (per_log, sum(rows)):
-            assert n >= 1500, rows
-    assert per_log in ends
+    assert sum(rows) > 4 * 1500 and per_log % 1500 != 0
+    # Batches of 1,500 rows, but the last of each input.
+
+    def cut(n):
+        return [1500] * (n // 1500) + ([n % 1500] if n % 1500 else [])
+
+    assert rows == cut(per_log) + cut(sum(rows) - per_log), rows
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_one_thread_cuts_batches_inside_a_message(threads):
-    # The reference's 100 CCB decisions are one message: one thread hands
-    # over exactly batch_rows rows at a time, inside it too; on several,
-    # a batch ends where a chunk of messages does.
+def test_batches_are_cut_inside_a_message(threads):
+    # The reference's 100 CCB decisions are one message: a batch holds
+    # exactly batch_rows rows, inside it too, on any number of threads.
     log = os.path.join(DATA, "valid_joined_logs", "ccb_sum_reward_100_interactions.fb")
     rows = [b.num_rows for b in vwlogs.read(log, batch_rows=7, threads=threads)]
-    assert sum(rows) == 100
-    assert rows == ([7] * 14 + [2] if threads == 1 else [100])
+    assert rows == [7] * 14 + [2]
 
 
 def batch_ends(batches):
@@ -594,11 +591,9 @@ def test_several_sources_on_threads_give_the_rows_and_end_batches_with_each(thre
     ends = batch_ends(batches)
     # Each source's end is a batch's end, whatever the number of threads.
     assert set(source_ends) <= set(ends), (source_ends, ends)
-    if threads == 1:
-        # On one thread a batch ends at the first message at or past
-        # batch_rows, or with its source.
-        for n, end in zip([b.num_rows for b in batches], ends):
-            assert n >= 100 or end in source_ends, (n, end)
+    # A batch holds exactly batch_rows rows, or ends its source.
+    for n, end in zip([b.num_rows for b in batches], ends):
+        assert n == 100 or end in source_ends, (n, end)
 
 
 def test_a_cut_source_among_several_on_threads_hands_out_the_rows_before_it(tmp_path):

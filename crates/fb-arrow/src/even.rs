@@ -17,8 +17,10 @@ use crate::row_bytes::arrow_bytes;
 /// then ends early, where the gathered pieces end.
 const EVEN_BYTES: usize = (i32::MAX / 2) as usize;
 
-/// Pieces of rows waiting to make a batch of `rows` rows.
-pub(crate) struct Even {
+/// Cuts rows handed over in batches of any sizes into batches of exactly
+/// `rows` rows (the last of a run, or before a [`Even::flush`], fewer),
+/// each handed on as its [`Pieces`].
+pub struct Even {
     rows: usize,
     pending: Vec<RecordBatch>,
     pending_rows: usize,
@@ -31,7 +33,7 @@ pub(crate) struct Even {
 
 impl Even {
     /// Batches of `rows` rows (at least 1).
-    pub(crate) fn new(rows: usize) -> Self {
+    pub fn new(rows: usize) -> Self {
         Self {
             rows: rows.max(1),
             pending: Vec::new(),
@@ -42,13 +44,13 @@ impl Even {
     }
 
     /// Whether no rows are waiting.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.pending_rows == 0
     }
 
     /// Adds the rows of `batch` after those waiting, and hands `out` each
     /// batch they complete.
-    pub(crate) fn push(
+    pub fn push(
         &mut self,
         mut batch: RecordBatch,
         out: &mut impl FnMut(Pieces) -> Result<(), Error>,
@@ -84,7 +86,7 @@ impl Even {
     }
 
     /// Hands `out` the rows waiting as one batch (the last, shorter one).
-    pub(crate) fn flush(
+    pub fn flush(
         &mut self,
         out: &mut impl FnMut(Pieces) -> Result<(), Error>,
     ) -> Result<(), Error> {

@@ -50,7 +50,7 @@ mod writers;
 
 pub use columns::Columns;
 pub use error::Error;
-pub use even::Pieces;
+pub use even::{Even, Pieces};
 pub use ipc::{IpcEncoding, IpcFile, IpcStream};
 pub use offload::Offload;
 pub use partition::{Partitioned, Partitioning};

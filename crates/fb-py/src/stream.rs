@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use fb_arrow::{ArrowSink, BatchWriter, Batching, Pieces};
+use fb_arrow::{ArrowSink, BatchWriter, Batching, Even, Pieces};
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::report::RunReport;
 use pyo3::prelude::*;
@@ -24,11 +24,6 @@ use crate::source::Src;
 /// Batches in flight between the joining thread and the consumer: enough
 /// to keep both busy, few enough to bound memory.
 const IN_FLIGHT: usize = 4;
-
-/// Most bytes of pipeline batches gathered into one: far from the 2 GiB
-/// that 32-bit offsets address (the pipeline ends a batch early when its
-/// lists near that).
-const GATHER_BYTES: usize = 1 << 30;
 
 /// What the joining thread sends.
 enum Item {
@@ -48,53 +43,39 @@ fn closed() -> fb_arrow::Error {
     ))
 }
 
-/// Gathers the pipeline's batches into batches of `batch_rows` rows or
-/// more, each ending where a pipeline batch ends or at the end of an
-/// input. One joining thread already hands over batches of exactly
-/// `batch_rows`; several hand over one per chunk of messages a worker
-/// joined, far smaller.
+/// Cuts the pipeline's batches into batches of exactly `batch_rows`
+/// rows, the last of each input fewer: one joining thread already hands
+/// over such batches, several hand over one per chunk of messages a
+/// worker joined, far smaller (their pieces are joined on the consumer's
+/// thread).
 struct Gather {
     tx: SyncSender<Item>,
-    batch_rows: usize,
-    pending: Vec<RecordBatch>,
-    rows: usize,
-    bytes: usize,
+    even: Even,
 }
 
 impl Gather {
     fn new(tx: SyncSender<Item>, batch_rows: usize) -> Self {
         Self {
             tx,
-            batch_rows,
-            pending: Vec::new(),
-            rows: 0,
-            bytes: 0,
+            even: Even::new(batch_rows),
         }
     }
 
     fn add(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
-        let bytes = batch.get_array_memory_size();
-        if self.bytes + bytes > GATHER_BYTES {
-            self.flush()?;
-        }
-        self.pending.push(batch.clone());
-        self.rows += batch.num_rows();
-        self.bytes += bytes;
-        if self.rows >= self.batch_rows {
-            self.flush()?;
-        }
-        Ok(())
+        let tx = &self.tx;
+        self.even
+            .push(batch.clone(), &mut |pieces| send(tx, pieces))
     }
 
-    /// Sends what was gathered, as the pieces of one batch.
+    /// Sends the rows waiting, as the pieces of one batch.
     fn flush(&mut self) -> Result<(), fb_arrow::Error> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let pieces = Pieces::whole(std::mem::take(&mut self.pending));
-        (self.rows, self.bytes) = (0, 0);
-        self.tx.send(Item::Batch(pieces)).map_err(|_| closed())
+        let tx = &self.tx;
+        self.even.flush(&mut |pieces| send(tx, pieces))
     }
+}
+
+fn send(tx: &SyncSender<Item>, pieces: Pieces) -> Result<(), fb_arrow::Error> {
+    tx.send(Item::Batch(pieces)).map_err(|_| closed())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -148,7 +129,8 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         let gather = Arc::new(Mutex::new(Gather::new(tx.clone(), opts.batch_rows)));
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
-        // Batches as handed over: `Gather` ends them with each input.
+        // Batches as handed over: `Gather` cuts them again, and ends
+        // them with each input.
         let sink = ArrowSink::new(ToChannel(Arc::clone(&gather)), opts.batch_rows)
             .with_batching(Batching::AsHanded)
             .with_prepared_memory()

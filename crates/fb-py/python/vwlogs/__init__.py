@@ -398,11 +398,9 @@ def read(
         --inline-dedup``), so that each context stands alone.
     :param recover: read on past damage; each input is then read whole
         into memory.
-    :param batch_rows: rows per record batch: on one thread a batch
-        holds this many rows (with several ``threads``, it ends at the
-        first boundary between the chunks of messages the threads join,
-        about a megabyte of log each, at or after this many rows), and a
-        batch ends at the end of each input.
+    :param batch_rows: rows per record batch: a batch holds exactly this
+        many rows, on any number of ``threads``, but the last of each
+        input (a batch ends at the end of each input).
     :param threads: joining threads (the rows are the same, in the same
         order, for any number); several sources are one run, whose threads
         start once.
