@@ -59,7 +59,8 @@ fn convert(log: &Path, flags: &[&str]) -> (i32, Vec<u8>) {
 
 #[test]
 fn generated_logs_of_every_problem_type_give_the_same_bytes_without_caches() {
-    let dir = std::env::temp_dir().join(format!("fb-caches-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-caches");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut compared = 0;
     for (problem, variants) in CASES {

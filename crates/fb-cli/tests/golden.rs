@@ -67,7 +67,7 @@ fn convert(input: &Path, flags: &[String], extra: &[&str], out: &Path) -> (i32, 
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-golden-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-golden");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name.replace('/', "_"))
 }

@@ -49,7 +49,7 @@ fn inspect_flags_a_damaged_message_and_exits_1() {
 fn inspect_reports_truncation_with_its_offset() {
     let mut log = std::fs::read(data("valid_joined_logs/cb_simple.log")).unwrap();
     log.truncate(log.len() - 20);
-    let path = std::env::temp_dir().join(format!("fb-inspect-cut-{}.log", std::process::id()));
+    let path = common::tmp().join("fb-inspect-cut.log");
     std::fs::write(&path, &log).unwrap();
     let common::Out {
         code,

@@ -11,7 +11,7 @@ use fb_run::input::{resolve_all, Input};
 #[cfg(unix)]
 #[test]
 fn a_folder_lists_its_files_and_links_to_files() {
-    let dir = std::env::temp_dir().join(format!("fb-folder-listing-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-folder-listing");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     let log = b"VWFB\x01\x00\x00\x00";

@@ -31,7 +31,8 @@ fn writes_of_every_size_land_in_order() {
             &[200 * k, 190 * k, 210 * k, 150 * k],
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("fb-output-writes-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-output-writes");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (case, sizes) in cases {
         let path = dir.join("out.json");

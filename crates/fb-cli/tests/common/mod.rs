@@ -33,9 +33,18 @@ pub fn fb<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Out {
     }
 }
 
+/// Where tests write: cargo's scratch folder for integration tests
+/// (`target/tmp`, gone with `cargo clean`), under names without the
+/// process id, so that each run replaces the last one's files instead of
+/// leaving them behind (a run leaves some hundreds of megabytes). Two
+/// runs of the same tests at once in one target folder would share them.
+pub fn tmp() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+}
+
 /// A fresh, empty directory for one test.
 pub fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-cli-{}-{test}", std::process::id()));
+    let dir = tmp().join(format!("fb-cli-{test}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -43,7 +52,7 @@ pub fn scratch_dir(test: &str) -> PathBuf {
 
 /// A path in this process's scratch directory.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fb-cli-{}", std::process::id()));
+    let dir = tmp().join("fb-cli");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
