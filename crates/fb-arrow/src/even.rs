@@ -6,7 +6,7 @@
 //! end after a batch) the same bytes for any number of threads and any
 //! cut of the same rows into inputs.
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, ArrayRef, RecordBatch};
 
 use crate::error::Error;
 use crate::row_bytes::arrow_bytes;
@@ -128,6 +128,35 @@ impl Pieces {
     /// The pieces, in order (slices of batches among them).
     pub(crate) fn batches(&self) -> &[RecordBatch] {
         &self.pieces
+    }
+
+    /// Rows of all the pieces.
+    pub(crate) fn num_rows(&self) -> usize {
+        self.pieces.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// Column `i` of the rows, joined as [`Pieces::join`] joins the batch:
+    /// a whole batch's as it is, pieces' copied.
+    pub(crate) fn column(&self, i: usize) -> Result<ArrayRef, Error> {
+        let columns: Vec<&ArrayRef> = self
+            .pieces
+            .iter()
+            .filter_map(|p| p.columns().get(i))
+            .collect();
+        Ok(match (columns.as_slice(), self.sliced) {
+            ([], _) => {
+                let why = format!("no column {i}");
+                return Err(arrow_schema::ArrowError::InvalidArgumentError(why).into());
+            }
+            ([one], false) => ArrayRef::clone(one),
+            // `concat` hands a single array back as it is: one piece is
+            // copied with an empty one.
+            ([one], true) => arrow_select::concat::concat(&[one.as_ref(), &one.slice(0, 0)])?,
+            (many, _) => {
+                let many: Vec<&dyn Array> = many.iter().map(|c| c.as_ref()).collect();
+                arrow_select::concat::concat(&many)?
+            }
+        })
     }
 
     /// The rows as one batch: a whole batch as it is, pieces copied into

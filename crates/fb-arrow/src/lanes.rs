@@ -26,9 +26,10 @@
 
 use std::io::Write;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
@@ -36,6 +37,8 @@ use parquet::arrow::arrow_writer::{
 use parquet::arrow::ArrowWriter;
 use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedFileWriter;
+
+use crate::even::Pieces;
 
 /// Batches a lane may have waiting: enough that a lane that is a little
 /// behind does not stop the others, few enough to bound memory.
@@ -49,9 +52,33 @@ enum Job {
     /// A row group starts: the writers of this lane's fields.
     Start(Vec<FieldWriters>),
     /// Encode this batch's columns of this lane's fields.
-    Batch(RecordBatch),
+    Batch(Shared),
     /// The row group ends: close the writers and send the chunks back.
     Close,
+}
+
+/// A batch as the lanes get it: whole, or the pieces several threads
+/// handed over, each lane joining only its own columns (the copy that
+/// joins a batch is shared out among the lanes, off the thread that
+/// feeds them).
+#[derive(Clone)]
+enum Shared {
+    Whole(RecordBatch),
+    Pieces(Arc<Pieces>),
+}
+
+impl Shared {
+    /// Column `i`, joined from the pieces as [`Pieces::join`] joins it.
+    fn column(&self, i: usize) -> Result<ArrayRef, ParquetError> {
+        let missing = || ParquetError::General(format!("a batch has no column {i}"));
+        match self {
+            Self::Whole(batch) => batch.columns().get(i).cloned().ok_or_else(missing),
+            Self::Pieces(pieces) => pieces.column(i).map_err(|e| match e {
+                crate::Error::Arrow(e) => ParquetError::ArrowError(e.to_string()),
+                other => ParquetError::General(other.to_string()),
+            }),
+        }
+    }
 }
 
 /// The chunks of a lane's columns with their leaf indexes, or why not.
@@ -130,10 +157,40 @@ impl<W: Write + Send> LaneWriter<W> {
                 return self.write(&batch.slice(first, batch.num_rows() - first));
             }
         }
+        self.send_all(Shared::Whole(batch.clone()), batch.num_rows())
+    }
+
+    /// Encodes the rows of `pieces`, `rows` of them, as one batch, each
+    /// lane joining its own columns. The caller joins a batch that would
+    /// cross the end of a row group and calls [`Self::write`], which cuts
+    /// it there.
+    pub(crate) fn write_pieces(&mut self, pieces: Pieces, rows: usize) -> Result<(), ParquetError> {
+        let Some(first) = pieces.batches().first().cloned() else {
+            return Ok(());
+        };
+        if rows == 0 {
+            return Ok(());
+        }
+        if self
+            .max_rows
+            .is_some_and(|max| self.in_progress_rows() + rows > max)
+        {
+            let why = "pieces that cross the end of a row group are joined first";
+            return Err(ParquetError::General(why.into()));
+        }
+        if self.open.is_none() {
+            self.start(&first)?;
+        }
+        self.send_all(Shared::Pieces(Arc::new(pieces)), rows)
+    }
+
+    /// Hands `batch` of `rows` rows to every lane; ends the row group at
+    /// its row bound.
+    fn send_all(&mut self, batch: Shared, rows: usize) -> Result<(), ParquetError> {
         for lane in 0..self.lanes.0.len() {
             self.send(lane, Job::Batch(batch.clone()))?;
         }
-        let rows = buffered + batch.num_rows();
+        let rows = self.in_progress_rows() + rows;
         self.open = Some(rows);
         if self.max_rows.is_some_and(|max| rows >= max) {
             self.flush()?;
@@ -294,17 +351,17 @@ fn run_lane(schema: &SchemaRef, queue: &Receiver<Job>, done: &SyncSender<Closed>
 /// `ArrowWriter` does.
 fn encode(
     schema: &SchemaRef,
-    batch: &RecordBatch,
+    batch: &Shared,
     fields: &mut [FieldWriters],
 ) -> Result<(), ParquetError> {
     for (field, writers) in fields {
-        let (Some(f), Some(column)) = (schema.fields().get(*field), batch.columns().get(*field))
-        else {
+        let Some(f) = schema.fields().get(*field) else {
             return Err(ParquetError::General(format!(
                 "a batch has no column {field}"
             )));
         };
-        let leaves = compute_leaves(f.as_ref(), column)?;
+        let column = batch.column(*field)?;
+        let leaves = compute_leaves(f.as_ref(), &column)?;
         if leaves.len() != writers.len() {
             return Err(ParquetError::General(format!(
                 "column {} has {} leaves, its writers {}",

@@ -8,7 +8,7 @@ use arrow_array::RecordBatch;
 use crate::error::Error;
 use crate::even::Pieces;
 use crate::lanes::LaneWriter;
-use crate::row_bytes::arrow_bytes;
+use crate::row_bytes::{arrow_bytes, pieces_bytes};
 use crate::schema::schema;
 
 /// Where finished batches go.
@@ -245,22 +245,47 @@ impl<W: Write + Send> Encoder<W> {
     }
 }
 
+impl<W: Write + Send> ParquetFile<W> {
+    /// Counts `bytes` of rows written after `before` rows were in
+    /// progress, and ends the row group at [`ROW_GROUP_BYTES`].
+    fn written(&mut self, before: usize, rows: usize, bytes: usize) -> Result<(), Error> {
+        if self.writer.in_progress_rows() < before + rows {
+            // The writer ended a row group on its own bounds.
+            self.pending = 0;
+        }
+        self.pending += bytes;
+        if self.pending >= self.bytes {
+            self.writer.flush()?;
+            self.pending = 0;
+        }
+        Ok(())
+    }
+}
+
 impl<W: Write + Send> BatchWriter for ParquetFile<W> {
     type Output = W;
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         let before = self.writer.in_progress_rows();
         self.writer.write(batch)?;
-        if self.writer.in_progress_rows() < before + batch.num_rows() {
-            // The writer ended a row group on its own bounds.
-            self.pending = 0;
+        self.written(before, batch.num_rows(), arrow_bytes(batch))
+    }
+
+    /// On lanes, each lane joins its own columns of the pieces (the same
+    /// columns, so the same file); arrow-rs' writer, and a batch that
+    /// crosses the end of a row group, get the pieces joined here.
+    fn write_pieces(&mut self, pieces: Pieces) -> Result<(), Error> {
+        let Encoder::Lanes(lanes) = &mut self.writer else {
+            return self.write(&pieces.join()?);
+        };
+        let rows = pieces.num_rows();
+        let before = lanes.in_progress_rows();
+        if before + rows > self.rows {
+            return self.write(&pieces.join()?);
         }
-        self.pending += arrow_bytes(batch);
-        if self.pending >= self.bytes {
-            self.writer.flush()?;
-            self.pending = 0;
-        }
-        Ok(())
+        let bytes = pieces_bytes(pieces.batches());
+        lanes.write_pieces(pieces, rows)?;
+        self.written(before, rows, bytes)
     }
 
     fn finish(self) -> Result<W, Error> {

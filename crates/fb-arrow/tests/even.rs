@@ -162,29 +162,55 @@ fn ipc_files_are_the_same_at_any_thread_count() {
     }
 }
 
+/// The same Parquet file, row groups ending at the same rows, at any
+/// thread count: arrow-rs' writer on the batches joined from their pieces
+/// (the plain path), or lanes that each join their own columns.
 #[test]
 fn parquet_row_groups_end_at_the_same_rows_at_any_thread_count() {
     const BATCH: usize = 500;
-    // Row groups end on bytes long before rows.
-    let writer = || ParquetFile::with_limits(Vec::new(), 1 << 20, 300 << 10).unwrap();
+    // Row groups end on bytes long before rows; on lanes, or not.
+    let writer = |lanes: usize| {
+        ParquetFile::with_limits(Vec::new(), 1 << 20, 300 << 10)
+            .and_then(|w| w.encoding_threads(lanes))
+            .unwrap()
+    };
     for (name, inputs) in cases() {
-        let want = export(&inputs, 1, Way::Feeds, writer(), BATCH);
+        let want = export(&inputs, 1, Way::Feeds, writer(1), BATCH);
         let groups = row_groups(want.clone());
         assert!(groups.len() > 2, "{name}: {groups:?}");
         let last = groups.last().unwrap();
         assert!(groups
             .iter()
             .all(|n| (*n as usize).is_multiple_of(BATCH) || n == last));
-        for threads in [2, 3] {
-            for way in [Way::Feeds, Way::Session] {
-                let got = export(&inputs, threads, way, writer(), BATCH);
-                assert_eq!(
-                    row_groups(got.clone()),
-                    groups,
-                    "{name}: {threads} threads, {way:?}"
-                );
-                assert!(got == want, "{name}: {threads} threads, {way:?}");
+        for lanes in [1, 2] {
+            for threads in [1, 2, 3] {
+                for way in [Way::Feeds, Way::Session] {
+                    let got = export(&inputs, threads, way, writer(lanes), BATCH);
+                    let what = format!("{name}: {lanes} lanes, {threads} threads, {way:?}");
+                    assert_eq!(row_groups(got.clone()), groups, "{what}");
+                    assert!(got == want, "{what}");
+                }
             }
         }
+    }
+}
+
+/// Row groups that end inside a batch of pieces (rows, not bytes): the
+/// lanes get that batch joined and cut, as arrow-rs' writer does.
+#[test]
+fn parquet_row_groups_cut_inside_a_batch_of_pieces() {
+    const BATCH: usize = 500;
+    let writer = |lanes: usize| {
+        ParquetFile::with_limits(Vec::new(), 1_234, 1 << 30)
+            .and_then(|w| w.encoding_threads(lanes))
+            .unwrap()
+    };
+    let inputs = vec![generated(Problem::Ccb, 3_000, 37, 2)];
+    let want = export(&inputs, 1, Way::Feeds, writer(1), BATCH);
+    let groups = row_groups(want.clone());
+    assert!(groups.len() > 2 && groups[0] == 1_234, "{groups:?}");
+    for threads in [2, 3] {
+        let got = export(&inputs, threads, Way::Feeds, writer(2), BATCH);
+        assert!(got == want, "{threads} threads");
     }
 }
