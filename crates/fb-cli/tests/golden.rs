@@ -66,9 +66,17 @@ fn convert(input: &Path, flags: &[String], extra: &[&str], out: &Path) -> (i32, 
     )
 }
 
+/// A path in this binary's scratch folder (cargo's `target/tmp`),
+/// emptied at the first call of a run: the last run's files are not left
+/// behind, nor in the way.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-golden");
-    std::fs::create_dir_all(&dir).unwrap();
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-golden");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
     dir.join(name.replace('/', "_"))
 }
 

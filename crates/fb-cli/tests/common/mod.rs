@@ -50,10 +50,16 @@ pub fn scratch_dir(test: &str) -> PathBuf {
     dir
 }
 
-/// A path in this process's scratch directory.
+/// A path in this test binary's scratch directory, emptied when the
+/// binary first asks for one (the last run's files would be in the way).
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = tmp().join("fb-cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = tmp().join(concat!("fb-cli-files-", env!("CARGO_CRATE_NAME")));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
     dir.join(name)
 }
 
