@@ -11,7 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampMicrosecondType;
 use arrow_array::{BooleanArray, RecordBatch};
 
-use crate::{BatchWriter, Error, ParquetFile};
+use crate::{BatchWriter, Error, ParquetFile, Pieces};
 
 /// How rows are split into directories, by their `timestamp` (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,20 @@ impl Partitioned {
 
     /// The partition of a timestamp (µs since 1970, UTC): days or hours
     /// since 1970.
+    /// The timestamps of `batch`'s rows.
+    fn times<'b>(
+        &self,
+        batch: &'b RecordBatch,
+    ) -> Result<&'b arrow_array::TimestampMicrosecondArray, Error> {
+        batch
+            .column_by_name("timestamp")
+            .and_then(|c| c.as_primitive_opt::<TimestampMicrosecondType>())
+            .ok_or_else(|| Error::Io {
+                path: self.root.clone(),
+                source: std::io::Error::other("a batch without its timestamp column"),
+            })
+    }
+
     fn bucket(&self, micros: i64) -> i64 {
         let secs = micros.div_euclid(1_000_000);
         match self.by {
@@ -167,13 +181,7 @@ impl BatchWriter for Partitioned {
     type Output = usize;
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
-        let ts = batch
-            .column_by_name("timestamp")
-            .and_then(|c| c.as_primitive_opt::<TimestampMicrosecondType>())
-            .ok_or_else(|| Error::Io {
-                path: self.root.clone(),
-                source: std::io::Error::other("a batch without its timestamp column"),
-            })?;
+        let ts = self.times(batch)?;
         let buckets: Vec<i64> = ts.values().iter().map(|&t| self.bucket(t)).collect();
         let mut distinct = buckets.clone();
         distinct.sort_unstable();
@@ -188,6 +196,30 @@ impl BatchWriter for Partitioned {
             self.file(bucket, batch.schema())?.write(&part)?;
         }
         Ok(())
+    }
+
+    /// Pieces whose rows all fall in one partition (logs come in time
+    /// order: most batches) go to its file as they are, where lanes join
+    /// their own columns; the others are joined here and split.
+    fn write_pieces(&mut self, pieces: Pieces) -> Result<(), Error> {
+        let mut only = None;
+        for piece in pieces.batches() {
+            for &t in self.times(piece)?.values().iter() {
+                let bucket = self.bucket(t);
+                match only {
+                    None => only = Some(bucket),
+                    Some(b) if b == bucket => {}
+                    Some(_) => return self.write(&pieces.join()?),
+                }
+            }
+        }
+        match (only, pieces.batches().first()) {
+            (Some(bucket), Some(first)) => {
+                let schema = first.schema();
+                self.file(bucket, schema)?.write_pieces(pieces)
+            }
+            _ => self.write(&pieces.join()?),
+        }
     }
 
     /// Closes every file; the number of files written.

@@ -211,7 +211,7 @@ fn partitioned(
         columns,
         target: &target,
     };
-    let (rows, report) = export(job, writer)?;
+    let (rows, report) = export_aside(job, writer)?;
     if report.failed() && !args.recover {
         if rows == 0 {
             return Ok(crate::say::exit_code(&report));
