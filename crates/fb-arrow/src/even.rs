@@ -162,22 +162,20 @@ impl Pieces {
     /// The rows as one batch: a whole batch as it is, pieces copied into
     /// new buffers (a slice too, so that a batch is the same bytes in a
     /// writer however its rows were cut).
-    pub fn join(mut self) -> Result<RecordBatch, Error> {
+    pub fn join(self) -> Result<RecordBatch, Error> {
+        let Some(first) = self.pieces.first() else {
+            let why = "no rows to join".to_string();
+            return Err(arrow_schema::ArrowError::InvalidArgumentError(why).into());
+        };
         if let ([one], false) = (self.pieces.as_slice(), self.sliced) {
             return Ok(one.clone());
         }
-        // `concat` hands a single array back as it is: one piece is
-        // copied with an empty one.
-        if let [one] = self.pieces.as_slice() {
-            let empty = one.slice(0, 0);
-            self.pieces.push(empty);
-        }
-        let Some(schema) = self.pieces.first().map(|b| b.schema()) else {
-            return Err(
-                arrow_schema::ArrowError::InvalidArgumentError("no rows to join".into()).into(),
-            );
-        };
-        Ok(arrow_select::concat::concat_batches(&schema, &self.pieces)?)
+        let schema = first.schema();
+        let columns = (0..schema.fields().len())
+            .map(|i| self.column(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = arrow_array::RecordBatchOptions::new().with_row_count(Some(self.num_rows()));
+        Ok(RecordBatch::try_new_with_options(schema, columns, &rows)?)
     }
 }
 

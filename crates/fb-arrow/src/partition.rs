@@ -73,8 +73,6 @@ impl Partitioned {
         self
     }
 
-    /// The partition of a timestamp (µs since 1970, UTC): days or hours
-    /// since 1970.
     /// The timestamps of `batch`'s rows.
     fn times<'b>(
         &self,
@@ -89,6 +87,8 @@ impl Partitioned {
             })
     }
 
+    /// The partition of a timestamp (µs since 1970, UTC): days or hours
+    /// since 1970.
     fn bucket(&self, micros: i64) -> i64 {
         let secs = micros.div_euclid(1_000_000);
         match self.by {
