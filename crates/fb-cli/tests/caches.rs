@@ -13,6 +13,8 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 /// `fb` with `args`: its exit code and standard output.
 fn fb(args: &[&str]) -> (i32, Vec<u8>) {
     let out = Command::new(env!("CARGO_BIN_EXE_fb"))
@@ -59,9 +61,7 @@ fn convert(log: &Path, flags: &[&str]) -> (i32, Vec<u8>) {
 
 #[test]
 fn generated_logs_of_every_problem_type_give_the_same_bytes_without_caches() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-caches");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir("caches");
     let mut compared = 0;
     for (problem, variants) in CASES {
         for variant in *variants {

@@ -14,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
 }
@@ -66,18 +68,10 @@ fn convert(input: &Path, flags: &[String], extra: &[&str], out: &Path) -> (i32, 
     )
 }
 
-/// A path in this binary's scratch folder (cargo's `target/tmp`),
-/// emptied at the first call of a run: the last run's files are not left
-/// behind, nor in the way.
+/// A path for `name` (a corpus path, `/` and all) in this binary's
+/// scratch folder.
 fn scratch(name: &str) -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fb-golden");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    });
-    dir.join(name.replace('/', "_"))
+    common::scratch(&name.replace('/', "_"))
 }
 
 #[test]

@@ -11,14 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A fresh folder for one test in cargo's scratch folder (`target/tmp`),
-/// under the same name at every run: replaced, not left behind.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
 
 fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -108,7 +101,7 @@ fn every_corpus_file_converts_identically_with_1_2_and_4_threads() {
 
 #[test]
 fn generated_logs_with_checkpoints_zstd_and_dedup_convert_identically() {
-    let dir = scratch("fb-threads");
+    let dir = common::scratch_dir("threads");
     let cases: &[(&str, &[&str])] = &[
         (
             "cb",
@@ -190,7 +183,7 @@ fn generated_logs_with_checkpoints_zstd_and_dedup_convert_identically() {
 #[test]
 fn compressed_outputs_are_the_same_bytes_for_every_thread_count() {
     use std::io::Read;
-    let dir = scratch("fb-packed");
+    let dir = common::scratch_dir("packed");
     let log = dir.join("cb.fb");
     let log_s = log.to_str().unwrap();
     run(&["gen", "-q", "--size", "4MB", "--seed", "5", "-o", log_s]);
@@ -332,7 +325,7 @@ fn sums(report: &str) -> serde_json::Value {
 
 #[test]
 fn generated_logs_and_their_pieces_give_the_same_stats_for_every_thread_count() {
-    let dir = scratch("fb-stats-threads");
+    let dir = common::scratch_dir("stats-threads");
     // Uniform rewards and pass probabilities below 1: sums whose last
     // digits depend on the order of their terms.
     let cases: &[(&str, &[&str])] = &[
