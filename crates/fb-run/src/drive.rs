@@ -28,7 +28,7 @@ pub trait Readable {
     /// Its size in bytes, when known.
     fn size(&self) -> Option<u64>;
     /// Its bytes from the first, and its size when it was opened, if
-    /// known: for a file, asked of the open file (see [`input::open`]).
+    /// known: for a file, asked of the open file (see [`input::open_unread`]).
     fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error>;
 }
 
@@ -49,8 +49,8 @@ impl Readable for Input {
     }
 
     fn open(&self) -> Result<(Box<dyn Read + Send>, Option<u64>), Error> {
-        let opened = input::open(self)?;
-        Ok((opened.reader, opened.size))
+        // The first bytes are looked at where the input is fed.
+        Ok(input::open_unread(self)?)
     }
 }
 

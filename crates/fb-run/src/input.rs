@@ -365,14 +365,7 @@ pub struct Opened {
 
 /// Opens `input` and looks at its first 4 bytes.
 pub fn open(input: &Input) -> Result<Opened, String> {
-    let (mut reader, size): (Box<dyn Read + Send>, _) = match input {
-        Input::Stdin => (Box::new(io::stdin()), None),
-        Input::File(path) => {
-            let (file, size) = open_file(path)?;
-            (Box::new(file), Some(size))
-        }
-        Input::Other(name) => return Err(format!("{name}: read by its owner, not opened here")),
-    };
+    let (mut reader, size) = open_unread(input)?;
     let mut head = Vec::with_capacity(4);
     (&mut reader)
         .take(4)
@@ -384,6 +377,19 @@ pub fn open(input: &Input) -> Result<Opened, String> {
         head: kind,
         size,
     })
+}
+
+/// Opens `input`, nothing read: the reader and, for a file, its size
+/// (for a caller that looks at the first bytes itself).
+pub fn open_unread(input: &Input) -> Result<(Box<dyn Read + Send>, Option<u64>), String> {
+    match input {
+        Input::Stdin => Ok((Box::new(io::stdin()), None)),
+        Input::File(path) => {
+            let (file, size) = open_file(path)?;
+            Ok((Box::new(file), Some(size)))
+        }
+        Input::Other(name) => Err(format!("{name}: read by its owner, not opened here")),
+    }
 }
 
 /// The file at `path` and its size, asked of the open file: a folder of
