@@ -255,21 +255,20 @@ impl Iterator for Batches {
             Ok(item) => item,
             Err(err) => return self.interrupted(err),
         };
-        if let Some(Item::Batch(pieces)) = item {
-            // Joined before the outcome's lock is taken.
-            let joined = pieces.join().map_err(|e| match e {
-                fb_arrow::Error::Arrow(e) => e,
-                other => ArrowError::ExternalError(Box::new(other)),
-            });
-            if let Ok(b) = &joined {
-                lock(&self.outcome).rows += b.num_rows() as u64;
-            }
-            return Some(joined);
-        }
-        let mut outcome = lock(&self.outcome);
         match item {
-            Some(Item::Batch(_)) => None,
+            Some(Item::Batch(pieces)) => {
+                // Joined before the outcome's lock is taken.
+                let joined = pieces.join().map_err(|e| match e {
+                    fb_arrow::Error::Arrow(e) => e,
+                    other => ArrowError::ExternalError(Box::new(other)),
+                });
+                if let Ok(b) = &joined {
+                    lock(&self.outcome).rows += b.num_rows() as u64;
+                }
+                Some(joined)
+            }
             Some(Item::Done(report, stop, skipped)) => {
+                let mut outcome = lock(&self.outcome);
                 self.rx = None;
                 outcome.report = Some(*report);
                 outcome.skipped = skipped;
@@ -285,7 +284,7 @@ impl Iterator for Batches {
                 self.rx = None;
                 let why =
                     "vwlogs: the joining thread ended without a result (a bug: please report it)";
-                outcome.stop = Some(Stop::Io(why.into()));
+                lock(&self.outcome).stop = Some(Stop::Io(why.into()));
                 Some(Err(ArrowError::ExternalError(why.into())))
             }
             None => None,
