@@ -36,6 +36,11 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
 
+    /// Threads writing pieces (1 to 256; default: the available cores).
+    /// The pieces are the same bytes for any number.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
+
     /// How to read the logs.
     #[command(flatten)]
     pub read: crate::joinargs::ReadArgs,
@@ -56,7 +61,10 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     };
     let dir = DirOutput::create(&args.output, std::slice::from_ref(&input), existing)?;
     let mut voice = crate::say::Voice::new(global.quiet).coarse();
-    let pieces = fb_run::split::write(&log, cut, &dir, &mut voice)?;
+    let threads = args
+        .threads
+        .unwrap_or_else(fb_run::options::default_threads);
+    let pieces = fb_run::split::write(&log, cut, threads, &dir, &mut voice)?;
     if let Some(damage) = &pieces.damage {
         let partial = dir.finish_partial()?;
         eprintln!(

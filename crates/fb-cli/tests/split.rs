@@ -363,3 +363,86 @@ fn existing_outputs_damage_and_inputs_inside_the_output() {
         .to_string_lossy()
         .ends_with(".tmp")));
 }
+
+/// The files of a folder, by name.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn pieces_are_the_same_bytes_on_any_number_of_threads() {
+    let dir = scratch_dir("split-threads");
+    let carrying = dir.join("carrying.fb");
+    std::fs::write(&carrying, common::carrying_log()).unwrap();
+    let made = |name: &str, flags: &[&str]| {
+        let log = dir.join(name);
+        let gen = ["gen", "-q", "--events", "600", "--seed", "9", "-o", p(&log)];
+        assert_eq!(fb(&[&gen[..], flags].concat()).code, 0, "{name}");
+        log
+    };
+    let zstd = made("cb-zstd-dedup.fb", &["--zstd", "--dedup"]);
+    let ccb = made(
+        "ccb.fb",
+        &[
+            "--problem-type",
+            "ccb",
+            "--dedup",
+            "--checkpoint-every",
+            "9",
+        ],
+    );
+    let bytes = std::fs::read(&ccb).unwrap();
+    let cut = dir.join("cut.fb");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    // (case, log, flags, exit code)
+    let cases: [(&str, &Path, &[&str], i32); 5] = [
+        (
+            "dedup carried, a piece a message",
+            &carrying,
+            &["--max-size", "1"],
+            0,
+        ),
+        ("by hour", &carrying, &["--by", "hour"], 0),
+        (
+            "corpus ccb, a piece a message",
+            &ccb,
+            &["--max-size", "1"],
+            0,
+        ),
+        (
+            "damaged: pieces before the damage",
+            &cut,
+            &["--max-size", "1"],
+            1,
+        ),
+        ("zstd and dedup", &zstd, &["--max-size", "4KiB"], 0),
+    ];
+    for (case, log, flags, code) in cases {
+        let mut folders = Vec::new();
+        for threads in ["1", "2", "5"] {
+            let out_dir = dir.join(format!("t{threads}"));
+            let (got, pieces) = split(log, &out_dir, &[flags, &["--threads", threads]].concat());
+            assert_eq!(got, code, "{case}, {threads} threads");
+            assert!(pieces.len() > 2, "{case}: {} pieces", pieces.len());
+            let at = pieces[0].parent().unwrap().to_path_buf();
+            folders.push((threads, files(&at)));
+            std::fs::remove_dir_all(&at).unwrap();
+        }
+        let (_, one) = &folders[0];
+        for (threads, many) in &folders[1..] {
+            assert!(
+                many == one,
+                "{case}: {threads} threads wrote other pieces than one"
+            );
+        }
+    }
+}

@@ -288,7 +288,24 @@ pub fn whole(input: &Input, maps: Maps) -> Result<Whole, String> {
         return Ok(Whole::Mapped(m));
     }
     let mut opened = open(input)?;
+    // The boxed reader hides the file's size from `read_to_end`, which
+    // would then grow the buffer by doubling, copying the log each time.
+    // A size beyond memory fails here, as the log's read would; a file
+    // that grows after the open is still read to its end.
     let mut buf = Vec::new();
+    if let Some(size) = opened.size {
+        buf.try_reserve_exact(
+            usize::try_from(size)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1),
+        )
+        .map_err(|e| {
+            format!(
+                "{}: cannot hold its {size} bytes in memory ({e}); try --mmap",
+                input.name()
+            )
+        })?;
+    }
     opened
         .reader
         .read_to_end(&mut buf)
