@@ -307,7 +307,7 @@ fn frame<'m, B>(
 ) -> (Option<fb_format::Error>, Position) {
     match input {
         Source::Stream(input) => {
-            let mut reader = chunked::Chunked::new(input, framer);
+            let mut reader = chunked::Chunked::new(input, framer, batcher.spare_buffer());
             let error = batcher.pump(|b| {
                 if stop() {
                     b.stopped = true;
@@ -316,7 +316,9 @@ fn frame<'m, B>(
                 tick(b.feed.sent());
                 reader.next(b)
             });
-            (error, reader.at())
+            let at = reader.at();
+            batcher.give_buffer(reader.into_buffer());
+            (error, at)
         }
         Source::Slice(data) => {
             let (base, max_payload) = (framer.offset(), framer.max_payload());
@@ -468,6 +470,13 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     /// A buffer to read into, from a batch done with when there is one.
     fn spare_buffer(&self) -> Vec<u8> {
         Pools::<B>::reuse(&self.pools.messages).map_or_else(Vec::new, Messages::into_buffer)
+    }
+
+    /// Keeps `buf` for [`Batcher::spare_buffer`].
+    fn give_buffer(&self, buf: Vec<u8>) {
+        let mut empty = Messages::owned(buf, 0..0, Position::START, (0, 0), 0);
+        empty.clear();
+        Pools::<B>::give(&self.pools.messages, empty);
     }
 
     /// Sends `messages` as the next batch, its messages all before `end`.

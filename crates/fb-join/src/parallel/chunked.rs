@@ -36,11 +36,14 @@ pub(super) struct Chunked<R> {
 }
 
 impl<R: Read> Chunked<R> {
-    pub(super) fn new(input: R, framer: Framer) -> Self {
+    /// Reads `input` into `buf` first (a spare buffer of the batches
+    /// before: a fresh one would be zeroed again as it grows, for each of
+    /// a folder's files).
+    pub(super) fn new(input: R, framer: Framer, buf: Vec<u8>) -> Self {
         Self {
             input,
             framer,
-            buf: Vec::new(),
+            buf,
             filled: 0,
             framed: 0,
             start: 0,
@@ -54,6 +57,11 @@ impl<R: Read> Chunked<R> {
     /// Where the next message is.
     pub(super) fn at(&self) -> Position {
         self.framer.position()
+    }
+
+    /// The buffer read into, for the next stream once this one is over.
+    pub(super) fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 
     /// Takes the next message of the stream into `b`: false once the
