@@ -12,12 +12,12 @@ use arrow_array::types::TimestampMicrosecondType;
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
-use arrow_schema::{ArrowError, DataType, Field};
+use arrow_schema::ArrowError;
 use fb_join::{Decision, JoinedEvent, LearningMode, Outcome, OutcomeIndex, OutcomeValue, Problem};
 
 use crate::columns::Columns;
 use crate::prepare::Prepare;
-use crate::schema::{col, outcome_fields, slot_fields};
+use crate::schema::{col, outcome_fields, outcome_item, slot_fields, slot_item, utc};
 use crate::text::Text;
 
 pub use fb_join::time::micros;
@@ -32,8 +32,8 @@ fn learning_mode(m: LearningMode) -> &'static str {
     }
 }
 
-fn utc() -> TimestampMicrosecondBuilder {
-    TimestampMicrosecondBuilder::new().with_timezone("UTC")
+fn utc_builder() -> TimestampMicrosecondBuilder {
+    TimestampMicrosecondBuilder::new().with_timezone(utc())
 }
 
 /// Outcomes of the rows so far: each column of the struct, and where each
@@ -148,8 +148,8 @@ impl Default for Rows {
     fn default() -> Self {
         Self {
             event_id: StringBuilder::new(),
-            timestamp: utc(),
-            client_time: utc(),
+            timestamp: utc_builder(),
+            client_time: utc_builder(),
             problem_type: StringBuilder::new(),
             learning_mode: StringBuilder::new(),
             model_id: StringBuilder::new(),
@@ -168,7 +168,7 @@ impl Default for Rows {
                 index_id: StringBuilder::new(),
                 event_id: StringBuilder::new(),
                 action_taken: BooleanBuilder::new(),
-                time: utc(),
+                time: utc_builder(),
                 offsets: vec![0],
             },
             slots: Slots {
@@ -229,7 +229,7 @@ fn finish_num<T: ArrowPrimitiveType>(b: &mut PrimitiveBuilder<T>) -> PrimitiveAr
 
 /// Finishes a timestamp column (UTC), likewise.
 fn finish_time(b: &mut TimestampMicrosecondBuilder) -> PrimitiveArray<TimestampMicrosecondType> {
-    let room = TimestampMicrosecondBuilder::with_capacity(b.len()).with_timezone("UTC");
+    let room = TimestampMicrosecondBuilder::with_capacity(b.len()).with_timezone(utc());
     std::mem::replace(b, room).finish()
 }
 
@@ -501,7 +501,7 @@ impl Rows {
             None,
         )?;
         let outcomes = ListArray::try_new(
-            Arc::new(Field::new("item", DataType::Struct(outcome_fields()), true)),
+            outcome_item(),
             OffsetBuffer::new(std::mem::replace(&mut o.offsets, vec![0]).into()),
             Arc::new(outcomes),
             None,
@@ -519,7 +519,7 @@ impl Rows {
             None,
         )?;
         let slots = ListArray::try_new(
-            Arc::new(Field::new("item", DataType::Struct(slot_fields()), true)),
+            slot_item(),
             OffsetBuffer::new(std::mem::replace(&mut s.offsets, vec![0]).into()),
             Arc::new(slots),
             s.valid.finish(),

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 
 /// Version of the schema, stored in the metadata of every file written
 /// (`fb.schema_version`). It changes when a column changes meaning or
@@ -48,28 +48,61 @@ pub(crate) mod col {
     pub const CONTEXT: usize = 20;
 }
 
-/// The fields of one outcome.
+/// The fields of one outcome (built once: a batch's rows are finished
+/// per job, and a folder of small files makes a job per file).
 pub(crate) fn outcome_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("value", DataType::Float32, true),
-        Field::new("literal", DataType::Utf8, true),
-        Field::new("index", DataType::Int32, true),
-        Field::new("index_id", DataType::Utf8, true),
-        Field::new("event_id", DataType::Utf8, false),
-        Field::new("action_taken", DataType::Boolean, false),
-        Field::new("time", utc_micros(), false),
-    ])
+    static FIELDS: OnceLock<Fields> = OnceLock::new();
+    FIELDS
+        .get_or_init(|| {
+            Fields::from(vec![
+                Field::new("value", DataType::Float32, true),
+                Field::new("literal", DataType::Utf8, true),
+                Field::new("index", DataType::Int32, true),
+                Field::new("index_id", DataType::Utf8, true),
+                Field::new("event_id", DataType::Utf8, false),
+                Field::new("action_taken", DataType::Boolean, false),
+                Field::new("time", utc_micros(), false),
+            ])
+        })
+        .clone()
 }
 
-/// The fields of one CCB or Slates slot.
+/// The fields of one CCB or Slates slot (built once, likewise).
 pub(crate) fn slot_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("id", DataType::Utf8, true),
-        Field::new("actions", list_of(DataType::Int64), false),
-        Field::new("probabilities", list_of(DataType::Float32), false),
-        Field::new("reward", DataType::Float32, false),
-        Field::new("original_reward", DataType::Float32, false),
-    ])
+    static FIELDS: OnceLock<Fields> = OnceLock::new();
+    FIELDS
+        .get_or_init(|| {
+            Fields::from(vec![
+                Field::new("id", DataType::Utf8, true),
+                Field::new("actions", list_of(DataType::Int64), false),
+                Field::new("probabilities", list_of(DataType::Float32), false),
+                Field::new("reward", DataType::Float32, false),
+                Field::new("original_reward", DataType::Float32, false),
+            ])
+        })
+        .clone()
+}
+
+/// The item field of the `outcomes` list (built once, likewise).
+pub(crate) fn outcome_item() -> FieldRef {
+    static ITEM: OnceLock<FieldRef> = OnceLock::new();
+    Arc::clone(
+        ITEM.get_or_init(|| Arc::new(Field::new("item", DataType::Struct(outcome_fields()), true))),
+    )
+}
+
+/// The item field of the `slots` list (built once, likewise).
+pub(crate) fn slot_item() -> FieldRef {
+    static ITEM: OnceLock<FieldRef> = OnceLock::new();
+    Arc::clone(
+        ITEM.get_or_init(|| Arc::new(Field::new("item", DataType::Struct(slot_fields()), true))),
+    )
+}
+
+/// "UTC", the time zone of every timestamp column, shared.
+pub(crate) fn utc() -> Arc<str> {
+    static UTC: OnceLock<Arc<str>> = OnceLock::new();
+    Arc::clone(UTC.get_or_init(|| "UTC".into()))
 }
 
 /// The schema of every batch of joined events, whatever the problem type:
