@@ -455,3 +455,87 @@ fn sections_and_a_rest_read_as_a_stream_equal_the_whole() {
         }
     }
 }
+
+/// Reads of uneven sizes that note, for each read, whether its
+/// destination's address agrees with its stream position modulo 64.
+struct Placed<'a> {
+    log: &'a [u8],
+    at: usize,
+    sizes: std::iter::Cycle<std::slice::Iter<'a, usize>>,
+    reads: usize,
+    misplaced: Vec<(usize, usize)>,
+}
+
+impl std::io::Read for &mut Placed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf
+            .len()
+            .min(*self.sizes.next().unwrap())
+            .min(self.log.len() - self.at);
+        if n > 0 {
+            self.reads += 1;
+            let address = buf.as_ptr() as usize % 64;
+            if address != self.at % 64 {
+                self.misplaced.push((self.at, address));
+            }
+        }
+        buf[..n].copy_from_slice(&self.log[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// The kernel copies a read several times slower when its destination is
+/// a few bytes past its source modulo the page size: every read of a
+/// stream lands where its address and position agree modulo 64, whatever
+/// the sizes the stream gives (cut batches, messages across reads, a
+/// buffer grown for a large message), and the output is the serial one.
+#[test]
+fn reads_land_where_address_and_position_agree() {
+    let mut log = Vec::new();
+    generate(
+        &GenConfig {
+            problem: Problem::Ccb,
+            limit: Limit::Bytes(6 << 20),
+            ..GenConfig::default()
+        },
+        &mut log,
+    )
+    .unwrap();
+    let (expected, _) = serial(&[&log], &Options::default());
+    // (case, the sizes of the stream's reads in turn)
+    let cases: [(&str, &[usize]); 3] = [
+        ("as much as asked", &[usize::MAX]),
+        ("uneven", &[1, 7000, 65_536, 3, 100_001, 4096, 17]),
+        ("small", &[999, 1001]),
+    ];
+    for (case, sizes) in cases {
+        let mut placed = Placed {
+            log: &log,
+            at: 0,
+            sizes: sizes.iter().cycle(),
+            reads: 0,
+            misplaced: Vec::new(),
+        };
+        let mut joiner = Joiner::new(Options::default());
+        let mut out = Vec::new();
+        convert_parallel(
+            &mut joiner,
+            Source::Stream(Box::new(&mut placed)),
+            &mut out,
+            2,
+            |_| true,
+            |_| {},
+        )
+        .unwrap();
+        assert!(out == expected, "{case}: not the serial output");
+        assert!(placed.reads > 50, "{case}: {} reads", placed.reads);
+        assert!(
+            placed.misplaced.is_empty(),
+            "{case}: {} of {} reads misplaced (position, address mod 64): {:?}",
+            placed.misplaced.len(),
+            placed.reads,
+            &placed.misplaced[..placed.misplaced.len().min(5)]
+        );
+    }
+}

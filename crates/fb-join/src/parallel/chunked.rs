@@ -14,6 +14,21 @@ use crate::batch::Messages;
 /// Bytes asked of the stream at a time (more when a message needs more).
 const READ: usize = 64 << 10;
 
+/// Reads land where the buffer's address and the stream's position agree
+/// modulo this, as `fb_format`'s stream reader places them: the kernel
+/// copies a read whose destination is a few bytes past its source, modulo
+/// the page size, several times slower, and a buffer of the allocator
+/// starts 16 bytes past a page (bench/NOTES.md). Each file of a folder
+/// starts at a page, so every read of a file used to be the slow kind.
+const READ_ALIGN: usize = 64;
+
+/// How far past `index` in a buffer at `base` a byte at stream position
+/// `pos` must go for its address and position to agree modulo
+/// [`READ_ALIGN`].
+fn skew(base: *const u8, index: usize, pos: u64) -> usize {
+    (pos as usize).wrapping_sub((base as usize).wrapping_add(index)) % READ_ALIGN
+}
+
 /// The reading thread's view of a stream: the buffer it reads into, what
 /// of it is framed, and the run of REGULAR messages the next batch gets.
 pub(super) struct Chunked<R> {
@@ -123,10 +138,13 @@ impl<R: Read> Chunked<R> {
         }
         let mut next = b.spare_buffer();
         let tail = self.buf.get(at..self.filled).unwrap_or_default();
-        if next.len() < tail.len() {
-            next.resize(tail.len(), 0);
+        if next.len() < tail.len() + READ_ALIGN {
+            next.resize(tail.len() + READ_ALIGN, 0);
         }
-        if let Some(to) = next.get_mut(..tail.len()) {
+        // The stream position of `at`: `framed` is the framer's offset.
+        let tail_pos = (self.framer.offset()).wrapping_sub((self.framed - at) as u64);
+        let pad = skew(next.as_ptr(), 0, tail_pos);
+        if let Some(to) = next.get_mut(pad..pad + tail.len()) {
             to.copy_from_slice(tail);
         }
         let data = std::mem::replace(&mut self.buf, next);
@@ -137,28 +155,56 @@ impl<R: Read> Chunked<R> {
             (self.count, self.bytes),
             self.framer.max_payload(),
         );
-        self.filled -= at;
-        self.framed -= at;
-        self.start = 0;
+        self.filled = self.filled - at + pad;
+        self.framed = self.framed - at + pad;
+        self.start = pad;
         self.count = 0;
         self.bytes = 0;
         b.send_messages(messages, end)
+    }
+
+    /// Moves what the buffer keeps (the run from `start`, or what is not
+    /// framed) less than [`READ_ALIGN`] bytes further, where the next
+    /// read's destination agrees with its stream position; nothing moves
+    /// once it does, as both advance by what is read. The buffer must have
+    /// [`READ_ALIGN`] bytes of room past what it reads next.
+    fn place(&mut self) {
+        let pos = self.framer.offset() + (self.filled - self.framed) as u64;
+        let by = skew(self.buf.as_ptr(), self.filled, pos);
+        if by == 0 {
+            return;
+        }
+        let keep = if self.count > 0 {
+            self.start
+        } else {
+            self.framed
+        };
+        self.buf.copy_within(keep..self.filled, keep + by);
+        if self.count > 0 {
+            self.start += by;
+        }
+        self.framed += by;
+        self.filled += by;
     }
 
     /// Reads until `n` bytes past those framed are in the buffer, or the
     /// stream ends.
     fn fill(&mut self, n: usize) -> fb_format::Result<()> {
         while self.filled - self.framed < n && !self.eof {
-            if self.count == 0 && self.framed > 0 {
-                // Nothing of what is framed goes to a batch: make room.
-                self.buf.copy_within(self.framed..self.filled, 0);
-                self.filled -= self.framed;
-                self.framed = 0;
+            if self.count == 0 && self.framed >= READ_ALIGN {
+                // Nothing of what is framed goes to a batch: make room,
+                // by a whole number of READ_ALIGN (the placement stays).
+                let by = self.framed - self.framed % READ_ALIGN;
+                self.buf
+                    .copy_within(self.framed..self.filled, self.framed - by);
+                self.filled -= by;
+                self.framed -= by;
             }
             let want = (n - (self.filled - self.framed)).max(READ);
-            if self.buf.len() < self.filled + want {
-                self.buf.resize(self.filled + want, 0);
+            if self.buf.len() < self.filled + want + READ_ALIGN {
+                self.buf.resize(self.filled + want + READ_ALIGN, 0);
             }
+            self.place();
             let into = self
                 .buf
                 .get_mut(self.filled..self.filled + want)
