@@ -96,7 +96,7 @@ const READ_CHUNK: usize = 256 << 10;
 /// modulo the page size, is copied by the kernel several times slower
 /// (measured: 1 to 31 bytes past a page cache page, bench/NOTES.md), and
 /// a fresh buffer of the allocator is 16 bytes past a page.
-const READ_ALIGN: usize = 64;
+pub const READ_ALIGN: usize = 64;
 
 /// Largest buffer a thread keeps for its next [`StreamReader`]: what a
 /// log of ordinary messages grows to, so that a folder of small files is

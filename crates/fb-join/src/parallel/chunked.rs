@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use fb_format::{Framer, MessageKind, Position, Step};
+use fb_format::{Framer, MessageKind, Position, Step, READ_ALIGN};
 
 use super::{Batcher, BATCH_BYTES};
 use crate::batch::Messages;
@@ -14,13 +14,13 @@ use crate::batch::Messages;
 /// Bytes asked of the stream at a time (more when a message needs more).
 const READ: usize = 64 << 10;
 
-/// Reads land where the buffer's address and the stream's position agree
-/// modulo this, as `fb_format`'s stream reader places them: the kernel
-/// copies a read whose destination is a few bytes past its source, modulo
-/// the page size, several times slower, and a buffer of the allocator
-/// starts 16 bytes past a page (bench/NOTES.md). Each file of a folder
-/// starts at a page, so every read of a file used to be the slow kind.
-const READ_ALIGN: usize = 64;
+// Reads land where the buffer's address and the stream's position agree
+// modulo READ_ALIGN, as `fb_format`'s stream reader places them: the
+// kernel copies a read whose destination is a few bytes past its source,
+// modulo the page size, several times slower, and a buffer of the
+// allocator starts 16 bytes past a page (bench/NOTES.md). Each file of a
+// folder starts at a page, so every read of a file used to be the slow
+// kind.
 
 /// How far past `index` in a buffer at `base` a byte at stream position
 /// `pos` must go for its address and position to agree modulo
