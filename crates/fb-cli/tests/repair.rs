@@ -264,7 +264,10 @@ fn repair_usage_errors() {
     let _ = std::fs::remove_file(&output);
     let (code, stderr) = repair(&missing, &output);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert!(
+        stderr.contains("cannot open") && stderr.contains("does-not-exist.fb"),
+        "{stderr}"
+    );
     assert!(!output.exists());
 
     let same = scratch("same.fb");

@@ -602,17 +602,14 @@ fn recover_one(
     let bytes: &[u8] = match &map {
         Some(map) => map,
         None => {
-            let mut whole = Vec::new();
-            input
-                .open()?
-                .0
-                .read_to_end(&mut whole)
-                .map_err(|e| match (drive.cancel)() {
+            let (mut reader, size) = input.open()?;
+            read = crate::input::read_placed(&mut reader, size).map_err(|e| {
+                match (drive.cancel)() {
                     true => Stop::Cancelled,
                     false => Stop::Failed(Error::Msg(format!("{name}: {e}"))),
-                })?;
-            read = whole;
-            &read
+                }
+            })?;
+            read.0.get(read.1..).unwrap_or_default()
         }
     };
     let head = Head::of(bytes.get(..4).unwrap_or(bytes));

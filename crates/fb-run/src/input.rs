@@ -293,36 +293,42 @@ pub fn whole(input: &Input, maps: Maps) -> Result<Whole, String> {
         return Ok(Whole::Mapped(m));
     }
     let mut opened = open(input)?;
-    // The boxed reader hides the file's size from `read_to_end`, which
-    // would then grow the buffer by doubling, copying the log each time.
-    // A size beyond memory fails here, as the log's read would; a file
-    // that grows after the open is still read to its end.
+    let (bytes, from) =
+        read_placed(&mut opened.reader, opened.size).map_err(|e| match e.kind() {
+            io::ErrorKind::OutOfMemory => format!("{}: {e}; try --mmap", input.name()),
+            _ => format!("{}: {e}", input.name()),
+        })?;
+    Ok(Whole::Read { bytes, from })
+}
+
+/// Reads `reader` to its end: the buffer, and the index in it of the
+/// input's first byte. With the input's `size` known, the buffer is
+/// reserved at once (a boxed reader hides the size from `read_to_end`,
+/// which would grow it by doubling, copying the log each time; a size
+/// beyond memory fails here, as the read would; an input that grows
+/// after its open is still read to its end), and the first byte sits at
+/// a multiple of [`READ_ALIGN`], so that every read's destination agrees
+/// with its position: the kernel copies into a buffer that starts 16
+/// bytes past a page, as the allocator's do, several times slower
+/// (bench/NOTES.md).
+pub fn read_placed(reader: &mut dyn Read, size: Option<u64>) -> io::Result<(Vec<u8>, usize)> {
     let mut buf = Vec::new();
     let mut from = 0;
-    if let Some(size) = opened.size {
-        buf.try_reserve_exact(
-            usize::try_from(size)
-                .unwrap_or(usize::MAX)
-                .saturating_add(READ_ALIGN + 1),
-        )
-        .map_err(|e| {
-            format!(
-                "{}: cannot hold its {size} bytes in memory ({e}); try --mmap",
-                input.name()
+    if let Some(size) = size {
+        let room = usize::try_from(size)
+            .unwrap_or(usize::MAX)
+            .saturating_add(READ_ALIGN + 1);
+        buf.try_reserve_exact(room).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot hold its {size} bytes in memory ({e})"),
             )
         })?;
-        // Byte 0 where the address is a multiple of READ_ALIGN, so that
-        // every read's destination agrees with its position: the kernel
-        // copies into a buffer that starts 16 bytes past a page, as the
-        // allocator's do, several times slower (bench/NOTES.md).
         from = (buf.as_ptr() as usize).wrapping_neg() % READ_ALIGN;
         buf.resize(from, 0);
     }
-    opened
-        .reader
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("{}: {e}", input.name()))?;
-    Ok(Whole::Read { bytes: buf, from })
+    reader.read_to_end(&mut buf)?;
+    Ok((buf, from))
 }
 
 /// What the first bytes of an input say about it.

@@ -179,15 +179,17 @@ pub fn repair(
 
 /// All of `input` in memory (the recovering reader looks back and
 /// ahead across the whole log).
-fn read_whole(input: &Input) -> Result<Vec<u8>, Error> {
+fn read_whole(input: &Input) -> Result<crate::input::Whole, Error> {
     match input {
-        Input::File(path) => std::fs::read(path)
-            .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display()))),
+        Input::File(_) => crate::input::whole(input, crate::input::Maps::Never).map_err(Error::Msg),
         _ => {
             let mut data = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut data)
                 .map_err(|e| Error::Msg(format!("cannot read {}: {e}", input.name())))?;
-            Ok(data)
+            Ok(crate::input::Whole::Read {
+                bytes: data,
+                from: 0,
+            })
         }
     }
 }
