@@ -98,6 +98,14 @@ const READ_CHUNK: usize = 256 << 10;
 /// a fresh buffer of the allocator is 16 bytes past a page.
 pub const READ_ALIGN: usize = 64;
 
+/// How many bytes past `address` a byte at stream position `position`
+/// must be put (less than [`READ_ALIGN`]) for its address and position
+/// to agree modulo [`READ_ALIGN`]: where every reader of this workspace
+/// places its reads.
+pub fn read_skew(address: usize, position: u64) -> usize {
+    (position as usize).wrapping_sub(address) % READ_ALIGN
+}
+
 /// Largest buffer a thread keeps for its next [`StreamReader`]: what a
 /// log of ordinary messages grows to, so that a folder of small files is
 /// read through one buffer, while a buffer grown for a huge message is
@@ -220,9 +228,9 @@ impl<R: Read> StreamReader<R> {
         let buf = &mut self.buf.0;
         let unread = self.end - self.start;
         // What has been read from the stream: the unread bytes end there.
-        let read = self.framer.offset().wrapping_add(unread as u64) as usize;
+        let read = self.framer.offset().wrapping_add(unread as u64);
         let at_front = (buf.as_ptr() as usize).wrapping_add(unread);
-        let pad = read.wrapping_sub(at_front) % READ_ALIGN;
+        let pad = read_skew(at_front, read);
         let pad = if pad + unread < buf.len() { pad } else { 0 };
         buf.copy_within(self.start..self.end, pad);
         self.start = pad;

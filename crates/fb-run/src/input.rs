@@ -324,7 +324,7 @@ pub fn read_placed(reader: &mut dyn Read, size: Option<u64>) -> io::Result<(Vec<
                 format!("cannot hold its {size} bytes in memory ({e})"),
             )
         })?;
-        from = (buf.as_ptr() as usize).wrapping_neg() % READ_ALIGN;
+        from = fb_format::read_skew(buf.as_ptr() as usize, 0);
         buf.resize(from, 0);
     }
     reader.read_to_end(&mut buf)?;

@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use fb_format::{Framer, MessageKind, Position, Step, READ_ALIGN};
+use fb_format::{read_skew, Framer, MessageKind, Position, Step, READ_ALIGN};
 
 use super::{Batcher, BATCH_BYTES};
 use crate::batch::Messages;
@@ -21,13 +21,6 @@ const READ: usize = 64 << 10;
 // allocator starts 16 bytes past a page (bench/NOTES.md). Each file of a
 // folder starts at a page, so every read of a file used to be the slow
 // kind.
-
-/// How far past `index` in a buffer at `base` a byte at stream position
-/// `pos` must go for its address and position to agree modulo
-/// [`READ_ALIGN`].
-fn skew(base: *const u8, index: usize, pos: u64) -> usize {
-    (pos as usize).wrapping_sub((base as usize).wrapping_add(index)) % READ_ALIGN
-}
 
 /// The reading thread's view of a stream: the buffer it reads into, what
 /// of it is framed, and the run of REGULAR messages the next batch gets.
@@ -143,7 +136,7 @@ impl<R: Read> Chunked<R> {
         }
         // The stream position of `at`: `framed` is the framer's offset.
         let tail_pos = (self.framer.offset()).wrapping_sub((self.framed - at) as u64);
-        let pad = skew(next.as_ptr(), 0, tail_pos);
+        let pad = read_skew(next.as_ptr() as usize, tail_pos);
         if let Some(to) = next.get_mut(pad..pad + tail.len()) {
             to.copy_from_slice(tail);
         }
@@ -170,7 +163,7 @@ impl<R: Read> Chunked<R> {
     /// [`READ_ALIGN`] bytes of room past what it reads next.
     fn place(&mut self) {
         let pos = self.framer.offset() + (self.filled - self.framed) as u64;
-        let by = skew(self.buf.as_ptr(), self.filled, pos);
+        let by = read_skew((self.buf.as_ptr() as usize).wrapping_add(self.filled), pos);
         if by == 0 {
             return;
         }
