@@ -76,6 +76,15 @@ impl<'m> Messages<'m> {
         self.data
     }
 
+    /// No messages, with `data` to read into when reused (the inverse of
+    /// [`Messages::into_buffer`]).
+    pub(crate) fn spare(data: Vec<u8>) -> Self {
+        Self {
+            data,
+            ..Self::default()
+        }
+    }
+
     /// Adds `msg`, which starts at `at` in `log` and follows the span's
     /// last message there, if the span has any.
     pub(crate) fn extend(&mut self, log: &'m [u8], at: usize, msg: &Message<'_>, max_payload: u32) {

@@ -474,9 +474,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
 
     /// Keeps `buf` for [`Batcher::spare_buffer`].
     fn give_buffer(&self, buf: Vec<u8>) {
-        let mut empty = Messages::owned(buf, 0..0, Position::START, (0, 0), 0);
-        empty.clear();
-        Pools::<B>::give(&self.pools.messages, empty);
+        Pools::<B>::give(&self.pools.messages, Messages::spare(buf));
     }
 
     /// Sends `messages` as the next batch, its messages all before `end`.
