@@ -180,18 +180,7 @@ pub fn repair(
 /// All of `input` in memory (the recovering reader looks back and
 /// ahead across the whole log).
 fn read_whole(input: &Input) -> Result<crate::input::Whole, Error> {
-    match input {
-        Input::File(_) => crate::input::whole(input, crate::input::Maps::Never).map_err(Error::Msg),
-        _ => {
-            let mut data = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut data)
-                .map_err(|e| Error::Msg(format!("cannot read {}: {e}", input.name())))?;
-            Ok(crate::input::Whole::Read {
-                bytes: data,
-                from: 0,
-            })
-        }
-    }
+    crate::input::whole(input, crate::input::Maps::Never).map_err(Error::Msg)
 }
 
 /// The first event of a REGULAR message that does not decode, if any.
