@@ -37,6 +37,7 @@ pub mod estimate;
 pub mod evaluate;
 pub mod gen;
 pub mod health;
+mod in_order;
 pub mod input;
 pub mod inspect;
 pub mod interrupt;

@@ -10,8 +10,6 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
 use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
@@ -72,10 +70,10 @@ pub struct Pieces {
 
 /// Writes the pieces of `log` cut as `cut` says into `dir` (not yet put
 /// in place: the caller finishes it) on `threads` threads, telling
-/// `observer` the bytes done. Each piece is a file of its own, planned
-/// before any is written, so the folder holds the same files, byte for
-/// byte, for any number of threads; one thread writes them in order
-/// (the plain path).
+/// `observer` the bytes done. The folder holds the same files, byte for
+/// byte, for any number of threads; one thread writes them in order (the
+/// plain path). After a failure no piece is started, and the failure
+/// said is the first in log order, as on one thread.
 pub fn write(
     log: &[u8],
     cut: Cut,
@@ -92,110 +90,40 @@ pub fn write(
     };
     let plan = plan(log, rule);
     let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
-    let names: Vec<String> = (plan.pieces.iter().enumerate())
-        .map(|(n, piece)| piece_name(n, width, piece, cut.period))
+    let named: Vec<(&Piece, String)> = (plan.pieces.iter().enumerate())
+        .map(|(n, piece)| (piece, piece_name(n, width, piece, cut.period)))
         .collect();
-    let job = Job {
-        log,
-        plan: &plan,
-        names: &names,
-        dir,
+    // Each piece is a file of its own, planned before any is written: the
+    // pieces are written in any order, and told and counted in log order.
+    let write = |(piece, name): &(&Piece, String)| {
+        let bytes = piece.end.saturating_sub(piece.start);
+        write_piece(log, &plan, piece, &dir.path().join(name))
+            .map(|written| (bytes, written))
+            .map_err(|e| Error::Msg(format!("{}: {e}", dir.target().join(name).display())))
+    };
+    let mut written = 0u64;
+    let threads = crate::in_order::Threads {
+        count: threads,
+        name: "fb-split",
+        doing: "writing the pieces",
     };
     observer.start(Some(log.len() as u64));
-    let written = match threads.min(plan.pieces.len()) {
-        0 | 1 => job.in_order(observer),
-        threads => job.on_threads(threads, observer),
-    };
+    let wrote = crate::in_order::in_order(&named, threads, write, |done| {
+        let (bytes, piece) = done?;
+        observer.progress(bytes, 0);
+        written += piece;
+        Ok(())
+    });
     observer.finish();
+    wrote?;
     Ok(Pieces {
         pieces: plan.pieces.len(),
-        written: written?,
+        written,
         carried: (plan.pieces.iter())
             .map(|piece| piece.dedup.as_ref().map_or(0, |d| d.entries.len()))
             .sum(),
         damage: plan.damage.map(|d| d.to_string()),
     })
-}
-
-/// The pieces of one split, and where they go.
-struct Job<'a> {
-    log: &'a [u8],
-    plan: &'a Plan,
-    names: &'a [String],
-    dir: &'a DirOutput,
-}
-
-impl Job<'_> {
-    /// Writes piece `n`; the bytes written.
-    fn piece(&self, n: usize, piece: &Piece) -> Result<u64, Error> {
-        let name = self.names.get(n).map_or("", String::as_str);
-        write_piece(self.log, self.plan, piece, &self.dir.path().join(name))
-            .map_err(|e| Error::Msg(format!("{}: {e}", self.dir.target().join(name).display())))
-    }
-
-    /// Writes the pieces one after the other; the bytes written.
-    fn in_order(&self, observer: &mut dyn Observer) -> Result<u64, Error> {
-        let mut written = 0u64;
-        for (n, piece) in self.plan.pieces.iter().enumerate() {
-            observer.progress(piece.end.saturating_sub(piece.start), 0);
-            written += self.piece(n, piece)?;
-        }
-        Ok(written)
-    }
-
-    /// Writes the pieces on `threads` threads, each taking the next piece
-    /// not yet taken; the bytes written. After a failure no piece is
-    /// started, and the failure of the first piece in log order among
-    /// those that failed is the one returned, as one thread would have
-    /// stopped at it (a full disk fails several at once).
-    fn on_threads(&self, threads: usize, observer: &mut dyn Observer) -> Result<u64, Error> {
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let (done, results) = mpsc::channel::<(usize, Result<u64, Error>)>();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                let done = done.clone();
-                let (next, stop) = (&next, &stop);
-                scope.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        let n = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(piece) = self.plan.pieces.get(n) else {
-                            break;
-                        };
-                        let result = self.piece(n, piece);
-                        if result.is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        if done.send((n, result)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(done);
-            // Told on this thread as the pieces are done, in any order.
-            let mut written = 0u64;
-            let mut failed: Option<(usize, Error)> = None;
-            for (n, result) in results {
-                match result {
-                    Ok(bytes) => {
-                        written += bytes;
-                        if let Some(piece) = self.plan.pieces.get(n) {
-                            observer.progress(piece.end.saturating_sub(piece.start), 0);
-                        }
-                    }
-                    Err(e) if failed.as_ref().is_none_or(|(first, _)| n < *first) => {
-                        failed = Some((n, e));
-                    }
-                    Err(_) => {}
-                }
-            }
-            match failed {
-                Some((_, e)) => Err(e),
-                None => Ok(written),
-            }
-        })
-    }
 }
 
 /// `part-00007.fb`, or with a period `part-00007-2026-11-23T14.fb`: names

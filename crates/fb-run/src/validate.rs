@@ -4,7 +4,6 @@
 //! FILEMAGIC or without events) are warnings.
 
 use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
-use fb_join::ordered::Ordered;
 use fb_join::{DiagnosticKind, Joiner};
 
 use crate::error::Error;
@@ -45,9 +44,13 @@ pub fn validate(
         pending: None,
     };
     let (mut messages, mut events) = (0, 0);
-    in_order(
+    crate::in_order::in_order(
         inputs,
-        threads,
+        crate::in_order::Threads {
+            count: threads,
+            name: "fb-validate",
+            doing: "checking the inputs",
+        },
         |input| check_one(input, options, max_listed),
         |found| {
             let found = found?;
@@ -78,47 +81,6 @@ pub fn validate(
         messages,
         events,
     })
-}
-
-/// Runs `work` on every input, on `threads` threads, and hands what each
-/// gave to `take` in the order of the inputs; stops at the first error
-/// `take` returns. A few inputs at most are checked ahead of the one
-/// `take` waits for, so that memory does not grow with their number.
-fn in_order<T: Send>(
-    inputs: &[Input],
-    threads: usize,
-    work: impl Fn(&Input) -> T + Sync,
-    mut take: impl FnMut(T) -> Result<(), Error>,
-) -> Result<(), Error> {
-    if threads <= 1 || inputs.len() <= 1 {
-        return inputs.iter().try_for_each(|input| take(work(input)));
-    }
-    let work = &work;
-    let checked = std::thread::scope(|scope| -> Result<(), Stop> {
-        let workers = (0..threads.min(inputs.len())).map(|_| move |input: &Input| work(input));
-        let mut pool = Ordered::scoped(scope, "fb-validate", threads * 2, workers)?;
-        let mut hand = |found: T| take(found).map_err(Stop::Take);
-        for input in inputs {
-            pool.submit(input, &mut hand)?;
-        }
-        pool.finish(hand)
-    });
-    checked.map_err(|stop| match stop {
-        Stop::Pool(e) => Error::Msg(format!("checking the inputs stopped: {e}")),
-        Stop::Take(e) => e,
-    })
-}
-
-/// Why checking in order stopped: a checking thread, or what was found.
-enum Stop {
-    Pool(fb_join::Error),
-    Take(Error),
-}
-
-impl From<fb_join::Error> for Stop {
-    fn from(e: fb_join::Error) -> Self {
-        Stop::Pool(e)
-    }
 }
 
 /// What checking one input found: its problems' lines (as many as can be
