@@ -616,25 +616,6 @@ fn export_refuses_outputs_it_cannot_write() {
     }
 }
 
-/// Every file of a tree, by its path under `root`, with its bytes.
-fn tree(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                let name = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Parquet columns encoded on several threads make the file that arrow-rs'
 /// own writer makes on one (`--no-caches`), for a file and a partitioned
 /// tree, with row groups cut by rows.
@@ -686,7 +667,7 @@ fn parquet_is_the_same_bytes_for_any_number_of_encoding_threads() {
             let out = fb(&args);
             assert_eq!(out.code, 0, "{}: {}", case.name, out.stderr);
             if target.is_dir() {
-                let files = tree(&target);
+                let files = common::tree(&target);
                 std::fs::remove_dir_all(&target).unwrap();
                 files
             } else {

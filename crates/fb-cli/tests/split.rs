@@ -364,20 +364,6 @@ fn existing_outputs_damage_and_inputs_inside_the_output() {
         .ends_with(".tmp")));
 }
 
-/// The files of a folder, by name.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn pieces_are_the_same_bytes_on_any_number_of_threads() {
     let dir = scratch_dir("split-threads");
@@ -434,7 +420,7 @@ fn pieces_are_the_same_bytes_on_any_number_of_threads() {
             assert_eq!(got, code, "{case}, {threads} threads");
             assert!(pieces.len() > 2, "{case}: {} pieces", pieces.len());
             let at = pieces[0].parent().unwrap().to_path_buf();
-            folders.push((threads, files(&at)));
+            folders.push((threads, common::tree(&at)));
             std::fs::remove_dir_all(&at).unwrap();
         }
         let (_, one) = &folders[0];
