@@ -198,6 +198,12 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         self.spare_rows = Some(rows);
     }
 
+    fn batches_may_join(&self) -> bool {
+        // Even batches are cut again from the rows, wherever those end;
+        // batches as handed end with their input.
+        self.even.is_some()
+    }
+
     fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {
         if rows.is_empty() {
             return Ok(());

@@ -71,6 +71,12 @@ impl<'m> Messages<'m> {
         }
     }
 
+    /// The bytes the batch holds: its buffer's, or the payloads it
+    /// borrows.
+    pub(crate) fn held(&self) -> usize {
+        self.data.capacity().max(self.bytes)
+    }
+
     /// The buffer of a batch done with, to read into again.
     pub(crate) fn into_buffer(self) -> Vec<u8> {
         self.data

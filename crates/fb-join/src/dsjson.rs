@@ -610,6 +610,11 @@ impl<W: std::io::Write> crate::Sink for LinesSink<W> {
         self.spare_batch = Some(batch);
     }
 
+    fn batches_may_join(&self) -> bool {
+        // Lines are written one after the other, wherever batches end.
+        true
+    }
+
     fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {
         self.out
             .write_all(batch.as_bytes())

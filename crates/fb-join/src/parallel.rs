@@ -28,12 +28,19 @@ use crate::{Error, Options};
 
 mod chunked;
 pub(crate) mod session;
+mod writer;
+
+use writer::Ordered;
 
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
 
 /// Batches a thread may have between being read and being written.
 const BATCHES_PER_THREAD: usize = 3;
+
+/// Runs a job may gather when the sink lets them join
+/// ([`Sink::batches_may_join`]), besides the bounds in bytes.
+const RUNS_PER_JOB: usize = 64;
 
 /// Buffers that go round instead of being allocated per batch: the
 /// batches' messages (reader → worker → back) and the sink's batches
@@ -70,8 +77,8 @@ impl<B> Pools<'_, B> {
 }
 
 /// What the writer takes, in the order the reading thread gave them out
-/// (the ordered pool's): a batch joined by a worker, or a mark the
-/// reading thread put between batches. One moves per batch of a megabyte
+/// (the ordered pool's): a job joined by a worker, or a mark the
+/// reading thread put between jobs. One moves per batch of a megabyte
 /// of input: boxing the batch would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 enum Item<B> {
@@ -79,10 +86,27 @@ enum Item<B> {
     Mark(Mark),
 }
 
+/// A job's runs, or what was done of them, and the marks between them,
+/// in log order.
+enum Part<R> {
+    Run(R),
+    Mark(Mark),
+}
+
+/// A worker's job: runs of REGULAR messages, each with the state it
+/// starts from, and the marks the reading thread put between them. A job
+/// holds one run, unless the sink lets runs join
+/// ([`Sink::batches_may_join`]): runs are then gathered until they hold
+/// about a batch's bytes. Each job costs hand-overs between threads and a
+/// sink batch of its own (an Arrow sink's arrays are made anew for each),
+/// and a folder of small files, or a log whose runs DedupInfo messages
+/// cut short, would otherwise make a job of each short run.
+type Job<'m> = Vec<Part<Batch<'m>>>;
+
 /// The workers, on the ordered pool: the reading thread's half, which
-/// submits batches and passes marks, and the writer's, which takes them
+/// submits jobs and passes marks, and the writer's, which takes them
 /// in that order.
-type Workers<'scope, 'm, B> = (Feed<Batch<'m>, Item<B>>, Results<'scope, Item<B>>);
+type Workers<'scope, 'm, B> = (Feed<Job<'m>, Item<B>>, Results<'scope, Item<B>>);
 
 /// What a session's reading thread puts in the ordered stream besides
 /// batches.
@@ -100,8 +124,15 @@ enum Mark {
     Config(usize),
 }
 
+/// A job joined: the sink's batch of all its runs' events, and what
+/// each run reported, with the job's marks, in order.
 struct Done<B> {
     lines: B,
+    parts: Vec<Part<Report>>,
+}
+
+/// What a worker reports of one run of a job.
+struct Report {
     events: u64,
     written: u64,
     filtered: u64,
@@ -199,9 +230,9 @@ where
     let workers = (0..threads).map(|_| {
         let mut maker = sink.maker_with(opts.caches);
         let mut joiner = Joiner::new(opts.clone());
-        move |batch: Batch<'m>| {
+        move |job: Job<'m>| {
             let _abort = AbortOnPanic(flow);
-            Item::Done(join_batch(&mut joiner, batch, keep, &mut maker, pools))
+            Item::Done(join_job(&mut joiner, job, keep, &mut maker, pools))
         }
     });
     ordered::Ordered::scoped_split(scope, "fb-join", threads * 2, workers)
@@ -230,6 +261,7 @@ where
     let threads = threads.max(1);
     let opts: Options = joiner.options().clone();
     let caches = opts.caches;
+    let join_runs = joins_runs(&*sink, caches);
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -246,9 +278,10 @@ where
         let (feed, mut results) =
             start_workers(scope, &*sink, threads, &opts, (keep, flow, pools))?;
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, feed, credits, flow, pools, false);
+            let mut batcher = Batcher::new(joiner, feed, credits, (flow, pools), false, join_runs);
             let (framing_error, at) = frame(&mut batcher, input, framer, caches, stop, &mut |_| {});
             batcher.send(at.offset);
+            batcher.submit();
             let counts = (batcher.messages, batcher.kinds);
             (batcher.joiner, counts, framing_error, at, batcher.stopped)
         });
@@ -347,9 +380,8 @@ fn frame<'m, B>(
 /// REGULAR messages into batches for the workers.
 struct Batcher<'j, 'm, 'p, B> {
     joiner: &'j mut Joiner,
-    /// Batches to the workers, marks past them, all in the writer's
-    /// order.
-    feed: Feed<Batch<'m>, Item<B>>,
+    /// Jobs to the workers, marks past them, all in the writer's order.
+    feed: Feed<Job<'m>, Item<B>>,
     credits: Receiver<()>,
     flow: &'p Coordination,
     pools: &'p Pools<'m, B>,
@@ -363,16 +395,24 @@ struct Batcher<'j, 'm, 'p, B> {
     batch: Messages<'m>,
     config: LoopConfig,
     dedup: DedupCache,
+    /// Runs may join into one job ([`Sink::batches_may_join`]).
+    join_runs: bool,
+    /// The job being gathered: runs sent, and marks after them.
+    job: Job<'m>,
+    /// The payload bytes of the job's runs, and the bytes they hold
+    /// (buffers read into are bigger than their messages).
+    job_bytes: usize,
+    job_held: usize,
 }
 
 impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     fn new(
         joiner: &'j mut Joiner,
-        feed: Feed<Batch<'m>, Item<B>>,
+        feed: Feed<Job<'m>, Item<B>>,
         credits: Receiver<()>,
-        flow: &'p Coordination,
-        pools: &'p Pools<'m, B>,
+        (flow, pools): (&'p Coordination, &'p Pools<'m, B>),
         marks: bool,
+        join_runs: bool,
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
@@ -388,6 +428,10 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             batch: Pools::<B>::take(&pools.messages),
             config,
             dedup,
+            join_runs,
+            job: Vec::new(),
+            job_bytes: 0,
+            job_held: 0,
         }
     }
 
@@ -443,7 +487,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         let before = self.joiner.config_history().changes.len();
         self.joiner.track(msg);
         match self.joiner.config_history().changes.len() > before {
-            true => self.feed.pass(Item::Mark(Mark::Config(before))),
+            true => self.pass(Mark::Config(before)),
             false => true,
         }
     }
@@ -464,7 +508,18 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     /// (the batch being gathered must be sent first). False when the
     /// writer is gone or there is no stream to put it in.
     fn mark(&mut self, mark: Mark) -> bool {
-        self.marks && self.feed.pass(Item::Mark(mark))
+        self.marks && self.pass(mark)
+    }
+
+    /// Puts `mark` after the runs sent so far: in the job being gathered
+    /// if there is one, else in the ordered stream. False when the writer
+    /// is gone.
+    fn pass(&mut self, mark: Mark) -> bool {
+        if self.job.is_empty() {
+            return self.feed.pass(Item::Mark(mark));
+        }
+        self.job.push(Part::Mark(mark));
+        true
     }
 
     /// A buffer to read into, from a batch done with when there is one.
@@ -505,34 +560,65 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     }
 
     /// Sends the batch so far, if there is one, its messages all before
-    /// `end`. False when the workers are gone.
+    /// `end`: into the job being gathered, which goes to a worker once it
+    /// holds enough (at once, unless runs may join). False when the
+    /// workers are gone.
     fn send(&mut self, end: u64) -> bool {
-        // Once aborted, no credit may come again: not waited for.
         if self.flow.aborted.load(Ordering::Relaxed) {
             return false;
         }
         if self.batch.is_empty() {
             return true;
         }
+        let messages = std::mem::replace(&mut self.batch, Pools::<B>::take(&self.pools.messages));
+        self.job_bytes += messages.bytes;
+        self.job_held += messages.held();
+        self.job.push(Part::Run(Batch {
+            config: self.config,
+            dedup: self.dedup.clone(),
+            messages,
+            end,
+        }));
+        let room = self.job_bytes < BATCH_BYTES
+            && self.job_held < 2 * BATCH_BYTES
+            && self.job.len() < RUNS_PER_JOB;
+        if self.join_runs && room {
+            return true;
+        }
+        self.submit()
+    }
+
+    /// Hands the job gathered, if any, to a worker. False when the
+    /// workers are gone.
+    fn submit(&mut self) -> bool {
+        if self.job.is_empty() {
+            return true;
+        }
+        // Once aborted, no credit may come again: not waited for.
+        if self.flow.aborted.load(Ordering::Relaxed) {
+            return false;
+        }
         // A credit, unless a worker panicked (which also wakes this wait).
         if self.credits.recv().is_err() || self.flow.aborted.load(Ordering::Relaxed) {
             return false;
         }
-        let b = Batch {
-            config: self.config,
-            dedup: self.dedup.clone(),
-            messages: std::mem::replace(&mut self.batch, Pools::<B>::take(&self.pools.messages)),
-            end,
-        };
-        self.feed.submit(b)
+        (self.job_bytes, self.job_held) = (0, 0);
+        self.feed.submit(std::mem::take(&mut self.job))
     }
 }
 
-/// Joins `batch` on a worker, from the state it starts from, into a
-/// batch of the sink's filled by `maker`.
-fn join_batch<'m, K, M>(
+/// Whether a pipeline into `sink` joins runs into jobs: when the sink
+/// lets it, and not on the plain path ([`fb_format::Caches::Off`]), which
+/// hands over each run alone, for comparing.
+fn joins_runs<S: Sink>(sink: &S, caches: fb_format::Caches) -> bool {
+    sink.batches_may_join() && caches == fb_format::Caches::On
+}
+
+/// Joins the runs of `job` on a worker, each from the state it starts
+/// from, into one batch of the sink's filled by `maker`.
+fn join_job<'m, K, M>(
     joiner: &mut Joiner,
-    batch: Batch<'m>,
+    job: Job<'m>,
     keep: &K,
     maker: &mut M,
     pools: &Pools<'m, M::Batch>,
@@ -541,22 +627,46 @@ where
     K: Fn(&JoinedEvent) -> bool + Sync,
     M: Maker,
 {
-    let caches = joiner.options().caches;
-    joiner.set_state(batch.config, batch.dedup);
-    let mut out = match Pools::<M::Batch>::reuse(&pools.lines) {
-        Some(mut out) => {
-            maker.clear(&mut out);
-            out
+    let mut lines = match Pools::<M::Batch>::reuse(&pools.lines) {
+        Some(mut lines) => {
+            maker.clear(&mut lines);
+            lines
         }
         None => maker.batch(),
     };
+    let parts = job
+        .into_iter()
+        .map(|part| match part {
+            Part::Run(run) => Part::Run(join_run(joiner, run, keep, maker, &mut lines, pools)),
+            Part::Mark(mark) => Part::Mark(mark),
+        })
+        .collect();
+    Done { lines, parts }
+}
+
+/// Joins one run of a job, from the state it starts from, adding the
+/// events `keep` accepts to `out`.
+fn join_run<'m, K, M>(
+    joiner: &mut Joiner,
+    batch: Batch<'m>,
+    keep: &K,
+    maker: &mut M,
+    out: &mut M::Batch,
+    pools: &Pools<'m, M::Batch>,
+) -> Report
+where
+    K: Fn(&JoinedEvent) -> bool + Sync,
+    M: Maker,
+{
+    let caches = joiner.options().caches;
+    joiner.set_state(batch.config, batch.dedup);
     let (mut events, mut written, mut filtered) = (0, 0, 0);
     let mut messages = batch.messages;
     let framed = messages.each(caches, |msg| {
         joiner.push_each(msg, |ev| {
             events += 1;
             if keep(ev) {
-                maker.add(&mut out, ev);
+                maker.add(out, ev);
                 written += 1;
             } else {
                 filtered += 1;
@@ -569,144 +679,12 @@ where
     messages.clear();
     Pools::<M::Batch>::give(&pools.messages, messages);
     let (diags, metrics) = joiner.take_report();
-    Done {
-        lines: out,
+    Report {
         events,
         written,
         filtered,
         diags,
         metrics,
         end: batch.end,
-    }
-}
-
-/// The writer's side: hands the workers' batches to the sink in log
-/// order, and merges what they report in that order, so that memory does
-/// not grow with the number of batches and the figures add up as a serial
-/// run adds them.
-struct Ordered {
-    kept: u64,
-    filtered: u64,
-    events: u64,
-    /// The first error of the sink: nothing is taken after it.
-    failure: Option<Error>,
-    diags: Diagnostics,
-    metrics: Metrics,
-    /// Where each input of a session starts among the kept diagnostics.
-    starts: Vec<usize>,
-    /// The end of the last batch written of the current input.
-    finished: u64,
-    /// Events of the current input the sink took ([`Sink::input_done`]
-    /// is told of an input that has some).
-    input_kept: u64,
-    /// Configuration changes the reading thread noted ([`Mark::Config`]),
-    /// each with the decisions joined before it and the last one's time.
-    config_marks: Vec<(usize, u64, Option<fb_schema::TimeStamp>)>,
-}
-
-impl Ordered {
-    fn new(diags: Diagnostics, metrics: Metrics) -> Self {
-        Self {
-            kept: 0,
-            filtered: 0,
-            events: 0,
-            failure: None,
-            diags,
-            metrics,
-            starts: Vec::new(),
-            finished: 0,
-            input_kept: 0,
-            config_marks: Vec::new(),
-        }
-    }
-
-    /// Tells `sink` that every batch of the current input is taken, if it
-    /// took an event of it and has not failed; an error of the sink's is
-    /// then the run's failure, as one of [`Sink::take`].
-    fn input_done<S: Sink>(&mut self, sink: &mut S, flow: &Coordination) {
-        if std::mem::take(&mut self.input_kept) == 0 || self.failure.is_some() {
-            return;
-        }
-        if let Err(err) = sink.input_done() {
-            self.failure = Some(err);
-            flow.aborted.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Gives the reading thread's joiner what its workers reported, in
-    /// order: diagnostics, metrics, and the decisions before each change
-    /// of configuration.
-    fn hand_back(self, joiner: &mut Joiner) {
-        joiner.absorb_in_order(&self.diags, self.metrics);
-        joiner.place_config_changes(&self.config_marks);
-    }
-
-    /// The next item from `results`, in order; `None` at the end, or
-    /// once a worker stopped (panicked): that is then the run's failure,
-    /// and the reader stops as for a failed output.
-    fn next<B>(
-        &mut self,
-        results: &mut Results<'_, Item<B>>,
-        flow: &Coordination,
-    ) -> Option<Item<B>> {
-        match results.next() {
-            Ok(item) => item,
-            Err(err) => {
-                self.failure.get_or_insert(err);
-                flow.aborted.store(true, Ordering::Relaxed);
-                flow.give_credit();
-                None
-            }
-        }
-    }
-
-    /// Takes `item`, the next in order: a batch to `sink` (then
-    /// `written(end, events)` is told, and the batch's credit given back),
-    /// a mark recorded.
-    fn put<S: Sink>(
-        &mut self,
-        item: Item<S::Batch>,
-        sink: &mut S,
-        pools: &Pools<S::Batch>,
-        flow: &Coordination,
-        written: &mut dyn FnMut(u64, u64),
-    ) {
-        let mut done = match item {
-            Item::Done(done) => done,
-            Item::Mark(Mark::Input) => {
-                // Every batch of the input before came ahead of its mark.
-                self.input_done(sink, flow);
-                self.starts.push(self.diags.kept().len());
-                self.finished = 0;
-                return;
-            }
-            Item::Mark(Mark::Diags(diags)) => {
-                self.diags.merge(&diags);
-                return;
-            }
-            Item::Mark(Mark::Config(index)) => {
-                let last = self.metrics.last.as_ref().map(|(_, t)| *t);
-                self.config_marks.push((index, self.metrics.joined, last));
-                return;
-            }
-        };
-        if self.failure.is_none() {
-            if let Err(err) = sink.take(&mut done.lines) {
-                self.failure = Some(err);
-                // Nothing more can be taken: the reader stops taking
-                // input instead of converting the rest for nothing.
-                flow.aborted.store(true, Ordering::Relaxed);
-            }
-        }
-        flow.give_credit();
-        self.events += done.events;
-        self.kept += done.written;
-        self.input_kept += done.written;
-        self.filtered += done.filtered;
-        self.finished = done.end;
-        written(done.end, self.events);
-        self.diags.merge(&done.diags);
-        self.metrics.merge(&done.metrics);
-        Pools::<S::Batch>::give(&pools.lines, done.lines);
     }
 }

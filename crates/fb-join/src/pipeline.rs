@@ -11,8 +11,10 @@
 //! One thread runs every stage in turn. With more, a reading thread frames
 //! and follows the ordered state, workers join and fill batches from
 //! snapshots of it, and the sink takes the batches in order (see
-//! `parallel.rs`): the sink sees the same batches' contents in the same
-//! order whatever the number of threads, so DSJSON comes out byte-identical.
+//! `parallel.rs`): the sink sees the same events in the same order
+//! whatever the number of threads, so DSJSON comes out byte-identical
+//! (a sink that lets them, `Sink::batches_may_join`, gets the short runs
+//! of events between checkpoints or inputs joined into fewer batches).
 //!
 //! ```
 //! use fb_join::{dsjson::LinesSink, Options, Pipeline, Source};

@@ -93,8 +93,9 @@ where
     /// is written. Gives back what `f` returned and where each input's
     /// diagnostics start among the joiner's kept ones (one per
     /// [`Session::begin_input`]). The sink sees the same batches as when
-    /// each input is fed with [`Pipeline::feed`]; the diagnostics come in
-    /// log order, as on one thread.
+    /// each input is fed with [`Pipeline::feed`], unless it lets them join
+    /// ([`Sink::batches_may_join`]): then the runs of several small inputs
+    /// may make one. The diagnostics come in log order, as on one thread.
     ///
     /// An error of the output ends the session: feeds then return an
     /// error, and this returns the output's.

@@ -53,6 +53,19 @@ pub trait Sink {
         let _ = (maker, batch);
     }
 
+    /// Whether several threads may join the runs of messages they are
+    /// handed (cut at checkpoints, DedupInfo messages, and each input's
+    /// end) into one batch, so that short runs cost no more than long
+    /// ones: for a sink whose output does not depend on where its batches
+    /// end (lines written one after the other, sums kept per event, rows
+    /// cut again into batches of their own). [`Sink::input_done`] is then
+    /// still told once per input, in order, but a batch taken before may
+    /// hold events of the next input. False by default: on several
+    /// threads the sink sees the batches of each run alone.
+    fn batches_may_join(&self) -> bool {
+        false
+    }
+
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
 

@@ -21,6 +21,8 @@ struct Counting {
     batches: u64,
     /// Events taken when each `input_done` came.
     done: Vec<u64>,
+    /// Lets the pipeline join runs into one batch (`batches_may_join`).
+    joins: bool,
 }
 
 /// Fills batches of event counts: one thread hands one over every
@@ -63,6 +65,10 @@ impl Sink for Counting {
         Ok(())
     }
 
+    fn batches_may_join(&self) -> bool {
+        self.joins
+    }
+
     fn input_done(&mut self) -> Result<(), fb_join::Error> {
         self.done.push(self.taken);
         Ok(())
@@ -95,12 +101,25 @@ enum Way {
 
 /// The sink after `inputs` fed as `way` says on `threads` threads.
 fn run(inputs: &[Vec<u8>], threads: usize, way: Way) -> Counting {
-    let mut pipeline = Pipeline::new(
-        Options::default(),
-        |_: &_| true,
+    run_into(
         Counting::default(),
+        &Options::default(),
+        inputs,
         threads,
-    );
+        way,
+    )
+}
+
+/// `sink` after `inputs` fed with `opts` as `way` says on `threads`
+/// threads.
+fn run_into(
+    sink: Counting,
+    opts: &Options,
+    inputs: &[Vec<u8>],
+    threads: usize,
+    way: Way,
+) -> Counting {
+    let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
     let start = fb_format::Position::START;
     match way {
         Way::Feeds => {
@@ -182,5 +201,60 @@ fn input_done_comes_once_per_input_with_events_after_its_last_batch() {
             "{name}: {} batches",
             sink.batches
         );
+    }
+}
+
+/// A sink that lets runs join gets, on several threads, fewer batches
+/// than a folder of small inputs has inputs (a batch then holds the runs
+/// of several), every event once, and `input_done` still once per input
+/// with events, in order. The plain path (`Caches::Off`) hands each run
+/// over alone, as for a sink that does not let them join.
+#[test]
+fn the_runs_of_small_inputs_join_when_the_sink_lets_them() {
+    let inputs: Vec<Vec<u8>> = (0..40)
+        .map(|seed| generated(Problem::Cb, 20 + seed % 7, seed))
+        .collect();
+    let events: u64 = run(&inputs, 1, Way::Feeds).taken;
+    let plain = Options::default().caches(fb_join::Caches::Off);
+    let joining = || Counting {
+        joins: true,
+        ..Counting::default()
+    };
+    for (name, threads, way) in [
+        ("two threads, session of readers", 2, Way::SessionStream),
+        ("two threads, session of slices", 2, Way::SessionSlice),
+        ("four threads, session of readers", 4, Way::SessionStream),
+    ] {
+        let joined = run_into(joining(), &Options::default(), &inputs, threads, way);
+        assert_eq!(joined.taken, events, "{name}: events");
+        assert_eq!(joined.done.len(), inputs.len(), "{name}: inputs told");
+        assert!(
+            joined.done.windows(2).all(|w| w[0] <= w[1]) && joined.done.last() == Some(&events),
+            "{name}: inputs told in order: {:?}",
+            joined.done
+        );
+        assert!(
+            joined.batches * 4 <= inputs.len() as u64,
+            "{name}: {} batches for {} inputs",
+            joined.batches,
+            inputs.len()
+        );
+        for (how, sink, opts) in [
+            (
+                "the sink does not let them",
+                Counting::default(),
+                Options::default(),
+            ),
+            ("the plain path", joining(), plain.clone()),
+        ] {
+            let alone = run_into(sink, &opts, &inputs, threads, way);
+            assert_eq!(alone.taken, events, "{name}, {how}: events");
+            assert!(
+                alone.batches >= inputs.len() as u64,
+                "{name}, {how}: {} batches for {} inputs",
+                alone.batches,
+                inputs.len()
+            );
+        }
     }
 }

@@ -156,6 +156,9 @@ fn a_session_over_the_corpus_and_a_big_log_equals_the_serial_run() {
     assert_same("corpus and a big log", &inputs, &Options::default());
     let dedup = Options::default().inline_dedup(true);
     assert_same("corpus and a big log, dedup inlined", &inputs, &dedup);
+    // The plain path: each run a job of its own.
+    let plain = Options::default().caches(fb_join::Caches::Off);
+    assert_same("corpus and a big log, plain path", &inputs, &plain);
 }
 
 /// Feeds a multi-batch log 20 times as 20 inputs of one session on

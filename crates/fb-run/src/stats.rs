@@ -482,6 +482,11 @@ impl fb_join::Sink for TallySink {
         total
     }
 
+    fn batches_may_join(&self) -> bool {
+        // Float sums are kept per event and added in log order.
+        true
+    }
+
     fn take(&mut self, batch: &mut Tally) -> Result<(), fb_join::Error> {
         self.absorb(batch);
         Ok(())

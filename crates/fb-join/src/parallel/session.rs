@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use fb_format::{Framer, Position};
 
 use super::{
-    frame, start_workers, AbortOnPanic, Batcher, Coordination, Mark, Ordered, Pools, Written,
-    BATCHES_PER_THREAD,
+    frame, joins_runs, start_workers, AbortOnPanic, Batcher, Coordination, Mark, Ordered, Pools,
+    Written, BATCHES_PER_THREAD,
 };
 use crate::event::JoinedEvent;
 use crate::feed::{FeedReport, Feeds, MessageCounts, Progress, Source};
@@ -146,6 +146,7 @@ where
 {
     let threads = threads.max(1);
     let opts = joiner.options().clone();
+    let join_runs = joins_runs(&*sink, joiner.options().caches);
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new();
@@ -180,13 +181,16 @@ where
             ordered
         });
         let value = {
-            let batcher = Batcher::new(joiner, feed, credits, flow, pools, true);
+            let batcher = Batcher::new(joiner, feed, credits, (flow, pools), true, join_runs);
             let mut framing = Framing {
                 batcher,
                 flow,
                 inputs: 0,
             };
-            f(&mut framing)
+            let value = f(&mut framing);
+            // The last job gathered; a failure is the writer's to say.
+            framing.batcher.submit();
+            value
             // The batcher goes here, and its feed with it: the workers see
             // the end of the work, then the writer does.
         };
