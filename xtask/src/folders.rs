@@ -57,10 +57,14 @@ const COMMANDS: &[Timed] = &[
     },
 ];
 
-/// Best wall time of `runs` runs, or why it could not run.
-fn best(fb: &Path, args: &[String], runs: usize) -> Result<f64, String> {
+/// Best wall time of `runs` runs, or why it could not run. `out` is
+/// removed before each run: a file renamed over an existing one has its
+/// data written out by ext4 at the rename (`auto_da_alloc`), which times
+/// the disk instead of `fb` (bench/NOTES.md, 2026-11-29, fifth stop).
+fn best(fb: &Path, args: &[String], runs: usize, out: &Path) -> Result<f64, String> {
     let mut best = f64::INFINITY;
     for _ in 0..runs.max(1) {
+        let _ = std::fs::remove_file(out);
         best = best.min(measure(fb, args)?.secs);
     }
     Ok(best)
@@ -121,9 +125,18 @@ pub(crate) fn inputs(fb: &Path, cache: &Path, size: &str) -> Result<(PathBuf, Pa
 pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<String, String> {
     let (log, pieces) = inputs(fb, cache, size)?;
     cache_as_read_from_disk(&log)?;
+    // The pieces too: written by `fb split`, their pages would be the
+    // small ones of a file just written, against the file's read ahead.
     let files = std::fs::read_dir(&pieces)
         .map_err(|e| format!("{}: {e}", pieces.display()))?
-        .count();
+        .map(|entry| {
+            let path = entry
+                .map_err(|e| format!("{}: {e}", pieces.display()))?
+                .path();
+            cache_as_read_from_disk(&path)
+        })
+        .collect::<Result<Vec<()>, String>>()?
+        .len();
     let out = cache.join("folders-out");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut threads = vec![1, 2, cores];
@@ -144,8 +157,8 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
             if !cmd.threads && n > 1 {
                 continue;
             }
-            let file = best(fb, &args_of(cmd, n, &log, &out), runs);
-            let folder = best(fb, &args_of(cmd, n, &pieces, &out), runs);
+            let file = best(fb, &args_of(cmd, n, &log, &out), runs, &out);
+            let folder = best(fb, &args_of(cmd, n, &pieces, &out), runs, &out);
             if cmd.name == "export (Parquet)" {
                 match n {
                     1 => parquet_one = file.as_ref().ok().copied(),
@@ -170,7 +183,7 @@ pub fn section(fb: &Path, cache: &Path, size: &str, runs: usize) -> Result<Strin
             );
         }
     }
-    let convert_one = best(fb, &args_of(&COMMANDS[0], 1, &log, &out), runs).ok();
+    let convert_one = best(fb, &args_of(&COMMANDS[0], 1, &log, &out), runs, &out).ok();
     let _ = std::fs::remove_file(&out);
     let _ = writeln!(table);
     if let (Some(c), Some(p)) = (convert_one, parquet_one) {
