@@ -184,6 +184,13 @@ impl fb_join::Sink for PageSink {
         fb_join::Maker::batch(maker)
     }
 
+    fn batches_may_join(&self) -> bool {
+        // On several threads the health batch keeps each event's float
+        // additions, added in log order, and the records are taken in
+        // order: the same figures however events are cut into batches.
+        true
+    }
+
     fn take(&mut self, batch: &mut PageBatch) -> Result<(), fb_join::Error> {
         // A one-thread loop's total, left at its input's end, comes
         // before this batch.
