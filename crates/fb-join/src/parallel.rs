@@ -48,13 +48,23 @@ const RUNS_PER_JOB: usize = 64;
 struct Pools<'m, B> {
     messages: Mutex<Vec<Messages<'m>>>,
     lines: Mutex<Vec<B>>,
+    /// How many spare message buffers are kept: as many as can be in
+    /// flight, a job holding several runs when they join, each in a
+    /// buffer of its own (a buffer let go is a fresh one to fault in).
+    spare_messages: usize,
 }
 
+/// Spare sink batches kept: a few per thread is all that is ever in
+/// flight.
+const SPARE_LINES: usize = 16;
+
 impl<B> Pools<'_, B> {
-    fn new() -> Self {
+    /// Pools for a run of `credits` jobs in flight.
+    fn new(credits: usize) -> Self {
         Self {
             messages: Mutex::new(Vec::new()),
             lines: Mutex::new(Vec::new()),
+            spare_messages: (credits + 1) * 8,
         }
     }
 
@@ -66,10 +76,10 @@ impl<B> Pools<'_, B> {
         pool.lock().ok().and_then(|mut p| p.pop())
     }
 
-    fn give<T>(pool: &Mutex<Vec<T>>, item: T) {
+    /// Keeps `item` in `pool` unless it holds `keep` already.
+    fn give<T>(pool: &Mutex<Vec<T>>, item: T, keep: usize) {
         if let Ok(mut p) = pool.lock() {
-            // A few per thread is all that is ever in flight.
-            if p.len() < 16 {
+            if p.len() < keep {
                 p.push(item);
             }
         }
@@ -264,7 +274,7 @@ where
     let join_runs = joins_runs(&*sink, caches);
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
-    let pools = Pools::new();
+    let pools = Pools::new(threads * BATCHES_PER_THREAD);
     let pools = &pools;
     std::thread::scope(|scope| {
         // What the workers report is merged here in order as batches are
@@ -529,7 +539,8 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
 
     /// Keeps `buf` for [`Batcher::spare_buffer`].
     fn give_buffer(&self, buf: Vec<u8>) {
-        Pools::<B>::give(&self.pools.messages, Messages::spare(buf));
+        let keep = self.pools.spare_messages;
+        Pools::<B>::give(&self.pools.messages, Messages::spare(buf), keep);
     }
 
     /// Sends `messages` as the next batch, its messages all before `end`.
@@ -537,7 +548,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     fn send_messages(&mut self, messages: Messages<'m>, end: u64) -> bool {
         let spare = std::mem::replace(&mut self.batch, messages);
         let sent = self.send(end);
-        Pools::<B>::give(&self.pools.messages, spare);
+        Pools::<B>::give(&self.pools.messages, spare, self.pools.spare_messages);
         sent
     }
 
@@ -580,7 +591,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             end,
         }));
         let room = self.job_bytes < BATCH_BYTES
-            && self.job_held < 2 * BATCH_BYTES
+            && self.job_held < BATCH_BYTES + BATCH_BYTES / 2
             && self.job.len() < RUNS_PER_JOB;
         if self.join_runs && room {
             return true;
@@ -677,7 +688,7 @@ where
         joiner.record_framing_error(&err);
     }
     messages.clear();
-    Pools::<M::Batch>::give(&pools.messages, messages);
+    Pools::<M::Batch>::give(&pools.messages, messages, pools.spare_messages);
     let (diags, metrics) = joiner.take_report();
     Report {
         events,

@@ -149,7 +149,7 @@ where
     let join_runs = joins_runs(&*sink, joiner.options().caches);
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
-    let pools = Pools::new();
+    let pools = Pools::new(threads * BATCHES_PER_THREAD);
     let pools = &pools;
     // The writer merges everything in log order from the joiner's own
     // figures on; the framing joiner hands over what it reports as it goes.

@@ -122,7 +122,7 @@ impl Ordered {
                 Part::Mark(mark) => self.mark(mark, sink, flow),
             }
         }
-        Pools::<S::Batch>::give(&pools.lines, done.lines);
+        Pools::<S::Batch>::give(&pools.lines, done.lines, super::SPARE_LINES);
     }
 
     /// Adds what a worker reported of a run.
