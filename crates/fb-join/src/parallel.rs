@@ -35,7 +35,8 @@ use writer::Ordered;
 /// Payload bytes gathered into one batch before it goes to a worker.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Batches a thread may have between being read and being written.
+/// Jobs a thread may have between being read and being written (the
+/// credits).
 const BATCHES_PER_THREAD: usize = 3;
 
 /// Runs a job may gather when the sink lets them join

@@ -23,17 +23,17 @@ pub(super) struct Ordered {
     /// The first error of the sink: nothing is taken after it.
     pub(super) failure: Option<Error>,
     pub(super) diags: Diagnostics,
-    pub(super) metrics: Metrics,
+    metrics: Metrics,
     /// Where each input of a session starts among the kept diagnostics.
     pub(super) starts: Vec<usize>,
     /// The end of the last batch written of the current input.
     pub(super) finished: u64,
     /// Events of the current input the sink took ([`Sink::input_done`]
     /// is told of an input that has some).
-    pub(super) input_kept: u64,
+    input_kept: u64,
     /// Configuration changes the reading thread noted ([`Mark::Config`]),
     /// each with the decisions joined before it and the last one's time.
-    pub(super) config_marks: Vec<(usize, u64, Option<fb_schema::TimeStamp>)>,
+    config_marks: Vec<(usize, u64, Option<fb_schema::TimeStamp>)>,
 }
 
 impl Ordered {
