@@ -59,7 +59,8 @@ fn split_pieces_give_the_whole_logs_dsjson_at_any_thread_count() {
     let one = fb(&["convert", "-q", "--threads", "1", p(&whole)]);
     assert_eq!(one.code, 0, "{}", one.stderr);
     assert!(one.stdout.lines().count() > 1000);
-    for threads in ["1", "2", "4"] {
+    // From 8 threads the files are read ahead (fb-run's `ahead`).
+    for threads in ["1", "2", "4", "8"] {
         for extra in [&[][..], &["--inline-dedup"][..]] {
             let mut args = vec!["convert", "-q", "--threads", threads];
             args.extend_from_slice(extra);
@@ -103,7 +104,7 @@ fn damaged_pieces_give_the_same_messages_at_any_thread_count() {
         *b ^= 0x5A;
     }
     std::fs::write(&names[8], &garbled).unwrap();
-    let runs: Vec<_> = ["1", "2", "4"]
+    let runs: Vec<_> = ["1", "2", "4", "8"]
         .iter()
         .map(|threads| fb(&["convert", "-v", "--threads", threads, p(&pieces)]))
         .collect();
@@ -112,7 +113,7 @@ fn damaged_pieces_give_the_same_messages_at_any_thread_count() {
         let name = piece.file_name().unwrap().to_str().unwrap();
         assert!(runs[0].stderr.contains(name), "{name}: {}", runs[0].stderr);
     }
-    for (run, threads) in runs.iter().zip(["1", "2", "4"]).skip(1) {
+    for (run, threads) in runs.iter().zip(["1", "2", "4", "8"]).skip(1) {
         assert_eq!(run.code, runs[0].code, "{threads} threads");
         assert!(run.stdout == runs[0].stdout, "{threads} threads: output");
         assert_eq!(
@@ -131,7 +132,7 @@ fn a_full_output_ends_a_folder_run_with_one_error() {
     }
     let dir = scratch_dir("folders-full");
     let (_, pieces) = log_and_pieces(&dir);
-    for threads in ["1", "2", "4"] {
+    for threads in ["1", "2", "4", "8"] {
         let out = fb(&[
             "convert",
             "--threads",
@@ -143,6 +144,53 @@ fn a_full_output_ends_a_folder_run_with_one_error() {
         assert_eq!(out.code, 2, "{threads} threads: {}", out.stderr);
         let errors = out.stderr.lines().filter(|l| l.contains("error")).count();
         assert_eq!(errors, 1, "{threads} threads: {}", out.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files read ahead (from 8 threads, for DSJSON and statistics) give
+/// what the plain path (`--no-caches`: each file opened where it is
+/// framed) and one thread give: the same DSJSON, messages and exit code,
+/// the same statistics. The folder holds every kind of input read-ahead
+/// tells apart: an empty file, small pieces, a log larger than what is
+/// read ahead at once, and one cut short.
+#[test]
+fn files_read_ahead_give_what_the_plain_path_gives() {
+    let dir = scratch_dir("folders-ahead");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let size = std::fs::metadata(&whole).unwrap().len();
+    assert!(
+        size > 2 << 20,
+        "the whole log is read ahead in chunks: {size}"
+    );
+    std::fs::copy(&whole, pieces.join("zz-whole.fb")).unwrap();
+    std::fs::write(pieces.join("part-00003-empty.fb"), b"").unwrap();
+    let cut = std::fs::read(&whole).unwrap();
+    std::fs::write(pieces.join("zz-whole-cut.fb"), &cut[..cut.len() / 2 + 7]).unwrap();
+    let hows = [
+        &["--threads", "1"][..],
+        &["--threads", "8", "--no-caches"],
+        &["--threads", "8"],
+    ];
+    let runs: Vec<_> = hows
+        .iter()
+        .map(|how| {
+            let convert = fb(&[&["convert", "-v"][..], how, &[p(&pieces)]].concat());
+            let stats = fb(&[&["stats", "-q", "--json"][..], how, &[p(&pieces)]].concat());
+            (how, convert, stats)
+        })
+        .collect();
+    let (_, first, stats) = &runs[0];
+    assert_eq!(first.code, 1, "{}", first.stderr);
+    assert!(first.stderr.contains("empty"), "{}", first.stderr);
+    assert!(first.stdout.lines().count() > 2000);
+    assert!(stats.stdout.contains("\"joined\""), "{}", stats.stdout);
+    for (how, run, run_stats) in &runs[1..] {
+        assert_eq!(run.code, first.code, "{how:?}");
+        assert!(run.stdout == first.stdout, "{how:?}: output");
+        assert_eq!(messages(&run.stderr), messages(&first.stderr), "{how:?}");
+        assert_eq!(run_stats.code, stats.code, "{how:?}");
+        assert_eq!(run_stats.stdout, stats.stdout, "{how:?}: statistics");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

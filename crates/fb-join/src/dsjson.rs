@@ -615,6 +615,10 @@ impl<W: std::io::Write> crate::Sink for LinesSink<W> {
         true
     }
 
+    fn work_is_light(&self) -> bool {
+        true
+    }
+
     fn take(&mut self, batch: &mut Lines) -> Result<(), crate::Error> {
         self.out
             .write_all(batch.as_bytes())

@@ -66,6 +66,16 @@ pub trait Sink {
         false
     }
 
+    /// Whether the workers' work per event is light (formatting a line,
+    /// counting), so that on many threads the one thread that reads and
+    /// frames the input limits the run. The driver then reads files ahead
+    /// on helper threads (fb-run's `ahead`). False by default: a sink that
+    /// encodes columns keeps its workers busy, and helpers would only
+    /// take their cores (bench/NOTES.md, 2026-11-29, sixth stop).
+    fn work_is_light(&self) -> bool {
+        false
+    }
+
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
 

@@ -5,11 +5,12 @@
 //! wrong told to an [`Observer`] and kept in a [`RunReport`].
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fb_format::Position;
 use fb_join::{FeedReport, JoinedEvent, Joiner, Pipeline, Progress, Session, Source};
 
+use crate::ahead::{Ahead, ReadAhead};
 use crate::error::Error;
 use crate::input::{self, Head, Input};
 use crate::mapped::{self, Releaser};
@@ -151,14 +152,17 @@ where
         false => None,
     };
     observer.start(total);
-    let result = match inputs.len() > 1 && !drive.recover && pipeline.threads() > 1 {
+    let session = inputs.len() > 1 && !drive.recover && pipeline.threads() > 1;
+    let ahead = read_ahead(inputs, pipeline, drive, session);
+    let result = match session {
         true => {
             let from = report.starts.len();
             let ended = pipeline.session(|session| {
                 let mut feeder = InSession(session);
-                inputs
-                    .iter()
-                    .try_for_each(|input| feed_one(input, &mut feeder, drive, report, observer))
+                inputs.iter().enumerate().try_for_each(|(i, input)| {
+                    let ahead = ahead.as_ref().map(|ahead| (ahead, i));
+                    feed_one(input, ahead, &mut feeder, drive, report, observer)
+                })
             });
             match ended {
                 Ok((result, starts)) => {
@@ -168,13 +172,61 @@ where
                 Err(e) => Err(Stop::Failed(Error::joining(drive.target, e))),
             }
         }
-        false => inputs
-            .iter()
-            .try_for_each(|input| feed_one(input, pipeline, drive, report, observer)),
+        false => inputs.iter().enumerate().try_for_each(|(i, input)| {
+            let ahead = ahead.as_ref().map(|ahead| (ahead, i));
+            feed_one(input, ahead, pipeline, drive, report, observer)
+        }),
     };
+    // Helpers still reading ahead (a run that stopped early) stop.
+    drop(ahead);
     observer.finish();
     result
 }
+
+/// Helpers that open and read files ahead of the framing thread (see
+/// `ahead`), on enough threads and for a sink whose work is light
+/// ([`fb_join::Sink::work_is_light`]), where files are read through from their
+/// start: not mapped (a session never maps), not recovered (read whole
+/// instead), not read by an index's blocks; and not on the plain path
+/// ([`fb_join::Caches::Off`]), which opens and reads each file where it
+/// is framed, for comparing.
+fn read_ahead<R, S, K>(
+    inputs: &[R],
+    pipeline: &Pipeline<S, K>,
+    drive: &Drive<'_>,
+    session: bool,
+) -> Option<ReadAhead>
+where
+    R: Readable,
+    S: fb_join::Sink,
+    K: Fn(&JoinedEvent<'_>) -> bool + Sync,
+{
+    let paths: Vec<Option<PathBuf>> = inputs
+        .iter()
+        .map(|input| input.path().map(Path::to_path_buf))
+        .collect();
+    let reads_whole_files = drive.window.is_none()
+        && !drive.recover
+        && (session || drive.maps == Maps::Never)
+        && pipeline.joiner().options().caches == fb_join::Caches::On
+        && pipeline.sink().work_is_light()
+        && pipeline.threads() >= READ_AHEAD_FROM_THREADS
+        && paths.iter().any(Option::is_some);
+    match reads_whole_files {
+        true => ReadAhead::start(paths, HELPERS),
+        false => None,
+    }
+}
+
+/// Threads reading ahead: one alone, opening a folder's small files and
+/// copying them in, is no faster than the framing thread it feeds on 8
+/// threads; two keep ahead of it (bench/NOTES.md, 2026-11-29, sixth stop).
+const HELPERS: usize = 2;
+
+/// Threads from which files are read ahead. On fewer, the framing thread
+/// keeps up with the workers, and a helper would only take a core from
+/// them and copy every byte once more (bench/NOTES.md, 2026-11-29).
+const READ_AHEAD_FROM_THREADS: usize = 8;
 
 /// What the driver feeds: bytes it holds (a map, a window's span), a
 /// stream it opened, or bytes to recover. Streams are `'static`: a
@@ -278,6 +330,7 @@ impl Feeder for InSession<'_, '_> {
 
 fn feed_one(
     input: &dyn Readable,
+    ahead: Option<(&ReadAhead, usize)>,
     pipeline: &mut dyn Feeder,
     drive: &Drive<'_>,
     report: &mut RunReport,
@@ -391,7 +444,14 @@ fn feed_one(
     let (stream, start) = match resume {
         Some(resume) => resume,
         None => {
-            let (mut reader, opened) = input.open()?;
+            let (mut reader, opened) = match ahead.map(|(ahead, i)| ahead.take(i)) {
+                Some(Ahead::Opened(file)) => {
+                    let size = file.size();
+                    (Box::new(file) as Box<dyn Read + Send>, Some(size))
+                }
+                Some(Ahead::Failed(message)) => return Err(Stop::Failed(Error::Msg(message))),
+                Some(Ahead::Skipped) | None => input.open()?,
+            };
             size = size.or(opened);
             let mut first = Vec::with_capacity(4);
             (&mut reader)

@@ -430,7 +430,7 @@ pub fn open_unread(input: &Input) -> Result<(Box<dyn Read + Send>, Option<u64>),
 /// The file at `path` and its size, asked of the open file: a folder of
 /// many small files costs two system calls a file here, not a `stat` of
 /// its path for each question.
-fn open_file(path: &Path) -> Result<(File, u64), String> {
+pub(crate) fn open_file(path: &Path) -> Result<(File, u64), String> {
     let is_dir = || {
         format!(
             "{} is a directory: give the log files in it",

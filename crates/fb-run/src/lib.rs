@@ -30,6 +30,7 @@
 //! assert_eq!(inputs.len(), 1);
 //! ```
 
+mod ahead;
 pub mod compress;
 pub mod drive;
 pub mod error;

@@ -487,6 +487,10 @@ impl fb_join::Sink for TallySink {
         true
     }
 
+    fn work_is_light(&self) -> bool {
+        true
+    }
+
     fn take(&mut self, batch: &mut Tally) -> Result<(), fb_join::Error> {
         self.absorb(batch);
         Ok(())

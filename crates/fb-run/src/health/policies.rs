@@ -191,6 +191,10 @@ impl fb_join::Sink for PageSink {
         true
     }
 
+    fn work_is_light(&self) -> bool {
+        true
+    }
+
     fn take(&mut self, batch: &mut PageBatch) -> Result<(), fb_join::Error> {
         // A one-thread loop's total, left at its input's end, comes
         // before this batch.
