@@ -61,6 +61,17 @@ fn regular_messages(log: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Thread counts and `--mmap` of the logs appended to or rewritten while
+/// they are converted. On 8 threads the file is read ahead, a chunk at a
+/// time, until a read gives nothing (fb-run's `ahead`).
+const CHANGING_CASES: [(&str, bool); 5] = [
+    ("1", false),
+    ("2", false),
+    ("8", false),
+    ("1", true),
+    ("2", true),
+];
+
 /// Runs `fb convert` on `log` while `meddle` changes it from another
 /// thread once the first output has come; returns exit code, stdout and
 /// stderr.
@@ -126,16 +137,7 @@ fn a_log_appended_to_while_it_is_converted_gives_a_prefix() {
     let extra = dir.join("extra.fb");
     gen(&extra, "2MiB", "9");
     let more = regular_messages(&std::fs::read(&extra).unwrap());
-    // On 8 threads the file is read ahead, a chunk at a time, until a read
-    // gives nothing (fb-run's `ahead`).
-    let cases = [
-        ("1", false),
-        ("2", false),
-        ("8", false),
-        ("1", true),
-        ("2", true),
-    ];
-    for (threads, mmap) in cases {
+    for (threads, mmap) in CHANGING_CASES {
         let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
         // The writer keeps the file open, as a logger does (no lease can be
         // had: `fb` reads), or opens it for each message (with --mmap `fb`
@@ -218,15 +220,7 @@ fn a_log_truncated_while_it_is_converted_is_an_error_not_a_signal() {
 #[test]
 fn a_log_rewritten_while_it_is_converted_gives_whole_lines() {
     let dir = scratch_dir("rewrite");
-    // On 8 threads the file is read ahead (fb-run's `ahead`).
-    let cases = [
-        ("1", false),
-        ("2", false),
-        ("8", false),
-        ("1", true),
-        ("2", true),
-    ];
-    for (threads, mmap) in cases {
+    for (threads, mmap) in CHANGING_CASES {
         let flags: &[&str] = if mmap { &["--mmap"] } else { &[] };
         let name = format!("threads {threads}, mmap {mmap}");
         let log = dir.join(format!("rewrite-{threads}-{mmap}.fb"));
