@@ -201,21 +201,21 @@ where
     S: fb_join::Sink,
     K: Fn(&JoinedEvent<'_>) -> bool + Sync,
 {
-    let paths: Vec<Option<PathBuf>> = inputs
-        .iter()
-        .map(|input| input.path().map(Path::to_path_buf))
-        .collect();
     let reads_whole_files = drive.window.is_none()
         && !drive.recover
         && (session || drive.maps == Maps::Never)
         && pipeline.joiner().options().caches == fb_join::Caches::On
         && pipeline.sink().work_is_light()
         && pipeline.threads() >= READ_AHEAD_FROM_THREADS
-        && paths.iter().any(Option::is_some);
-    match reads_whole_files {
-        true => ReadAhead::start(paths, HELPERS),
-        false => None,
+        && inputs.iter().any(|input| input.path().is_some());
+    if !reads_whole_files {
+        return None;
     }
+    let paths: Vec<Option<PathBuf>> = inputs
+        .iter()
+        .map(|input| input.path().map(Path::to_path_buf))
+        .collect();
+    ReadAhead::start(paths, HELPERS)
 }
 
 /// Threads reading ahead: one alone, opening a folder's small files and
