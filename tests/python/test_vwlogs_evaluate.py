@@ -54,6 +54,26 @@ def test_evaluate_equals_the_command_line(log, kind, policies):
         assert got[(p, "snips")]["value"] == b["snips"]
 
 
+def test_evaluate_threads_give_the_same_figures(tmp_path):
+    # A folder of two generated CCB logs of 5,000 decisions: batches of
+    # records cut differently on each thread count, sums added in log
+    # order all the same, as `fb evaluate --threads N` adds them.
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for seed in ("3", "4"):
+        subprocess.run([FB, "gen", "-q", "--problem-type", "ccb", "--events", "5000", "--seed", seed,
+                        "-o", str(folder / f"ccb-{seed}.fb")], check=True)
+    policies = ["baseline", "uniform"]
+    one = vwlogs.evaluate(str(folder), policy=policies, by="hour", threads=1)
+    want = fb_json("--threads", "3", "--by", "hour", "--policy", "baseline", "--policy", "uniform",
+                   str(folder))
+    assert json.loads(one.schema.metadata[b"fb.evaluate"]) == want
+    assert want["by_problem_type"]["ccb"]["decisions"] == 10000
+    for threads in (2, 4):
+        assert vwlogs.evaluate(str(folder), policy=policies, by="hour", threads=threads).equals(
+            one, check_metadata=True), threads
+
+
 def test_evaluate_by_day_and_errors(tmp_path):
     path = os.path.join(DATA, "average_reward_100_interactions.fb")
     table = vwlogs.evaluate(path, policy="uniform", by="day")

@@ -112,6 +112,8 @@ def test_report_policies_are_evaluate_figures(log, flags, tmp_path):
     page = tmp_path / "page.html"
     fb("report", "-q", "--policy", "uniform", "--policy", "baseline", "-o", str(page), *flags, log)
     assert r.html == page.read_text(encoding="utf-8")
+    # The same page on several threads, with policies too.
+    assert vwlogs.report(log, policy=policies, threads=3).html == r.html
     by = re.search(r'data-eval-by="(\w+)"', r.html).group(1)
     evaluated = json.loads(
         fb("evaluate", "--json", "--by", by, "--policy", "uniform", "--policy", "baseline", *flags, log)

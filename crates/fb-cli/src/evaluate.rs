@@ -76,6 +76,14 @@ pub struct Args {
     /// Keep going past damage, as `fb convert --recover` does.
     #[arg(long)]
     pub recover: bool,
+
+    /// Worker threads joining in parallel (1 to 256; one with
+    /// `--recover`). The evaluation is the same bytes whatever the
+    /// number: one thread takes the decisions in log order, reads the
+    /// prediction files along and adds the sums. Default: the available
+    /// cores.
+    #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 pub(crate) fn parse_spec(s: &str) -> Result<Spec, String> {
@@ -297,8 +305,12 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         args.recover,
         "the evaluation",
     );
+    let threads = args
+        .threads
+        .unwrap_or_else(fb_run::options::default_threads);
     let mut voice = crate::say::Voice::new(global.quiet);
-    let outcome = fb_run::evaluate::run(job, &args.policy, args.by, args.cats, &mut voice)?;
+    let outcome =
+        fb_run::evaluate::run(job, &args.policy, args.by, args.cats, threads, &mut voice)?;
     let evaluated = outcome.value;
     if let Some(e) = evaluated.failure {
         return Err(e);

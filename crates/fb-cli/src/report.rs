@@ -53,10 +53,10 @@ pub struct Args {
     #[arg(long)]
     pub recover: bool,
 
-    /// Worker threads joining in parallel (1 to 256; one with `--recover`
-    /// or `--policy`). The page is the same bytes whatever the number: its
-    /// sums are added in log order, as `fb stats` adds them. Default: the
-    /// available cores.
+    /// Worker threads joining in parallel (1 to 256; one with
+    /// `--recover`). The page is the same bytes whatever the number: its
+    /// sums are added in log order, as `fb stats` and `fb evaluate` add
+    /// them. Default: the available cores.
     #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
     pub threads: Option<usize>,
 }

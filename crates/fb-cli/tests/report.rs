@@ -354,6 +354,20 @@ fn report_policies_are_the_evaluate_figures() {
         let r = fb(&args);
         assert_eq!(r.code, 0, "{name}: {}", r.stderr);
         let html = std::fs::read_to_string(&out).unwrap();
+        // The same page on one thread and on three: the policies' records
+        // are taken, and their sums added, in log order.
+        for threads in ["1", "3"] {
+            let again = out.with_extension(format!("{threads}.html"));
+            let mut more: Vec<&str> = vec!["report", "--threads", threads, "-o", p(&again)];
+            more.extend(&args[3..]);
+            let r = fb(&more);
+            assert_eq!(r.code, 0, "{name}, {threads} threads: {}", r.stderr);
+            let page = std::fs::read_to_string(&again).unwrap();
+            assert!(
+                page == html,
+                "{name}: the page differs on {threads} threads"
+            );
+        }
         let by = html
             .split("data-eval-by=\"")
             .nth(1)

@@ -313,6 +313,64 @@ fn stats_are_the_same_bytes_for_every_thread_count_on_every_corpus_log() {
     assert!(report.contains("\"inputs\":2"), "{report}");
 }
 
+/// `fb evaluate --json --threads N` for N = 1, 2, 4, the same bytes; the
+/// report. The records are taken, prediction files read and sums added
+/// in log order on one thread, however many join.
+fn same_evaluation_for_every_thread_count(inputs: &[&str], flags: &[&str]) -> String {
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let mut args = vec!["evaluate", "--json", "-q", "--threads", threads];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(inputs);
+        outputs.push(run(&args));
+    }
+    assert!(
+        outputs[0] == outputs[1],
+        "{inputs:?} {flags:?}: evaluate, 1 vs 2 threads"
+    );
+    assert!(
+        outputs[0] == outputs[2],
+        "{inputs:?} {flags:?}: evaluate, 1 vs 4 threads"
+    );
+    String::from_utf8(outputs.swap_remove(0)).unwrap()
+}
+
+/// The policies `fb evaluate` is asked for in these tests, windows by
+/// hour: per-window sums as well as the whole run's.
+const POLICIES: &[&str] = &[
+    "--policy", "baseline", "--policy", "uniform", "--by", "hour",
+];
+
+#[test]
+fn evaluations_are_the_same_bytes_for_every_thread_count_on_corpus_logs() {
+    // (log or folder, flags beside POLICIES)
+    let cases: [(&str, &[&str]); 6] = [
+        ("valid_joined_logs/cb_joined_with_pdrop_05.fb", &[]),
+        ("valid_joined_logs/ccb_sum_reward_100_interactions.fb", &[]),
+        (
+            "valid_joined_logs/slates_average_reward_100_interactions.fb",
+            &[],
+        ),
+        (
+            "valid_joined_logs/multistep_3_deferred_episodes.fb",
+            &["--multistep"],
+        ),
+        (
+            "valid_joined_logs/ca_loop_simple.fb",
+            &["--cats", "4,10,0,100"],
+        ),
+        ("valid_joined_logs", &[]),
+    ];
+    for (rel, extra) in cases {
+        let path = data(rel);
+        let mut flags = POLICIES.to_vec();
+        flags.extend_from_slice(extra);
+        let report = same_evaluation_for_every_thread_count(&[path.to_str().unwrap()], &flags);
+        let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+        assert!(v["events"].as_u64().unwrap() > 0, "{rel}: {report}");
+    }
+}
+
 /// The figures of a stats report that do not say how the log was cut
 /// into files.
 fn sums(report: &str) -> serde_json::Value {
@@ -431,6 +489,36 @@ fn generated_logs_and_their_pieces_give_the_same_stats_for_every_thread_count() 
         assert!(count > 5, "{name}: {count} pieces");
         let cut = same_stats_for_every_thread_count(&[pieces.to_str().unwrap()], extra);
         assert_eq!(sums(&cut), sums(&whole), "{name}: pieces vs the whole log");
+        // The evaluation likewise, of the log and of its pieces, with a
+        // prediction file read along: VW's `0:1` on every line of the
+        // DSJSON is the baseline of CB (action 1), so it must give the
+        // baseline's figures.
+        let mut flags = POLICIES.to_vec();
+        flags.extend_from_slice(extra);
+        let lines = run(&["convert", "-q", log.to_str().unwrap()]);
+        let lines = lines.iter().filter(|&&b| b == b'\n').count();
+        let pred = dir.join(format!("{name}.pred"));
+        std::fs::write(&pred, "0:1\n".repeat(lines)).unwrap();
+        let arg = format!("predictions:{}", pred.to_str().unwrap());
+        if *name == "cb" {
+            flags.extend_from_slice(&["--policy", &arg]);
+        }
+        if *name == "ca" {
+            flags.extend_from_slice(&["--cats", "8,5,0,100"]);
+        }
+        let whole = same_evaluation_for_every_thread_count(&[log.to_str().unwrap()], &flags);
+        let cut = same_evaluation_for_every_thread_count(&[pieces.to_str().unwrap()], &flags);
+        assert_eq!(whole, cut, "{name}: evaluate, pieces vs the whole log");
+        let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
+        let kind = &v["by_problem_type"][*name];
+        let decisions = kind["decisions"].as_u64().unwrap_or(0);
+        assert!(decisions > 1000, "{name}: {decisions} decisions: {whole}");
+        if *name == "cb" {
+            let policies = kind["policies"].as_array().unwrap();
+            assert_eq!(policies.len(), 4, "{whole}");
+            assert_eq!(policies[3]["ips"], policies[1]["ips"], "{whole}");
+            assert!(policies[3]["ips"].is_f64(), "{whole}");
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -318,7 +318,7 @@ fn evaluate(
         .map(|c| c.parse::<Cats>().map_err(PyValueError::new_err))
         .transpose()?;
     let (evaluated, stop, run) = drive::run_job(py, &sources, &opts, |job| {
-        fb_run::evaluate::run(job, &specs, by, cats, &mut Silent)
+        fb_run::evaluate::run(job, &specs, by, cats, opts.threads, &mut Silent)
     })?;
     let logs = run.logs;
     if let Some(e) = evaluated.failure {

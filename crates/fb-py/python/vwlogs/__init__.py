@@ -475,7 +475,9 @@ def evaluate(
     the model's ``(num_actions, bandwidth, min, max)`` (or that as
     ``"N,B,MIN,MAX"``, as ``fb evaluate --cats``); for CA, ``"constant:VALUE"``
     is a constant action and ``"predictions:FILE"`` VW's ``--cats`` output.
-    Without it CA decisions are counted only. Takes :func:`read`'s options.
+    Without it CA decisions are counted only. Takes :func:`read`'s options:
+    ``threads=N`` joins on N threads, the same figures for any N (records
+    are taken, and prediction files read along, in log order).
 
     ``policy`` may instead be a callable (or a list of callables): it is
     given each batch of :func:`read`'s rows (a ``pyarrow.RecordBatch``) and
@@ -613,7 +615,7 @@ def report(
     reward per window and over the whole log, the figures of
     :func:`evaluate` (``fb report --policy``).
 
-    :param threads: joining threads (one with a policy); the page is the
+    :param threads: joining threads; the page is the
         same for any number (its sums are added in log order).
 
     :raises LogError: on damage, unless ``recover=True``.

@@ -1,6 +1,8 @@
 //! `fb evaluate` and `vwlogs.evaluate` end to end: the evaluation of
-//! `job`'s inputs, on one thread (prediction files are read in log order,
-//! and the sums add up in log order, as vw-estimators adds them).
+//! `job`'s inputs, joined on any number of threads. The sink takes the
+//! records in log order, on one thread: prediction files are read along
+//! in that order, and the sums add up in it, as vw-estimators adds them,
+//! so the report is the same bytes for any number of threads.
 
 use super::{By, Cats, Evaluation, Spec};
 use crate::drive::Readable;
@@ -23,22 +25,23 @@ pub struct Evaluated {
 
 /// Evaluates the logged policy and `specs` (with windows when `by` says,
 /// and CA decisions when `cats` gives the CATS parameters) over `job`'s
-/// inputs. Fails only when a policy cannot be set up (a
-/// prediction file that cannot be opened).
+/// inputs, joined on `threads` threads (one with `--recover`). Fails only
+/// when a policy cannot be set up (a prediction file that cannot be
+/// opened).
 pub fn run<R: Readable>(
     job: Job<'_, R>,
     specs: &[Spec],
     by: Option<By>,
     cats: Option<Cats>,
+    threads: usize,
     observer: &mut dyn Observer,
 ) -> Result<Outcome<Evaluated>, Error> {
     let evaluation = Evaluation::new(specs, by)?.with_cats(cats);
     let failure = evaluation.failure();
-    // One thread: prediction files are read along, in log order.
     Ok(on_threads(
         job,
         evaluation,
-        1,
+        threads,
         observer,
         |_, mut evaluation| {
             let failure = failure.lock().ok().and_then(|mut f| f.take());

@@ -697,6 +697,19 @@ impl fb_join::Sink for Evaluation {
         RecordMaker
     }
 
+    fn batches_may_join(&self) -> bool {
+        // Each record is taken alone, in log order (its ids and slots are
+        // ranges of its own batch): the same sums however records are cut
+        // into batches.
+        true
+    }
+
+    fn work_is_light(&self) -> bool {
+        // A worker copies what the estimates need of each event; the sums
+        // are added on the sink's thread.
+        true
+    }
+
     fn take(&mut self, batch: &mut Records) -> Result<(), fb_join::Error> {
         let batch: &Records = batch;
         let mut targets = Vec::new();

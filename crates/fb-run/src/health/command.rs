@@ -19,10 +19,10 @@ pub struct PageOptions {
     /// The loop's join window (microseconds), marked on the outcome
     /// delays: the log does not record it.
     pub join_window: Option<i64>,
-    /// Target policies estimated as `fb evaluate --policy` does (on one
-    /// thread, as `fb evaluate` runs: prediction files are read along).
+    /// Target policies estimated as `fb evaluate --policy` does (their
+    /// records taken, and prediction files read along, in log order).
     pub policies: Vec<Spec>,
-    /// Joining threads (one with policies).
+    /// Joining threads.
     pub threads: usize,
 }
 
@@ -50,11 +50,7 @@ pub fn run<R: Readable>(
     observer: &mut dyn Observer,
 ) -> Result<Outcome<Page>, Error> {
     let sink = PageSink::new(options.join_window, &options.policies)?;
-    let threads = match options.policies.is_empty() {
-        true => options.threads,
-        false => 1,
-    };
-    let outcome = on_threads(job, sink, threads, observer, |done, sink| {
+    let outcome = on_threads(job, sink, options.threads, observer, |done, sink| {
         let failure = sink.failure();
         let gathered = sink.finish()?;
         let (html, stats) = render(done, gathered.health, gathered.evaluation);
