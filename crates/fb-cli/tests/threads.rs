@@ -253,25 +253,30 @@ fn compressed_outputs_are_the_same_bytes_for_every_thread_count() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `fb stats --json --threads N` for N = 1, 2, 4, the same bytes; the
+/// `fb COMMAND --json --threads N` for N = 1, 2, 4, the same bytes; the
 /// report (empty when the run stops at damage).
-fn same_stats_for_every_thread_count(inputs: &[&str], flags: &[&str]) -> String {
+fn same_json_for_every_thread_count(command: &str, inputs: &[&str], flags: &[&str]) -> String {
     let mut outputs = Vec::new();
     for threads in ["1", "2", "4"] {
-        let mut args = vec!["stats", "--json", "-q", "--threads", threads];
+        let mut args = vec![command, "--json", "-q", "--threads", threads];
         args.extend_from_slice(flags);
         args.extend_from_slice(inputs);
         outputs.push(run(&args));
     }
     assert!(
         outputs[0] == outputs[1],
-        "{inputs:?} {flags:?}: 1 vs 2 threads"
+        "{command} {inputs:?} {flags:?}: 1 vs 2 threads"
     );
     assert!(
         outputs[0] == outputs[2],
-        "{inputs:?} {flags:?}: 1 vs 4 threads"
+        "{command} {inputs:?} {flags:?}: 1 vs 4 threads"
     );
     String::from_utf8(outputs.swap_remove(0)).unwrap()
+}
+
+/// `fb stats`' report, the same bytes on 1, 2 and 4 threads.
+fn same_stats_for_every_thread_count(inputs: &[&str], flags: &[&str]) -> String {
+    same_json_for_every_thread_count("stats", inputs, flags)
 }
 
 #[test]
@@ -313,26 +318,11 @@ fn stats_are_the_same_bytes_for_every_thread_count_on_every_corpus_log() {
     assert!(report.contains("\"inputs\":2"), "{report}");
 }
 
-/// `fb evaluate --json --threads N` for N = 1, 2, 4, the same bytes; the
-/// report. The records are taken, prediction files read and sums added
-/// in log order on one thread, however many join.
+/// `fb evaluate`'s report, the same bytes on 1, 2 and 4 threads: one
+/// thread takes the records, reads prediction files along and adds the
+/// sums in log order, however many join.
 fn same_evaluation_for_every_thread_count(inputs: &[&str], flags: &[&str]) -> String {
-    let mut outputs = Vec::new();
-    for threads in ["1", "2", "4"] {
-        let mut args = vec!["evaluate", "--json", "-q", "--threads", threads];
-        args.extend_from_slice(flags);
-        args.extend_from_slice(inputs);
-        outputs.push(run(&args));
-    }
-    assert!(
-        outputs[0] == outputs[1],
-        "{inputs:?} {flags:?}: evaluate, 1 vs 2 threads"
-    );
-    assert!(
-        outputs[0] == outputs[2],
-        "{inputs:?} {flags:?}: evaluate, 1 vs 4 threads"
-    );
-    String::from_utf8(outputs.swap_remove(0)).unwrap()
+    same_json_for_every_thread_count("evaluate", inputs, flags)
 }
 
 /// The policies `fb evaluate` is asked for in these tests, windows by
