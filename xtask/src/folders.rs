@@ -44,6 +44,12 @@ const COMMANDS: &[Timed] = &[
         threads: true,
     },
     Timed {
+        name: "evaluate",
+        args: &["evaluate", "-q", "--json", "--policy", "uniform"],
+        to_file: false,
+        threads: true,
+    },
+    Timed {
         name: "export (Parquet)",
         args: &["export", "-q", "--force"],
         to_file: true,
@@ -76,7 +82,8 @@ fn args_of(cmd: &Timed, threads: usize, input: &Path, out: &Path) -> Vec<String>
         args.extend(["--threads".to_string(), threads.to_string()]);
     }
     args.push(input.display().to_string());
-    if cmd.args.first() != Some(&"stats") {
+    // stats and evaluate print their report (to /dev/null here).
+    if !matches!(cmd.args.first(), Some(&"stats" | &"evaluate")) {
         args.push("-o".into());
         args.push(match cmd.to_file {
             true => out.display().to_string(),
