@@ -14,12 +14,24 @@ use std::path::{Path, PathBuf};
 
 use crate::bench::{cache_as_read_from_disk, measure};
 
+/// Where a timed command's output goes.
+#[derive(Clone, Copy)]
+enum Out {
+    /// `-o /dev/null`.
+    DevNull,
+    /// `-o FILE` (Parquet needs one it can seek, a page is written aside).
+    File,
+    /// Printed on standard output (`stats`, `evaluate`), which the bench
+    /// sends to /dev/null.
+    Printed,
+}
+
 /// A command of the table: its name and its arguments before the input.
 struct Timed {
     name: &'static str,
     args: &'static [&'static str],
-    /// The output goes to a file (Parquet needs one it can seek).
-    to_file: bool,
+    /// Where its output goes.
+    out: Out,
     /// Takes `--threads`.
     threads: bool,
 }
@@ -28,37 +40,37 @@ const COMMANDS: &[Timed] = &[
     Timed {
         name: "convert",
         args: &["convert", "-q"],
-        to_file: false,
+        out: Out::DevNull,
         threads: true,
     },
     Timed {
         name: "stats",
         args: &["stats", "-q"],
-        to_file: false,
+        out: Out::Printed,
         threads: true,
     },
     Timed {
         name: "report",
         args: &["report", "-q", "--force"],
-        to_file: true,
+        out: Out::File,
         threads: true,
     },
     Timed {
         name: "evaluate",
         args: &["evaluate", "-q", "--json", "--policy", "uniform"],
-        to_file: false,
+        out: Out::Printed,
         threads: true,
     },
     Timed {
         name: "export (Parquet)",
         args: &["export", "-q", "--force"],
-        to_file: true,
+        out: Out::File,
         threads: true,
     },
     Timed {
         name: "export (Arrow)",
         args: &["export", "-q", "--force", "--format", "arrow"],
-        to_file: true,
+        out: Out::File,
         threads: true,
     },
 ];
@@ -82,13 +94,10 @@ fn args_of(cmd: &Timed, threads: usize, input: &Path, out: &Path) -> Vec<String>
         args.extend(["--threads".to_string(), threads.to_string()]);
     }
     args.push(input.display().to_string());
-    // stats and evaluate print their report (to /dev/null here).
-    if !matches!(cmd.args.first(), Some(&"stats" | &"evaluate")) {
-        args.push("-o".into());
-        args.push(match cmd.to_file {
-            true => out.display().to_string(),
-            false => "/dev/null".into(),
-        });
+    match cmd.out {
+        Out::DevNull => args.extend(["-o".into(), "/dev/null".into()]),
+        Out::File => args.extend(["-o".into(), out.display().to_string()]),
+        Out::Printed => {}
     }
     args
 }
