@@ -358,8 +358,9 @@ fn report_policies_are_the_evaluate_figures() {
         // are taken, and their sums added, in log order.
         for threads in ["1", "3"] {
             let again = out.with_extension(format!("{threads}.html"));
-            let mut more: Vec<&str> = vec!["report", "--threads", threads, "-o", p(&again)];
-            more.extend(&args[3..]);
+            let mut more = args.clone();
+            more[2] = p(&again);
+            more.extend(["--threads", threads]);
             let r = fb(&more);
             assert_eq!(r.code, 0, "{name}, {threads} threads: {}", r.stderr);
             let page = std::fs::read_to_string(&again).unwrap();
