@@ -37,6 +37,8 @@ pub struct Partitioned {
     row_group: usize,
     /// Threads encoding each file's columns (see `ParquetFile::encoding_threads`).
     encoding_threads: usize,
+    /// How each file keeps a row group's pages (see `PageStorage`).
+    storage: crate::PageStorage,
     open: BTreeMap<i64, Open>,
     /// Files made per partition so far (the next part's number).
     parts: BTreeMap<i64, u32>,
@@ -60,6 +62,7 @@ impl Partitioned {
             by,
             row_group,
             encoding_threads: 1,
+            storage: crate::PageStorage::Packed,
             open: BTreeMap::new(),
             parts: BTreeMap::new(),
             clock: 0,
@@ -70,6 +73,13 @@ impl Partitioned {
     /// the same bytes for any number.
     pub fn encoding_threads(mut self, threads: usize) -> Self {
         self.encoding_threads = threads;
+        self
+    }
+
+    /// Keeps each file's row group pages as `storage` says; the files are
+    /// the same bytes either way.
+    pub fn page_storage(mut self, storage: crate::PageStorage) -> Self {
+        self.storage = storage;
         self
     }
 
@@ -137,11 +147,12 @@ impl Partitioned {
             let path = dir.join(format!("part-{part:05}.parquet"));
             *part += 1;
             let file = File::create(&path).map_err(io(&path))?;
-            let writer = ParquetFile::with_schema(
+            let writer = ParquetFile::with_storage(
                 BufWriter::new(file),
                 self.row_group,
                 crate::ROW_GROUP_BYTES / Self::OPEN,
                 schema,
+                self.storage,
             )?
             .encoding_threads(self.encoding_threads)?;
             self.open.insert(

@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use crate::error::Error;
 use crate::even::Pieces;
 use crate::lanes::LaneWriter;
+use crate::page_store::PageStorage;
 use crate::row_bytes::{arrow_bytes, pieces_bytes};
 use crate::schema::schema;
 
@@ -141,6 +142,19 @@ impl<W: Write + Send> ParquetFile<W> {
         bytes: usize,
         schema: arrow_schema::SchemaRef,
     ) -> Result<Self, Error> {
+        Self::with_storage(out, rows, bytes, schema, PageStorage::Packed)
+    }
+
+    /// As [`ParquetFile::with_schema`], with a row group's pages kept as
+    /// `storage` says until it is written (the same bytes either way).
+    pub fn with_storage(
+        out: W,
+        rows: usize,
+        bytes: usize,
+        schema: arrow_schema::SchemaRef,
+        storage: PageStorage,
+    ) -> Result<Self, Error> {
+        use parquet::arrow::arrow_writer::ArrowWriterOptions;
         use parquet::basic::{Compression, Encoding, ZstdLevel};
         use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
         use parquet::schema::types::ColumnPath;
@@ -173,10 +187,12 @@ impl<W: Write + Send> ParquetFile<W> {
             props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);
         }
         Ok(Self {
-            writer: Encoder::Plain(parquet::arrow::ArrowWriter::try_new(
+            writer: Encoder::Plain(parquet::arrow::ArrowWriter::try_new_with_options(
                 out,
                 schema.clone(),
-                Some(props.build()),
+                ArrowWriterOptions::new()
+                    .with_properties(props.build())
+                    .with_page_store_factory(storage.factory()),
             )?),
             schema,
             rows: rows.max(1),

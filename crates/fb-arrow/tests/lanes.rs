@@ -1,6 +1,7 @@
-//! Parquet encoded on lanes of threads is the same file, byte for byte,
-//! as arrow-rs' own writer makes on one thread (the plain twin), for any
-//! number of lanes, row-group bounds and batch cuts.
+//! Parquet encoded on lanes of threads, its pages packed while they wait,
+//! is the same file, byte for byte, as arrow-rs' own writer makes on one
+//! thread with its own page store (the plain twin), for any number of
+//! lanes, row-group bounds and batch cuts.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,7 +11,7 @@
 )]
 
 use arrow_array::RecordBatch;
-use fb_arrow::{BatchWriter, Columns, ParquetFile};
+use fb_arrow::{BatchWriter, Columns, PageStorage, ParquetFile};
 
 mod common;
 use common::corpus_batch;
@@ -97,9 +98,15 @@ fn batches(case: &Case, corpus: &RecordBatch) -> Vec<RecordBatch> {
     out
 }
 
-fn write(case: &Case, batches: &[RecordBatch], bytes: usize, threads: usize) -> Vec<u8> {
+fn write(
+    case: &Case,
+    batches: &[RecordBatch],
+    bytes: usize,
+    threads: usize,
+    storage: PageStorage,
+) -> Vec<u8> {
     let schema = batches[0].schema();
-    let mut file = ParquetFile::with_schema(Vec::new(), case.rows, bytes, schema)
+    let mut file = ParquetFile::with_storage(Vec::new(), case.rows, bytes, schema, storage)
         .unwrap()
         .encoding_threads(threads)
         .unwrap();
@@ -128,17 +135,17 @@ fn lanes_write_the_plain_writers_bytes() {
         };
         let bytes = (corpus_bytes(&corpus) as f64 * case.bytes_of_corpus) as usize;
         let batches = batches(case, &corpus);
-        let plain = write(case, &batches, bytes, 1);
+        let plain = write(case, &batches, bytes, 1, PageStorage::AsHanded);
         let groups =
             parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(plain.clone()))
                 .map(|r| parquet::file::reader::FileReader::metadata(&r).num_row_groups())
                 .unwrap();
         assert!(groups >= 1, "{}: no row group", case.name);
-        for threads in [2, 3, 8] {
-            let lanes = write(case, &batches, bytes, threads);
+        for threads in [1, 2, 3, 8] {
+            let lanes = write(case, &batches, bytes, threads, PageStorage::Packed);
             assert!(
                 lanes == plain,
-                "{}: {threads} lanes wrote {} bytes, the plain writer {} ({groups} row groups)",
+                "{}: {threads} lanes, pages packed, wrote {} bytes, the plain writer {} ({groups} row groups)",
                 case.name,
                 lanes.len(),
                 plain.len()
@@ -152,7 +159,7 @@ fn the_row_bound_cuts_the_same_row_groups_on_lanes() {
     let corpus = corpus_batch();
     let case = &CASES[1];
     let batches = batches(case, &corpus);
-    let file = write(case, &batches, usize::MAX, 4);
+    let file = write(case, &batches, usize::MAX, 4, PageStorage::Packed);
     let reader =
         parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
     let meta = parquet::file::reader::FileReader::metadata(&reader);

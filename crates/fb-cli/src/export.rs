@@ -162,7 +162,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         export_aside(job, ipc)?
     } else {
         let rows = args.row_group_rows;
-        let parquet = ParquetFile::with_schema(&mut out, rows, fb_arrow::ROW_GROUP_BYTES, schema)
+        let bytes = fb_arrow::ROW_GROUP_BYTES;
+        let parquet = ParquetFile::with_storage(&mut out, rows, bytes, schema, page_storage(args))
             .and_then(|p| p.encoding_threads(encoding_threads(args)))
             .map_err(failed)?;
         export_aside(job, parquet)?
@@ -203,7 +204,8 @@ fn partitioned(
     let dir =
         fb_run::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
     let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows)
-        .encoding_threads(encoding_threads(args));
+        .encoding_threads(encoding_threads(args))
+        .page_storage(page_storage(args));
     let job = Job {
         args,
         global,
@@ -242,6 +244,16 @@ fn encoding_threads(args: &Args) -> usize {
     match args.join.no_caches {
         true => 1,
         false => args.threads.unwrap_or_else(default_threads),
+    }
+}
+
+/// How Parquet pages wait for their row group to be written: copied
+/// into buffers of their own size, or kept in parquet-rs' own (the plain
+/// path) under `--no-caches`. The file is the same bytes either way.
+fn page_storage(args: &Args) -> fb_arrow::PageStorage {
+    match args.join.no_caches {
+        true => fb_arrow::PageStorage::AsHanded,
+        false => fb_arrow::PageStorage::Packed,
     }
 }
 

@@ -47,8 +47,9 @@ pub struct JoinArgs {
     pub multistep_reward: StepTransform,
 
     /// Turn every speed cache, memo and shortcut off, encode Parquet on
-    /// one thread, and join a batch's pieces before arrow-ipc writes it
-    /// (the same bytes out, slower): for comparing outputs.
+    /// one thread keeping pages in parquet-rs' own buffers, and join a
+    /// batch's pieces before arrow-ipc writes it (the same bytes out,
+    /// slower): for comparing outputs.
     #[arg(long, hide = true)]
     pub no_caches: bool,
 }
