@@ -58,8 +58,10 @@ pub struct ParquetFile<W: Write + Send> {
 
 /// Where a row group ends, in bytes of the Arrow rows written into it:
 /// the bound on a Parquet export's memory, whatever the input's size.
-/// Counted before encoding because parquet-rs keeps each v2 page in a
-/// buffer of its uncompressed size until the row group is written.
+/// Counted before encoding because what waits for the row group to be
+/// written is not the packed bytes alone: arrow-rs' own page store keeps
+/// each v2 page in a buffer reserved to its uncompressed size
+/// (`PageStorage::AsHanded`; `Packed` copies it out, `page_store.rs`).
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// The zstd level of Parquet column chunks. A Parquet file does not record
