@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::column::page_store::{
-    InMemoryPageStoreFactory, PageKey, PageStore, PageStoreArgs, PageStoreFactory,
+    InMemoryPageStore, InMemoryPageStoreFactory, PageKey, PageStore, PageStoreArgs,
+    PageStoreFactory,
 };
-use parquet::errors::{ParquetError, Result};
+use parquet::errors::Result;
 
 /// How a Parquet row group's finished pages are kept until the row group
 /// is written. The file is the same bytes either way.
@@ -50,37 +51,24 @@ impl PageStoreFactory for PackedPagesFactory {
     }
 }
 
-/// One column chunk's page blobs (headers and bodies) in buffers of their
-/// own size, each taken back once, in any order.
+/// One column chunk's page blobs (headers and bodies) in arrow-rs' own
+/// store, each copied first into a buffer of its own size.
 #[derive(Debug, Default)]
-struct PackedPages {
-    blobs: Vec<Bytes>,
-    /// Bytes held, for the writer's memory figure.
-    resident: usize,
-}
+struct PackedPages(InMemoryPageStore);
 
 impl PageStore for PackedPages {
     fn put(&mut self, value: Bytes) -> Result<PageKey> {
-        let key = PageKey::new(self.blobs.len() as u64);
-        self.resident += value.len();
         // The copy is the point: `value`'s oversized buffer is freed when
         // it drops here.
-        self.blobs.push(Bytes::copy_from_slice(&value));
-        Ok(key)
+        self.0.put(Bytes::copy_from_slice(&value))
     }
 
     fn take(&mut self, key: PageKey) -> Result<Bytes> {
-        let blob = usize::try_from(key.get())
-            .ok()
-            .and_then(|index| self.blobs.get_mut(index))
-            .map(std::mem::take)
-            .ok_or_else(|| ParquetError::General(format!("no page stored under {key:?}")))?;
-        self.resident -= blob.len();
-        Ok(blob)
+        self.0.take(key)
     }
 
     fn memory_size(&self) -> usize {
-        self.resident
+        self.0.memory_size()
     }
 }
 
@@ -89,14 +77,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blobs_come_back_as_put_in_any_order_once() {
+    fn blobs_come_back_copied_in_any_order_once() {
         let mut store = PackedPages::default();
         let mut oversized = Vec::with_capacity(1 << 20);
         oversized.extend_from_slice(b"page body");
+        let handed = Bytes::from(oversized);
         let header = store.put(Bytes::from_static(b"header")).unwrap();
-        let body = store.put(Bytes::from(oversized)).unwrap();
+        let body = store.put(handed.clone()).unwrap();
         assert_eq!(store.memory_size(), 15);
-        assert_eq!(&store.take(body).unwrap()[..], b"page body");
+        let kept = store.take(body).unwrap();
+        assert_eq!(&kept[..], b"page body");
+        // A copy, not the buffer handed over (reserved to 1 MiB).
+        assert_ne!(kept.as_ptr(), handed.as_ptr());
         assert_eq!(store.memory_size(), 6);
         assert_eq!(&store.take(header).unwrap()[..], b"header");
         assert_eq!(store.memory_size(), 0);
