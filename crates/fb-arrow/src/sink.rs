@@ -44,6 +44,11 @@ pub struct ArrowSink<B> {
     /// next input ([`fb_join::Sink::first_batch`]), so a folder of small
     /// files is cut into batches without copying a row.
     carry: Option<Rows>,
+    /// How many rows the batch [`fb_join::Sink::first_batch`] lent out
+    /// held then: the carry's, counted in `rows` when they were taken
+    /// before. The next [`fb_join::Sink::take`] of that batch counts only
+    /// the rows added since.
+    lent_rows: u64,
 }
 
 impl<B: BatchWriter> ArrowSink<B> {
@@ -58,6 +63,7 @@ impl<B: BatchWriter> ArrowSink<B> {
             spare_rows: None,
             even: Some(Even::new(batch_rows)),
             carry: None,
+            lent_rows: 0,
         }
     }
 
@@ -186,8 +192,10 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         if let Some(carry) = self.carry.take() {
             // The rows of the input before, short of a batch: this input
             // completes it.
+            self.lent_rows = carry.len() as u64;
             return carry;
         }
+        self.lent_rows = 0;
         match self.spare_rows.take() {
             Some(rows) if rows.is_empty() => rows,
             _ => fb_join::Maker::batch(maker),
@@ -208,7 +216,9 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         if rows.is_empty() {
             return Ok(());
         }
-        let n = rows.len() as u64;
+        // Rows carried from the input before were counted when they were
+        // first taken.
+        let n = (rows.len() as u64).saturating_sub(std::mem::take(&mut self.lent_rows));
         if self.even.is_some() {
             self.take_even(rows).map_err(write_error)?;
         } else {

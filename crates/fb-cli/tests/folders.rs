@@ -303,3 +303,71 @@ fn a_time_window_over_indexed_pieces_is_the_whole_logs_at_any_thread_count() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The number in export's summary line ("N rows written") of the rows of
+/// a folder's pieces, on one thread and on several, to a Parquet file, an
+/// Arrow file and a partitioned tree: the rows the output holds, which
+/// are the whole log's DSJSON lines. On one thread the rows of a piece
+/// short of a batch were once counted again with the next piece's.
+#[test]
+fn export_says_how_many_rows_it_wrote_from_a_folder() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = scratch_dir("folders-rows");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let lines = fb(&["convert", "-q", p(&whole)]).stdout.lines().count();
+    assert!(lines > 1000, "{lines}");
+    let said = |stderr: &str| -> usize {
+        let line = stderr.lines().find(|l| l.contains(" rows written "));
+        let line = line.unwrap_or_else(|| panic!("no summary line: {stderr}"));
+        let (head, _) = line.split_once(" rows written ").unwrap();
+        head.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let parquet_rows = |file: Vec<u8>| -> usize {
+        let reader = SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
+        let rows = reader.metadata().file_metadata().num_rows();
+        usize::try_from(rows).unwrap()
+    };
+    let hows = [
+        &["--threads", "1"][..],
+        &["--threads", "1", "--no-caches"],
+        &["--threads", "2"],
+        &["--threads", "4"],
+    ];
+    for how in hows {
+        let file = dir.join("out.parquet");
+        let run = fb(&[
+            &["export", "--force"][..],
+            how,
+            &[p(&pieces), "-o", p(&file)],
+        ]
+        .concat());
+        assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
+        assert_eq!(
+            parquet_rows(std::fs::read(&file).unwrap()),
+            lines,
+            "{how:?}: the file"
+        );
+        assert_eq!(said(&run.stderr), lines, "{how:?}: Parquet");
+
+        let file = dir.join("out.arrow");
+        let args = [&["export", "--force", "--format", "arrow"][..], how];
+        let run = fb(&[&args.concat()[..], &[p(&pieces), "-o", p(&file)]].concat());
+        assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
+        let reader =
+            arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&file).unwrap(), None);
+        let rows: usize = reader.unwrap().map(|b| b.unwrap().num_rows()).sum();
+        assert_eq!(rows, lines, "{how:?}: the Arrow file");
+        assert_eq!(said(&run.stderr), lines, "{how:?}: Arrow");
+
+        let tree = dir.join("tree");
+        let args = [&["export", "--force", "--partition-by", "date"][..], how];
+        let run = fb(&[&args.concat()[..], &[p(&pieces), "-o", p(&tree)]].concat());
+        assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
+        let files = common::tree(&tree);
+        assert!(!files.is_empty(), "{how:?}: no files");
+        let in_tree: usize = files.into_iter().map(|(_, file)| parquet_rows(file)).sum();
+        assert_eq!(in_tree, lines, "{how:?}: the tree's files");
+        assert_eq!(said(&run.stderr), lines, "{how:?}: partitioned");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
