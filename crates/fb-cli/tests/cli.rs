@@ -230,6 +230,25 @@ fn bad_inputs_say_what_and_exit_as_documented() {
             "the directory holds no files".into(),
         ),
         (
+            "sample of a directory",
+            vec!["sample", "--fraction", "0.5", p(&empty_dir)],
+            2,
+            "empty-dir is a directory: give the log files in it".into(),
+        ),
+        (
+            "split of a directory",
+            vec![
+                "split",
+                "--max-size",
+                "1MiB",
+                "-o",
+                "/no/such/out",
+                p(&empty_dir),
+            ],
+            2,
+            "empty-dir is a directory: give the log files in it".into(),
+        ),
+        (
             "not a log",
             vec!["convert", p(&not_a_log)],
             1,

@@ -535,8 +535,8 @@ pub fn open(
             index,
         });
     };
-    let file =
-        File::open(path).map_err(|e| Error::Msg(format!("cannot open {}: {e}", path.display())))?;
+    // A directory gets the message every command gives it.
+    let (file, _) = crate::input::open_file(path).map_err(Error::Msg)?;
     let mut head = Vec::with_capacity(4);
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
         .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
