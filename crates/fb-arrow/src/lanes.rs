@@ -44,6 +44,16 @@ use crate::even::Pieces;
 /// behind does not stop the others, few enough to bound memory.
 const QUEUE: usize = 2;
 
+/// Lanes of one file at most, whatever number of threads is asked for.
+/// A column is never split between lanes, so no file encodes faster than
+/// its costliest column alone: `context` holds about half of a row
+/// group's bytes and of its encoding time (the bench's CB and CCB logs),
+/// so a third or fourth lane already holds only small columns, and on 16
+/// cores Parquet export was no faster on 8 or 16 threads than on 4. More
+/// lanes only add threads and queues, in every open file of a partitioned
+/// export (bench/NOTES.md).
+pub(crate) const MAX_LANES: usize = 4;
+
 /// The columns of one top-level field, with the index of each leaf.
 type FieldWriters = (usize, Vec<(usize, ArrowColumnWriter)>);
 
@@ -106,7 +116,8 @@ pub(crate) struct LaneWriter<W: Write + Send> {
 
 impl<W: Write + Send> LaneWriter<W> {
     /// Takes over `writer`, which must have no rows in progress, with
-    /// `lanes` threads (at least 2; at most one per column).
+    /// `lanes` threads (at least 2; at most one per column and
+    /// [`MAX_LANES`]).
     pub(crate) fn new(
         writer: ArrowWriter<W>,
         schema: SchemaRef,
@@ -119,7 +130,7 @@ impl<W: Write + Send> LaneWriter<W> {
             .map(|leaf| descr.get_column_root_idx(leaf))
             .collect();
         let lanes = Lanes(
-            (0..lanes.clamp(1, schema.fields().len().max(1)))
+            (0..lanes.clamp(1, schema.fields().len().clamp(1, MAX_LANES)))
                 .map(|_| Lane::spawn(schema.clone()))
                 .collect(),
         );
@@ -422,4 +433,36 @@ fn share_out(batch: &RecordBatch, lanes: usize) -> Vec<usize> {
         }
     }
     lane_of
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::{DataType, Field, Schema};
+
+    /// Threads asked for against lanes spawned: never more than the
+    /// columns, nor than [`MAX_LANES`].
+    #[test]
+    fn lanes_are_capped_by_columns_and_max_lanes() {
+        let wide = crate::schema();
+        let two = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Utf8, false),
+        ]));
+        let cases = [
+            ("two threads", &wide, 2, 2),
+            ("three threads", &wide, 3, 3),
+            ("as many as the cap", &wide, MAX_LANES, MAX_LANES),
+            ("sixteen threads", &wide, 16, MAX_LANES),
+            ("more threads than columns", &two, 16, 2),
+        ];
+        assert!(wide.fields().len() > MAX_LANES);
+        for (name, schema, threads, want) in cases {
+            let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), None);
+            let writer = writer.unwrap_or_else(|e| panic!("{name}: {e}"));
+            let lanes = LaneWriter::new(writer, schema.clone(), None, threads);
+            let lanes = lanes.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(lanes.lanes.0.len(), want, "{name}");
+        }
+    }
 }

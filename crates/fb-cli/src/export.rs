@@ -237,9 +237,9 @@ fn partitioned(
     Ok(crate::say::exit_code(&report))
 }
 
-/// Threads that encode Parquet columns: as many as join, or one (arrow-rs'
-/// own writer, the plain path) under `--no-caches`. The file is the same
-/// bytes either way.
+/// Threads that encode Parquet columns: as many as join (fb-arrow spawns
+/// at most four lanes a file), or one (arrow-rs' own writer, the plain
+/// path) under `--no-caches`. The file is the same bytes either way.
 fn encoding_threads(args: &Args) -> usize {
     match args.join.no_caches {
         true => 1,
