@@ -240,12 +240,11 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
 }
 
 /// An error of the writer as the pipeline reports it: an I/O error keeps
-/// its kind (a closed pipe stays one).
+/// its kind (a closed pipe stays one) and the system's words.
 fn write_error(e: Error) -> fb_join::Error {
-    let kind = e.io_kind().unwrap_or(std::io::ErrorKind::Other);
     fb_join::Error::Write {
         written: 0,
-        source: std::io::Error::new(kind, e),
+        source: e.into_output_error(),
     }
 }
 

@@ -141,7 +141,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let how = How::binary(Existing::forced(args.force));
     let mut out = Output::create(Some(&args.output), &inputs, how)?;
     let target = out.target().to_string();
-    let failed = |e: fb_arrow::Error| Error::Msg(format!("{target}: {e}"));
+    let failed = |e| output_failed(&target, e);
     let schema = columns.schema();
     let job = Job {
         args,
@@ -301,6 +301,15 @@ where
     })
 }
 
+/// An error of the output's writer: a failed write names the output and
+/// says what the system said; anything else names the output.
+fn output_failed(target: &str, e: fb_arrow::Error) -> Error {
+    match e.io_kind() {
+        Some(_) => Error::write(target, e.into_output_error()),
+        None => Error::Msg(format!("{target}: {e}")),
+    }
+}
+
 /// Threads that join: one to recover.
 fn join_threads(args: &Args) -> usize {
     match args.recover {
@@ -339,10 +348,7 @@ fn export<B: BatchWriter + Send>(
     let (joiner, sink) = pipeline.finish();
     let rows = sink.rows();
     // The last rows are written here: a closed pipe stays one (quiet).
-    sink.finish().map_err(|e| match e.io_kind() {
-        Some(kind) => Error::write(target, std::io::Error::new(kind, e)),
-        None => Error::Msg(format!("{target}: {e}")),
-    })?;
+    sink.finish().map_err(|e| output_failed(target, e))?;
     if !global.quiet {
         report_diagnostics(joiner.diagnostics(), global.verbose > 0, &report);
     }

@@ -144,9 +144,24 @@ fn writers() -> Vec<(&'static str, Vec<String>)> {
         ("inspect", vec!["inspect".into(), log.clone()]),
         (
             "inspect --events",
-            vec!["inspect".into(), "--events".into(), log],
+            vec!["inspect".into(), "--events".into(), log.clone()],
         ),
         ("gen", vec!["gen".into(), "--events".into(), "10".into()]),
+        (
+            "export to an Arrow stream",
+            vec!["export".into(), log.clone(), "-o".into(), "-".into()],
+        ),
+        (
+            "export to an Arrow stream on 2 threads",
+            vec![
+                "export".into(),
+                "--threads".into(),
+                "2".into(),
+                log,
+                "-o".into(),
+                "-".into(),
+            ],
+        ),
     ]
 }
 
@@ -170,6 +185,35 @@ fn a_full_disk_is_one_error_naming_the_output() {
             "{name}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+/// Parquet and Arrow files on a full disk: the error says what the
+/// system said, not how arrow-rs wrapped it ("External:", "Io error:").
+#[test]
+fn an_export_to_a_full_disk_says_what_the_system_said() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let log = p(&data(LOG)).to_string();
+    for format in ["parquet", "arrow"] {
+        for threads in ["1", "2"] {
+            let out = fb(&[
+                "export",
+                "--format",
+                format,
+                "--threads",
+                threads,
+                &log,
+                "-o",
+                "/dev/full",
+            ]);
+            let case = format!("{format}, {threads} threads");
+            assert_eq!(out.code, 2, "{case}: {}", out.stderr);
+            let want = "fb: error: writing /dev/full failed: No space left on device";
+            assert!(out.stderr.starts_with(want), "{case}: {}", out.stderr);
+            assert_eq!(out.stderr.lines().count(), 1, "{case}: {}", out.stderr);
+        }
     }
 }
 
