@@ -119,7 +119,8 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     )?;
     let (written, filtered) = (pipeline.kept(), pipeline.filtered());
     let (joiner, _) = pipeline.finish();
-    crate::say::conclude(out, report.failed() && !args.recover, written)?;
+    // The summary names no output.
+    let _ = crate::say::conclude(out, report.failed() && !args.recover, written)?;
     if !global.quiet {
         let metrics = joiner.metrics();
         let secs = started.elapsed().as_secs_f64();

@@ -169,11 +169,16 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         export_aside(job, parquet)?
     };
     let (rows, report) = rows;
-    crate::say::conclude(out, report.failed() && !args.recover, rows)?;
+    let kept = crate::say::conclude(out, report.failed() && !args.recover, rows)?;
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
+        // A failed run's rows are in OUT.partial, or nowhere.
+        let written = match kept {
+            Some(at) => format!("{} written to {at}", fb_run::plural(rows, "row")),
+            None => "no rows written".into(),
+        };
         eprintln!(
-            "fb: {}, {rows} rows written to {target} in {secs:.2} s ({:.0} MB/s of input)",
+            "fb: {}, {written} in {secs:.2} s ({:.0} MB/s of input)",
             fb_run::plural(inputs.len() as u64, "input"),
             report.bytes as f64 / 1e6 / secs.max(1e-6),
         );
@@ -230,8 +235,9 @@ fn partitioned(
     if !global.quiet {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
-            "fb: {}, {rows} rows written under {target} in {secs:.2} s",
+            "fb: {}, {} written under {target} in {secs:.2} s",
             fb_run::plural(inputs.len() as u64, "input"),
+            fb_run::plural(rows, "row"),
         );
     }
     Ok(crate::say::exit_code(&report))

@@ -178,25 +178,31 @@ pub fn exit_code(report: &RunReport) -> std::process::ExitCode {
 /// Finishes `out`: put in place, or when the run `failed`, kept aside as
 /// [`Output::finish_partial`] says (if it holds any `records`: lines,
 /// rows) and said on standard error (even with `-q`: it is part of the
-/// error).
-pub fn conclude(out: Output, failed: bool, records: u64) -> Result<(), Error> {
+/// error). Gives back where the records are now (the target, its
+/// `.partial`, or nowhere), for a summary that names it.
+pub fn conclude(out: Output, failed: bool, records: u64) -> Result<Option<String>, Error> {
+    let target = out.target().to_string();
     if !failed {
-        return out.finish();
+        out.finish()?;
+        return Ok(Some(target));
     }
     if records == 0 {
         // Headers alone (a Parquet file's): nothing worth keeping.
         drop(out);
-        return Ok(());
+        return Ok(None);
     }
-    let target = out.target().to_string();
-    if let Some(partial) = out.finish_partial()? {
-        eprintln!(
-            "fb: the run ended in error: {target} was left as it was; what was written before \
-             the error is in {}",
-            partial.display()
-        );
+    match out.finish_partial()? {
+        Some(partial) => {
+            let partial = partial.display().to_string();
+            eprintln!(
+                "fb: the run ended in error: {target} was left as it was; what was written \
+                 before the error is in {partial}"
+            );
+            Ok(Some(partial))
+        }
+        // Standard output and devices are written in place.
+        None => Ok(Some(target)),
     }
-    Ok(())
 }
 
 /// Prints a count per diagnostic kind and the first few examples of each

@@ -187,8 +187,12 @@ fn a_failed_run_never_replaces_an_output() {
     let run = fb(&["export", "--force", "-o", p(&parquet), p(&cut)]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(std::fs::read(&parquet).unwrap(), b"old");
-    let kept = std::fs::read(dir.join("events.parquet.partial")).unwrap();
+    let partial = dir.join("events.parquet.partial");
+    let kept = std::fs::read(&partial).unwrap();
     assert_eq!(&kept[..4], b"PAR1");
+    // The summary names where the rows are.
+    let written = format!("rows written to {} in ", p(&partial));
+    assert!(run.stderr.contains(&written), "{}", run.stderr);
     let pieces = dir.join("pieces");
     std::fs::create_dir(&pieces).unwrap();
     std::fs::write(pieces.join("old"), b"old").unwrap();
