@@ -536,7 +536,7 @@ pub fn open(
         });
     };
     // A directory gets the message every command gives it.
-    let (file, _) = crate::input::open_file(path).map_err(Error::Msg)?;
+    let (file, size) = crate::input::open_file(path).map_err(Error::Msg)?;
     let mut head = Vec::with_capacity(4);
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
         .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
@@ -544,7 +544,6 @@ pub fn open(
     Ok(
         match crate::sidecar::load_unmapped(path, &file, maps, observer)? {
             Some(index) => {
-                let size = file.metadata().map_or(0, |m| m.len());
                 // Scattered reads of a message each: readahead would fetch
                 // 128 KiB around each one that is not cached (a log on disk,
                 // or pages the system let go), a hundred times what is used.
