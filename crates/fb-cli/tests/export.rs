@@ -11,32 +11,10 @@
 mod common;
 
 use arrow_array::RecordBatch;
-use common::{data, fb, p, scratch_dir};
+use common::{arrow_batches, data, fb, p, parquet_batches, rows, scratch_dir};
 
 fn lines_of(dir: &str) -> usize {
     fb(&["convert", "-q", dir]).stdout.lines().count()
-}
-
-fn rows(batches: &[RecordBatch]) -> usize {
-    batches.iter().map(RecordBatch::num_rows).sum()
-}
-
-/// The batches of an Arrow IPC file.
-fn arrow_batches(path: &std::path::Path) -> Vec<RecordBatch> {
-    let file = std::fs::File::open(path).unwrap();
-    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
-    reader.map(|b| b.unwrap()).collect()
-}
-
-/// The batches of a Parquet file.
-fn parquet_batches(path: &std::path::Path) -> Vec<RecordBatch> {
-    let bytes = bytes::Bytes::from(std::fs::read(path).unwrap());
-    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .unwrap()
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
 }
 
 /// The rows of `batches` as one batch.

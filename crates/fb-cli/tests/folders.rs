@@ -311,7 +311,7 @@ fn a_time_window_over_indexed_pieces_is_the_whole_logs_at_any_thread_count() {
 /// short of a batch were once counted again with the next piece's.
 #[test]
 fn export_says_how_many_rows_it_wrote_from_a_folder() {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use common::{arrow_batches, parquet_batches, rows};
     let dir = scratch_dir("folders-rows");
     let (whole, pieces) = log_and_pieces(&dir);
     let lines = fb(&["convert", "-q", p(&whole)]).stdout.lines().count();
@@ -321,11 +321,6 @@ fn export_says_how_many_rows_it_wrote_from_a_folder() {
         let line = line.unwrap_or_else(|| panic!("no summary line: {stderr}"));
         let (head, _) = line.split_once(" rows written ").unwrap();
         head.rsplit(' ').next().unwrap().parse().unwrap()
-    };
-    let parquet_rows = |file: Vec<u8>| -> usize {
-        let reader = SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
-        let rows = reader.metadata().file_metadata().num_rows();
-        usize::try_from(rows).unwrap()
     };
     let hows = [
         &["--threads", "1"][..],
@@ -342,21 +337,18 @@ fn export_says_how_many_rows_it_wrote_from_a_folder() {
         ]
         .concat());
         assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
-        assert_eq!(
-            parquet_rows(std::fs::read(&file).unwrap()),
-            lines,
-            "{how:?}: the file"
-        );
+        assert_eq!(rows(&parquet_batches(&file)), lines, "{how:?}: the file");
         assert_eq!(said(&run.stderr), lines, "{how:?}: Parquet");
 
         let file = dir.join("out.arrow");
         let args = [&["export", "--force", "--format", "arrow"][..], how];
         let run = fb(&[&args.concat()[..], &[p(&pieces), "-o", p(&file)]].concat());
         assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
-        let reader =
-            arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&file).unwrap(), None);
-        let rows: usize = reader.unwrap().map(|b| b.unwrap().num_rows()).sum();
-        assert_eq!(rows, lines, "{how:?}: the Arrow file");
+        assert_eq!(
+            rows(&arrow_batches(&file)),
+            lines,
+            "{how:?}: the Arrow file"
+        );
         assert_eq!(said(&run.stderr), lines, "{how:?}: Arrow");
 
         let tree = dir.join("tree");
@@ -365,7 +357,10 @@ fn export_says_how_many_rows_it_wrote_from_a_folder() {
         assert_eq!(run.code, 0, "{how:?}: {}", run.stderr);
         let files = common::tree(&tree);
         assert!(!files.is_empty(), "{how:?}: no files");
-        let in_tree: usize = files.into_iter().map(|(_, file)| parquet_rows(file)).sum();
+        let in_tree: usize = files
+            .iter()
+            .map(|(name, _)| rows(&parquet_batches(&tree.join(name))))
+            .sum();
         assert_eq!(in_tree, lines, "{how:?}: the tree's files");
         assert_eq!(said(&run.stderr), lines, "{how:?}: partitioned");
     }

@@ -188,3 +188,26 @@ pub fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// The rows of `batches`.
+pub fn rows(batches: &[arrow_array::RecordBatch]) -> usize {
+    batches.iter().map(arrow_array::RecordBatch::num_rows).sum()
+}
+
+/// The batches of an Arrow IPC file.
+pub fn arrow_batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+    reader.map(|b| b.unwrap()).collect()
+}
+
+/// The batches of a Parquet file.
+pub fn parquet_batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    let bytes = bytes::Bytes::from(std::fs::read(path).unwrap());
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
