@@ -30,7 +30,9 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
 
-    /// What a file holds [default: parquet].
+    /// What a file holds. Default: from OUT's name, an Arrow IPC file for
+    /// `.arrow`, `.ipc` and `.feather`, an Arrow IPC stream for `.arrows`,
+    /// else Parquet.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -99,8 +101,43 @@ pub enum PartitionBy {
 pub enum Format {
     /// Parquet: zstd, statistics, dictionaries.
     Parquet,
-    /// An Arrow IPC file (with `-o -`, the stream).
+    /// An Arrow IPC file (with `-o -` or an OUT named `.arrows`, the
+    /// stream).
     Arrow,
+}
+
+/// The names of Arrow IPC outputs (Feather 2 is the IPC file format;
+/// `.arrows` is the stream's registered extension), so that `-o
+/// events.arrow` without `--format` does not write Parquet.
+const ARROW_EXTENSIONS: [&str; 4] = ["arrow", "arrows", "ipc", "feather"];
+
+/// What one output (not a partitioned tree) is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Parquet,
+    IpcFile,
+    IpcStream,
+}
+
+/// `--format` when given, else what OUT's name says; standard output and
+/// `.arrows` get the IPC stream, which needs no seeking back.
+fn written(args: &Args) -> Written {
+    let ext = args
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let ext = ext.as_deref();
+    let format = args.format.unwrap_or(match ext {
+        Some(ext) if ARROW_EXTENSIONS.contains(&ext) => Format::Arrow,
+        _ => Format::Parquet,
+    });
+    match format {
+        _ if args.output.as_os_str() == "-" => Written::IpcStream,
+        Format::Arrow if ext == Some("arrows") => Written::IpcStream,
+        Format::Arrow => Written::IpcFile,
+        Format::Parquet => Written::Parquet,
+    }
 }
 
 /// `--batch-rows` and `--row-group-rows`: a batch or row group of no rows
@@ -154,19 +191,24 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         true => IpcEncoding::Joined,
         false => IpcEncoding::Pieces,
     };
-    let rows = if to_stdout {
-        let ipc = IpcStream::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
-        export_aside(job, ipc)?
-    } else if args.format == Some(Format::Arrow) {
-        let ipc = IpcFile::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
-        export_aside(job, ipc)?
-    } else {
-        let rows = args.row_group_rows;
-        let bytes = fb_arrow::ROW_GROUP_BYTES;
-        let parquet = ParquetFile::with_storage(&mut out, rows, bytes, schema, page_storage(args))
-            .and_then(|p| p.encoding_threads(encoding_threads(args)))
-            .map_err(failed)?;
-        export_aside(job, parquet)?
+    let rows = match written(args) {
+        Written::IpcStream => {
+            let ipc = IpcStream::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
+            export_aside(job, ipc)?
+        }
+        Written::IpcFile => {
+            let ipc = IpcFile::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
+            export_aside(job, ipc)?
+        }
+        Written::Parquet => {
+            let rows = args.row_group_rows;
+            let bytes = fb_arrow::ROW_GROUP_BYTES;
+            let parquet =
+                ParquetFile::with_storage(&mut out, rows, bytes, schema, page_storage(args))
+                    .and_then(|p| p.encoding_threads(encoding_threads(args)))
+                    .map_err(failed)?;
+            export_aside(job, parquet)?
+        }
     };
     let (rows, report) = rows;
     let kept = crate::say::conclude(out, report.failed() && !args.recover, rows)?;

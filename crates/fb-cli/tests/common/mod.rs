@@ -201,6 +201,13 @@ pub fn arrow_batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
     reader.map(|b| b.unwrap()).collect()
 }
 
+/// The batches of an Arrow IPC stream in a file.
+pub fn arrow_stream_batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = arrow_ipc::reader::StreamReader::try_new(file, None).unwrap();
+    reader.map(|b| b.unwrap()).collect()
+}
+
 /// The batches of a Parquet file.
 pub fn parquet_batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
     let bytes = bytes::Bytes::from(std::fs::read(path).unwrap());
