@@ -429,6 +429,11 @@ def test_convert_writes_what_fb_convert_writes(tmp_path):
     with pytest.raises(OSError, match="input"):
         vwlogs.convert(str(copy), copy)
     assert copy.read_bytes() == before
+    # DSJSON is not written under a Parquet or Arrow name, as with fb convert.
+    for name in ["x.parquet", "x.arrow"]:
+        with pytest.raises(OSError, match="vwlogs.read"):
+            vwlogs.convert(logs, tmp_path / name)
+        assert not (tmp_path / name).exists()
 
 
 def test_stats_is_fb_stats_json():

@@ -13,7 +13,7 @@ use crate::joinargs::{FilterArgs, JoinArgs};
 use crate::say::{feed_all, report_diagnostics};
 use crate::Global;
 use fb_run::options::default_threads;
-use fb_run::output::{Existing, How, Output};
+use fb_run::output::{ColumnarName, Existing, How, Output};
 use fb_run::Error;
 
 /// Arguments of `fb export`.
@@ -106,11 +106,6 @@ pub enum Format {
     Arrow,
 }
 
-/// The names of Arrow IPC outputs (Feather 2 is the IPC file format;
-/// `.arrows` is the stream's registered extension), so that `-o
-/// events.arrow` without `--format` does not write Parquet.
-const ARROW_EXTENSIONS: [&str; 4] = ["arrow", "arrows", "ipc", "feather"];
-
 /// What one output (not a partitioned tree) is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
@@ -119,22 +114,18 @@ enum Written {
     IpcStream,
 }
 
-/// `--format` when given, else what OUT's name says; standard output and
-/// `.arrows` get the IPC stream, which needs no seeking back.
+/// `--format` when given, else what OUT's name says
+/// ([`ColumnarName`]); standard output gets the IPC stream, which needs
+/// no seeking back, and so does `--format arrow -o x.arrows`.
 fn written(args: &Args) -> Written {
-    let ext = args
-        .output
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let ext = ext.as_deref();
-    let format = args.format.unwrap_or(match ext {
-        Some(ext) if ARROW_EXTENSIONS.contains(&ext) => Format::Arrow,
-        _ => Format::Parquet,
+    let named = ColumnarName::of(&args.output);
+    let format = args.format.unwrap_or(match named {
+        Some(ColumnarName::ArrowFile | ColumnarName::ArrowStream) => Format::Arrow,
+        Some(ColumnarName::Parquet) | None => Format::Parquet,
     });
     match format {
         _ if args.output.as_os_str() == "-" => Written::IpcStream,
-        Format::Arrow if ext == Some("arrows") => Written::IpcStream,
+        Format::Arrow if named == Some(ColumnarName::ArrowStream) => Written::IpcStream,
         Format::Arrow => Written::IpcFile,
         Format::Parquet => Written::Parquet,
     }

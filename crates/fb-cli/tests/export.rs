@@ -11,9 +11,7 @@
 mod common;
 
 use arrow_array::RecordBatch;
-use common::{
-    arrow_batches, arrow_stream_batches, data, fb, p, parquet_batches, rows, scratch_dir,
-};
+use common::{arrow_batches, data, fb, p, parquet_batches, rows, scratch_dir};
 
 fn lines_of(dir: &str) -> usize {
     fb(&["convert", "-q", dir]).stdout.lines().count()
@@ -719,59 +717,5 @@ fn arrow_ipc_is_the_same_bytes_from_pieces_or_joined() {
                 "{name}: stream, {threads} threads"
             );
         }
-    }
-}
-
-/// What an export file holds, by its first bytes.
-#[derive(Debug, PartialEq)]
-enum Kind {
-    Parquet,
-    IpcFile,
-    IpcStream,
-}
-
-fn kind_of(bytes: &[u8]) -> Option<Kind> {
-    match bytes {
-        [b'P', b'A', b'R', b'1', ..] => Some(Kind::Parquet),
-        [b'A', b'R', b'R', b'O', b'W', b'1', ..] => Some(Kind::IpcFile),
-        [0xff, 0xff, 0xff, 0xff, ..] => Some(Kind::IpcStream),
-        _ => None,
-    }
-}
-
-/// Without `--format`, OUT's name says what is written: `-o x.arrow`
-/// once wrote Parquet under that name. `--format` wins over the name.
-#[test]
-fn the_output_name_chooses_the_format_unless_format_is_given() {
-    let dir = scratch_dir("export-names");
-    let logs = data("valid_joined_logs");
-    let want = lines_of(p(&logs));
-    let cases: [(&str, &str, Option<&str>, Kind); 9] = [
-        ("parquet", "a.parquet", None, Kind::Parquet),
-        ("no extension", "a", None, Kind::Parquet),
-        ("unknown extension", "a.data", None, Kind::Parquet),
-        ("arrow", "a.arrow", None, Kind::IpcFile),
-        ("upper case", "b.ARROW", None, Kind::IpcFile),
-        ("feather", "a.feather", None, Kind::IpcFile),
-        ("ipc", "a.ipc", None, Kind::IpcFile),
-        ("arrows is a stream", "a.arrows", None, Kind::IpcStream),
-        ("--format wins", "c.arrow", Some("parquet"), Kind::Parquet),
-    ];
-    for (name, file, format, kind) in cases {
-        let out = dir.join(file);
-        let mut args = vec!["export", "-q", "--force", p(&logs), "-o", p(&out)];
-        if let Some(format) = format {
-            args.extend(["--format", format]);
-        }
-        let run = fb(&args);
-        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
-        let bytes = std::fs::read(&out).unwrap();
-        assert_eq!(kind_of(&bytes), Some(kind), "{name}");
-        let read = match kind_of(&bytes) {
-            Some(Kind::Parquet) => parquet_batches(&out),
-            Some(Kind::IpcFile) => arrow_batches(&out),
-            _ => arrow_stream_batches(&out),
-        };
-        assert_eq!(rows(&read), want, "{name}");
     }
 }

@@ -31,6 +31,7 @@
 //! ```
 
 mod ahead;
+mod columnar_name;
 pub mod compress;
 pub mod drive;
 pub mod error;
