@@ -179,15 +179,17 @@ pub fn section(
                 fb.to_path_buf(),
                 convert(&["--threads", "2"], null),
             ),
+            // `--force`: each run after the first replaces the file the
+            // run before wrote (without it, convert refuses to).
             (
                 "fb convert --threads 2 -o x.zst",
                 fb.to_path_buf(),
-                convert(&["--threads", "2"], &zst),
+                convert(&["--threads", "2", "--force"], &zst),
             ),
             (
                 "fb convert --threads 2 -o x.gz",
                 fb.to_path_buf(),
-                convert(&["--threads", "2"], &gz),
+                convert(&["--threads", "2", "--force"], &gz),
             ),
         ];
         let mut commands = commands;
