@@ -748,7 +748,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
          `--compat reference` writes the reference's bytes, and so does not check that every \
          context is JSON, which the default mode does.\n\n## Machine\n\n{machine}\n## Against the targets\n\n{targets}\n{speed}### Export\n\n{exports}\n{index_rows}{join_rows}{python}## Results\n\n{table}"
     );
-    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
-    eprintln!("bench: wrote {}", out.display());
+    let kept = crate::results_file::kept_by_hand(&out)?;
+    let aside = out.with_extension("md.tmp");
+    std::fs::write(&aside, format!("{text}\n{kept}"))
+        .and_then(|()| std::fs::rename(&aside, &out))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!(
+        "bench: wrote {} (above the sections kept by hand)",
+        out.display()
+    );
     Ok(())
 }

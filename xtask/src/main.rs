@@ -24,6 +24,7 @@ mod compressor;
 mod folders;
 mod pgo;
 mod python;
+mod results_file;
 mod speed;
 
 fn main() -> ExitCode {
