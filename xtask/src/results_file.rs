@@ -6,8 +6,7 @@ use std::path::Path;
 
 /// The line in RESULTS.md below which the bench writes nothing: figures
 /// from other machines (16 cores) and the sections of single runs.
-pub(crate) const KEPT_MARK: &str =
-    "<!-- Kept by hand: `cargo xtask bench` rewrites only what is above. -->";
+const KEPT_MARK: &str = "<!-- Kept by hand: `cargo xtask bench` rewrites only what is above. -->";
 
 /// What RESULTS.md holds from [`KEPT_MARK`] on, the mark included. A file
 /// without the mark is kept whole below a new one: the bench never drops

@@ -13,7 +13,7 @@ use crate::joinargs::{FilterArgs, JoinArgs};
 use crate::say::{feed_all, report_diagnostics};
 use crate::Global;
 use fb_run::options::default_threads;
-use fb_run::output::{ColumnarName, Existing, How, Output};
+use fb_run::output::{Columnar, Existing, How, Output};
 use fb_run::Error;
 
 /// Arguments of `fb export`.
@@ -106,28 +106,21 @@ pub enum Format {
     Arrow,
 }
 
-/// What one output (not a partitioned tree) is written as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Written {
-    Parquet,
-    IpcFile,
-    IpcStream,
-}
-
-/// `--format` when given, else what OUT's name says
-/// ([`ColumnarName`]); standard output gets the IPC stream, which needs
-/// no seeking back, and so does `--format arrow -o x.arrows`.
-fn written(args: &Args) -> Written {
-    let named = ColumnarName::of(&args.output);
+/// What one output (not a partitioned tree) is written as: `--format`
+/// when given, else what OUT's name says ([`Columnar::named_by`]);
+/// standard output gets the IPC stream, which needs no seeking back, and
+/// so does `--format arrow -o x.arrows`.
+fn written(args: &Args) -> Columnar {
+    let named = Columnar::named_by(&args.output);
     let format = args.format.unwrap_or(match named {
-        Some(ColumnarName::ArrowFile | ColumnarName::ArrowStream) => Format::Arrow,
-        Some(ColumnarName::Parquet) | None => Format::Parquet,
+        Some(Columnar::ArrowFile | Columnar::ArrowStream) => Format::Arrow,
+        Some(Columnar::Parquet) | None => Format::Parquet,
     });
     match format {
-        _ if args.output.as_os_str() == "-" => Written::IpcStream,
-        Format::Arrow if named == Some(ColumnarName::ArrowStream) => Written::IpcStream,
-        Format::Arrow => Written::IpcFile,
-        Format::Parquet => Written::Parquet,
+        _ if args.output.as_os_str() == "-" => Columnar::ArrowStream,
+        Format::Arrow if named == Some(Columnar::ArrowStream) => Columnar::ArrowStream,
+        Format::Arrow => Columnar::ArrowFile,
+        Format::Parquet => Columnar::Parquet,
     }
 }
 
@@ -183,15 +176,15 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         false => IpcEncoding::Pieces,
     };
     let rows = match written(args) {
-        Written::IpcStream => {
+        Columnar::ArrowStream => {
             let ipc = IpcStream::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
             export_aside(job, ipc)?
         }
-        Written::IpcFile => {
+        Columnar::ArrowFile => {
             let ipc = IpcFile::with_encoding(&mut out, &schema, ipc_encoding).map_err(failed)?;
             export_aside(job, ipc)?
         }
-        Written::Parquet => {
+        Columnar::Parquet => {
             let rows = args.row_group_rows;
             let bytes = fb_arrow::ROW_GROUP_BYTES;
             let parquet =

@@ -31,7 +31,7 @@
 //! ```
 
 mod ahead;
-mod columnar_name;
+mod columnar;
 pub mod compress;
 pub mod drive;
 pub mod error;

@@ -16,9 +16,9 @@
 //!   a name that says what they are, and the old output (if any) stays.
 //! - Binary outputs are refused on a terminal ([`Bytes::Binary`]).
 //! - A text output named as Parquet or Arrow (`-o events.parquet`) is
-//!   refused ([`ColumnarName`]): those come from `fb export`.
+//!   refused ([`Columnar`]): those come from `fb export`.
 
-pub use crate::columnar_name::ColumnarName;
+pub use crate::columnar::Columnar;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
 use std::path::{Path, PathBuf};
@@ -177,15 +177,12 @@ impl Output {
         };
         refuse_input(path, inputs)?;
         let target = path.display().to_string();
-        match ColumnarName::of(path) {
-            Some(named) if how.bytes == Bytes::Text => {
-                return Err(Error::Msg(format!(
-                    "{target}: this output is text, not {}: `fb export` (in Python, \
-                     `vwlogs.read`) writes Parquet and Arrow; or give the output another name",
-                    named.label()
-                )))
-            }
-            _ => {}
+        if let Some(named) = Columnar::named_by(path).filter(|_| how.bytes == Bytes::Text) {
+            return Err(Error::Msg(format!(
+                "{target}: this output is text, not {}: `fb export` (in Python, \
+                 `vwlogs.read`) writes Parquet and Arrow; or give the output another name",
+                named.label()
+            )));
         }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let packing = match (how.compress, ext) {

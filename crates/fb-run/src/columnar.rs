@@ -1,12 +1,12 @@
-//! What a file's name says it holds, for the columnar formats: `fb export`
-//! writes what `-o` names, and a text output (DSJSON, a report's page)
-//! refuses such a name rather than put text under it.
+//! The columnar formats an output may be, and the names that stand for
+//! them: `fb export` writes what `-o` names, and a text output (DSJSON, a
+//! report's page) refuses such a name rather than put text under it.
 
 use std::path::Path;
 
-/// A columnar format a file's extension stands for.
+/// A columnar format of an output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnarName {
+pub enum Columnar {
     /// `.parquet`, `.pq`.
     Parquet,
     /// `.arrow`, `.ipc`, `.feather` (Feather 2 is the IPC file format).
@@ -15,9 +15,9 @@ pub enum ColumnarName {
     ArrowStream,
 }
 
-impl ColumnarName {
+impl Columnar {
     /// The format `path`'s extension names (any case), if a columnar one.
-    pub fn of(path: &Path) -> Option<Self> {
+    pub fn named_by(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "parquet" | "pq" => Some(Self::Parquet),
@@ -44,20 +44,20 @@ mod tests {
     #[test]
     fn names_and_what_they_stand_for() {
         let cases = [
-            ("parquet", "a.parquet", Some(ColumnarName::Parquet)),
-            ("pq", "dir/a.pq", Some(ColumnarName::Parquet)),
-            ("upper case", "A.PARQUET", Some(ColumnarName::Parquet)),
-            ("arrow", "a.arrow", Some(ColumnarName::ArrowFile)),
-            ("ipc", "a.ipc", Some(ColumnarName::ArrowFile)),
-            ("feather", "a.Feather", Some(ColumnarName::ArrowFile)),
-            ("arrows", "a.arrows", Some(ColumnarName::ArrowStream)),
+            ("parquet", "a.parquet", Some(Columnar::Parquet)),
+            ("pq", "dir/a.pq", Some(Columnar::Parquet)),
+            ("upper case", "A.PARQUET", Some(Columnar::Parquet)),
+            ("arrow", "a.arrow", Some(Columnar::ArrowFile)),
+            ("ipc", "a.ipc", Some(Columnar::ArrowFile)),
+            ("feather", "a.Feather", Some(Columnar::ArrowFile)),
+            ("arrows", "a.arrows", Some(Columnar::ArrowStream)),
             ("json", "a.json", None),
             ("zst", "a.parquet.zst", None),
             ("no extension", "parquet", None),
             ("stdout", "-", None),
         ];
         for (name, path, want) in cases {
-            assert_eq!(ColumnarName::of(Path::new(path)), want, "{name}");
+            assert_eq!(Columnar::named_by(Path::new(path)), want, "{name}");
         }
     }
 }
