@@ -19,6 +19,10 @@
 //! beside the encoded pages of the row group in progress, which
 //! `ArrowWriter` holds too.
 //!
+//! With no lanes, the same writers encode on the caller's thread: the
+//! one-thread export, which then also writes its UTF-8 columns with
+//! [`TextChunk`] where that writes parquet-rs' bytes.
+//!
 //! Lanes are not on `fb_join`'s ordered pool: a lane's column writers are
 //! per-field state that must see every batch in order, so its work cannot
 //! go to whichever thread is free, and a pool of interchangeable workers
@@ -30,15 +34,18 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
+use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 
 use crate::even::Pieces;
+use crate::text_chunk::TextChunk;
 
 /// Batches a lane may have waiting: enough that a lane that is a little
 /// behind does not stop the others, few enough to bound memory.
@@ -54,8 +61,33 @@ const QUEUE: usize = 2;
 /// export (bench/NOTES.md).
 pub(crate) const MAX_LANES: usize = 4;
 
+/// What writes one leaf column of a row group.
+enum LeafWriter {
+    Arrow(ArrowColumnWriter),
+    /// A required top-level UTF-8 column, the field's only leaf.
+    Text(TextChunk),
+}
+
+/// A leaf's finished column chunk.
+enum LeafChunk {
+    Arrow(ArrowColumnChunk),
+    Text(Bytes, ColumnCloseResult),
+}
+
+impl LeafChunk {
+    fn append_to<W: Write + Send>(
+        self,
+        group: &mut SerializedRowGroupWriter<'_, W>,
+    ) -> Result<(), ParquetError> {
+        match self {
+            Self::Arrow(chunk) => chunk.append_to_row_group(group),
+            Self::Text(bytes, close) => group.append_column(&bytes, close),
+        }
+    }
+}
+
 /// The columns of one top-level field, with the index of each leaf.
-type FieldWriters = (usize, Vec<(usize, ArrowColumnWriter)>);
+type FieldWriters = (usize, Vec<(usize, LeafWriter)>);
 
 /// What a lane is told to do.
 enum Job {
@@ -92,7 +124,7 @@ impl Shared {
 }
 
 /// The chunks of a lane's columns with their leaf indexes, or why not.
-type Closed = Result<Vec<(usize, ArrowColumnChunk)>, ParquetError>;
+type Closed = Result<Vec<(usize, LeafChunk)>, ParquetError>;
 
 struct Lane {
     jobs: Option<SyncSender<Job>>,
@@ -100,14 +132,20 @@ struct Lane {
     thread: Option<JoinHandle<()>>,
 }
 
-/// A Parquet file whose row groups are encoded on several lanes.
+/// A Parquet file whose row groups are encoded on several lanes, or on
+/// the caller's thread when there are none.
 pub(crate) struct LaneWriter<W: Write + Send> {
     file: SerializedFileWriter<W>,
     factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
     /// The top-level field each leaf column belongs to, in leaf order.
     leaf_fields: Vec<usize>,
+    /// The leaves [`TextChunk`] writes (none on the plain path).
+    pub(crate) text_leaves: Vec<bool>,
     max_rows: Option<usize>,
     lanes: Lanes,
+    /// The writers of the row group in progress when there are no lanes.
+    here: Vec<FieldWriters>,
     /// Which lane encodes each top-level field; chosen at the first batch.
     lane_of_field: Vec<usize>,
     /// Rows of the row group in progress; `None` when none is open.
@@ -116,33 +154,68 @@ pub(crate) struct LaneWriter<W: Write + Send> {
 
 impl<W: Write + Send> LaneWriter<W> {
     /// Takes over `writer`, which must have no rows in progress, with
-    /// `lanes` threads (at least 2; at most one per column and
-    /// [`MAX_LANES`]).
+    /// `lanes` threads (none: the caller's; at most one per column and
+    /// [`MAX_LANES`]). With `text_chunks`, the leaves that
+    /// [`TextChunk::fits`] are written by it (the same bytes).
     pub(crate) fn new(
         writer: ArrowWriter<W>,
         schema: SchemaRef,
         max_rows: Option<usize>,
         lanes: usize,
+        text_chunks: bool,
     ) -> Result<Self, ParquetError> {
         let (file, factory) = writer.into_serialized_writer()?;
         let descr = file.schema_descr();
-        let leaf_fields = (0..descr.num_columns())
+        let leaf_fields: Vec<usize> = (0..descr.num_columns())
             .map(|leaf| descr.get_column_root_idx(leaf))
             .collect();
-        let lanes = Lanes(
-            (0..lanes.clamp(1, schema.fields().len().clamp(1, MAX_LANES)))
-                .map(|_| Lane::spawn(schema.clone()))
-                .collect(),
-        );
-        Ok(Self {
+        let text_leaves = leaf_fields
+            .iter()
+            .enumerate()
+            .map(|(leaf, &field)| {
+                let alone = leaf_fields.iter().filter(|&&f| f == field).count() == 1;
+                let utf8 = schema
+                    .fields()
+                    .get(field)
+                    .is_some_and(|f| f.data_type() == &DataType::Utf8 && !f.is_nullable());
+                text_chunks
+                    && alone
+                    && utf8
+                    && TextChunk::fits(&descr.column(leaf), file.properties())
+            })
+            .collect();
+        let mut writer = Self {
             file,
             factory,
+            schema,
             leaf_fields,
+            text_leaves,
             max_rows,
-            lanes,
+            lanes: Lanes(Vec::new()),
+            here: Vec::new(),
             lane_of_field: Vec::new(),
             open: None,
-        })
+        };
+        writer.set_lanes(lanes);
+        Ok(writer)
+    }
+
+    /// Encodes on `lanes` threads from the next row group on (none: on
+    /// the caller's thread). Ignored while a row group is open.
+    pub(crate) fn set_lanes(&mut self, lanes: usize) {
+        if self.open.is_some() {
+            return;
+        }
+        let lanes = lanes.min(self.schema.fields().len().clamp(1, MAX_LANES));
+        if lanes == self.lanes.0.len() {
+            return;
+        }
+        self.lanes = Lanes(
+            (0..lanes)
+                .map(|_| Lane::spawn(self.schema.clone()))
+                .collect(),
+        );
+        self.lane_of_field.clear();
     }
 }
 
@@ -198,6 +271,9 @@ impl<W: Write + Send> LaneWriter<W> {
     /// Hands `batch` of `rows` rows to every lane; ends the row group at
     /// its row bound.
     fn send_all(&mut self, batch: Shared, rows: usize) -> Result<(), ParquetError> {
+        if self.lanes.0.is_empty() {
+            encode(&self.schema, &batch, &mut self.here)?;
+        }
         for lane in 0..self.lanes.0.len() {
             self.send(lane, Job::Batch(batch.clone()))?;
         }
@@ -218,6 +294,9 @@ impl<W: Write + Send> LaneWriter<W> {
             self.send(lane, Job::Close)?;
         }
         let mut chunks = Vec::with_capacity(self.leaf_fields.len());
+        if self.lanes.0.is_empty() {
+            chunks = close(std::mem::take(&mut self.here))?;
+        }
         let mut first_error = None;
         for lane in &self.lanes.0 {
             match lane.closed.recv() {
@@ -236,7 +315,7 @@ impl<W: Write + Send> LaneWriter<W> {
         chunks.sort_unstable_by_key(|(leaf, _)| *leaf);
         let mut group = self.file.next_row_group()?;
         for (_, chunk) in chunks {
-            chunk.append_to_row_group(&mut group)?;
+            chunk.append_to(&mut group)?;
         }
         group.close()?;
         Ok(())
@@ -258,8 +337,15 @@ impl<W: Write + Send> LaneWriter<W> {
         let index = self.file.flushed_row_groups().len();
         let writers = self.factory.create_column_writers(index)?;
         let mut per_lane: Vec<Vec<FieldWriters>> =
-            (0..self.lanes.0.len()).map(|_| Vec::new()).collect();
+            (0..self.lanes.0.len().max(1)).map(|_| Vec::new()).collect();
         for (leaf, writer) in writers.into_iter().enumerate() {
+            let writer = match self.text_leaves.get(leaf) {
+                Some(true) => {
+                    let descr = self.file.schema_descr().column(leaf);
+                    LeafWriter::Text(TextChunk::new(descr, self.file.properties())?)
+                }
+                _ => LeafWriter::Arrow(writer),
+            };
             let field = self.leaf_fields.get(leaf).copied().unwrap_or(0);
             let lane = self.lane_of_field.get(field).copied().unwrap_or(0);
             let Some(mine) = per_lane.get_mut(lane) else {
@@ -270,8 +356,12 @@ impl<W: Write + Send> LaneWriter<W> {
                 _ => mine.push((field, vec![(leaf, writer)])),
             }
         }
-        for (lane, fields) in per_lane.into_iter().enumerate() {
-            self.send(lane, Job::Start(fields))?;
+        if self.lanes.0.is_empty() {
+            self.here = per_lane.into_iter().flatten().collect();
+        } else {
+            for (lane, fields) in per_lane.into_iter().enumerate() {
+                self.send(lane, Job::Start(fields))?;
+            }
         }
         self.open = Some(0);
         Ok(())
@@ -372,6 +462,10 @@ fn encode(
             )));
         };
         let column = batch.column(*field)?;
+        if let [(_, LeafWriter::Text(text))] = writers.as_mut_slice() {
+            text.write(column.as_ref())?;
+            continue;
+        }
         let leaves = compute_leaves(f.as_ref(), &column)?;
         if leaves.len() != writers.len() {
             return Err(ParquetError::General(format!(
@@ -382,7 +476,15 @@ fn encode(
             )));
         }
         for (leaf, (_, writer)) in leaves.iter().zip(writers.iter_mut()) {
-            writer.write(leaf)?;
+            match writer {
+                LeafWriter::Arrow(writer) => writer.write(leaf)?,
+                LeafWriter::Text(_) => {
+                    return Err(ParquetError::General(format!(
+                        "column {} has a text leaf among others",
+                        f.name()
+                    )))
+                }
+            }
         }
     }
     Ok(())
@@ -392,7 +494,12 @@ fn close(fields: Vec<FieldWriters>) -> Closed {
     fields
         .into_iter()
         .flat_map(|(_, writers)| writers)
-        .map(|(leaf, writer)| writer.close().map(|chunk| (leaf, chunk)))
+        .map(|(leaf, writer)| match writer {
+            LeafWriter::Arrow(w) => w.close().map(|chunk| (leaf, LeafChunk::Arrow(chunk))),
+            LeafWriter::Text(w) => w
+                .close()
+                .map(|(bytes, close)| (leaf, LeafChunk::Text(bytes, close))),
+        })
         .collect()
 }
 
@@ -460,7 +567,7 @@ mod tests {
         for (name, schema, threads, want) in cases {
             let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), None);
             let writer = writer.unwrap_or_else(|e| panic!("{name}: {e}"));
-            let lanes = LaneWriter::new(writer, schema.clone(), None, threads);
+            let lanes = LaneWriter::new(writer, schema.clone(), None, threads, true);
             let lanes = lanes.unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(lanes.lanes.0.len(), want, "{name}");
         }

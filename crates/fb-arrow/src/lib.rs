@@ -33,6 +33,7 @@
 //! ```
 
 mod columns;
+mod delta_lengths;
 mod error;
 mod even;
 mod ipc;
@@ -47,6 +48,7 @@ mod rows;
 mod schema;
 mod sink;
 mod text;
+mod text_chunk;
 mod writers;
 
 pub use columns::Columns;
@@ -54,9 +56,8 @@ pub use error::Error;
 pub use even::{Even, Pieces};
 pub use ipc::{IpcEncoding, IpcFile, IpcStream};
 pub use offload::Offload;
-pub use page_store::PageStorage;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
 pub use sink::{ArrowSink, Batching, RowMaker};
-pub use writers::{BatchWriter, ParquetFile, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES};
+pub use writers::{BatchWriter, ParquetFile, ParquetPath, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES};

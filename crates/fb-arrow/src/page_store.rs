@@ -19,25 +19,14 @@ use parquet::column::page_store::{
 };
 use parquet::errors::Result;
 
-/// How a Parquet row group's finished pages are kept until the row group
-/// is written. The file is the same bytes either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PageStorage {
-    /// Each page copied into a buffer of its own size (the fast path).
-    #[default]
-    Packed,
-    /// The buffers parquet-rs hands over, kept as they are: arrow-rs'
-    /// own store, the plain path (`fb export --no-caches`).
-    AsHanded,
-}
+use crate::writers::ParquetPath;
 
-impl PageStorage {
-    /// The factory arrow-rs' writer makes each column chunk's store with.
-    pub(crate) fn factory(self) -> Arc<dyn PageStoreFactory> {
-        match self {
-            Self::Packed => Arc::new(PackedPagesFactory),
-            Self::AsHanded => Arc::new(InMemoryPageStoreFactory),
-        }
+/// The store of arrow-rs' writer on `path`: packed pages on the fast
+/// path, arrow-rs' own store on the plain one (the same bytes).
+pub(crate) fn factory(path: ParquetPath) -> Arc<dyn PageStoreFactory> {
+    match path {
+        ParquetPath::Fast => Arc::new(PackedPagesFactory),
+        ParquetPath::Plain => Arc::new(InMemoryPageStoreFactory),
     }
 }
 

@@ -37,8 +37,8 @@ pub struct Partitioned {
     row_group: usize,
     /// Threads encoding each file's columns (see `ParquetFile::encoding_threads`).
     encoding_threads: usize,
-    /// How each file keeps a row group's pages (see `PageStorage`).
-    storage: crate::PageStorage,
+    /// The code that writes each file (see `ParquetPath`).
+    parquet_path: crate::ParquetPath,
     open: BTreeMap<i64, Open>,
     /// Files made per partition so far (the next part's number).
     parts: BTreeMap<i64, u32>,
@@ -62,7 +62,7 @@ impl Partitioned {
             by,
             row_group,
             encoding_threads: 1,
-            storage: crate::PageStorage::Packed,
+            parquet_path: crate::ParquetPath::Fast,
             open: BTreeMap::new(),
             parts: BTreeMap::new(),
             clock: 0,
@@ -76,10 +76,10 @@ impl Partitioned {
         self
     }
 
-    /// Keeps each file's row group pages as `storage` says; the files are
-    /// the same bytes either way.
-    pub fn page_storage(mut self, storage: crate::PageStorage) -> Self {
-        self.storage = storage;
+    /// Writes each file on `path`; the files are the same bytes either
+    /// way.
+    pub fn parquet_path(mut self, path: crate::ParquetPath) -> Self {
+        self.parquet_path = path;
         self
     }
 
@@ -147,12 +147,12 @@ impl Partitioned {
             let path = dir.join(format!("part-{part:05}.parquet"));
             *part += 1;
             let file = File::create(&path).map_err(io(&path))?;
-            let writer = ParquetFile::with_storage(
+            let writer = ParquetFile::on_path(
                 BufWriter::new(file),
                 self.row_group,
                 crate::ROW_GROUP_BYTES / Self::OPEN,
                 schema,
-                self.storage,
+                self.parquet_path,
             )?
             .encoding_threads(self.encoding_threads)?;
             self.open.insert(

@@ -8,7 +8,7 @@ use arrow_array::RecordBatch;
 use crate::error::Error;
 use crate::even::Pieces;
 use crate::lanes::LaneWriter;
-use crate::page_store::PageStorage;
+use crate::page_store;
 use crate::row_bytes::{arrow_bytes, pieces_bytes};
 use crate::schema::schema;
 
@@ -61,7 +61,8 @@ pub struct ParquetFile<W: Write + Send> {
 /// Counted before encoding because what waits for the row group to be
 /// written is not the packed bytes alone: arrow-rs' own page store keeps
 /// each v2 page in a buffer reserved to its uncompressed size
-/// (`PageStorage::AsHanded`; `Packed` copies it out, `page_store.rs`).
+/// (on [`ParquetPath::Plain`]; the fast path copies it out,
+/// `page_store.rs`).
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// The zstd level of Parquet column chunks. A Parquet file does not record
@@ -144,23 +145,24 @@ impl<W: Write + Send> ParquetFile<W> {
         bytes: usize,
         schema: arrow_schema::SchemaRef,
     ) -> Result<Self, Error> {
-        Self::with_storage(out, rows, bytes, schema, PageStorage::Packed)
+        Self::on_path(out, rows, bytes, schema, ParquetPath::Fast)
     }
 
-    /// As [`ParquetFile::with_schema`], with a row group's pages kept as
-    /// `storage` says until it is written (the same bytes either way).
-    pub fn with_storage(
+    /// As [`ParquetFile::with_schema`], encoded on `path` (the same bytes
+    /// either way).
+    pub fn on_path(
         out: W,
         rows: usize,
         bytes: usize,
         schema: arrow_schema::SchemaRef,
-        storage: PageStorage,
+        path: ParquetPath,
     ) -> Result<Self, Error> {
         use parquet::arrow::arrow_writer::ArrowWriterOptions;
         use parquet::basic::{Compression, Encoding, ZstdLevel};
         use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
         use parquet::schema::types::ColumnPath;
-        let path = |parts: &[&str]| ColumnPath::new(parts.iter().map(|p| p.to_string()).collect());
+        let col_path =
+            |parts: &[&str]| ColumnPath::new(parts.iter().map(|p| p.to_string()).collect());
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(PARQUET_ZSTD_LEVEL)?))
             .set_max_row_group_row_count(Some(rows.max(1)))
@@ -172,30 +174,43 @@ impl<W: Write + Send> ParquetFile<W> {
             .set_statistics_enabled(EnabledStatistics::Page)
             .set_dictionary_enabled(false)
             // The minimum and maximum of JSON texts select nothing.
-            .set_column_statistics_enabled(path(&["context"]), EnabledStatistics::None);
+            .set_column_statistics_enabled(col_path(&["context"]), EnabledStatistics::None);
         for column in REPEATED {
-            props = props.set_column_dictionary_enabled(path(column), true);
+            props = props.set_column_dictionary_enabled(col_path(column), true);
         }
         for column in PLAIN_TEXT {
-            props = props.set_column_encoding(path(column), Encoding::DELTA_LENGTH_BYTE_ARRAY);
+            props = props.set_column_encoding(col_path(column), Encoding::DELTA_LENGTH_BYTE_ARRAY);
         }
         // Random ids: page bounds would skip no page; the column chunk's
         // are kept (they tell a file's range for an id lookup).
-        props = props.set_column_statistics_enabled(path(&["event_id"]), EnabledStatistics::Chunk);
+        props =
+            props.set_column_statistics_enabled(col_path(&["event_id"]), EnabledStatistics::Chunk);
         for column in LIST_LEAVES {
-            props = props.set_column_statistics_enabled(path(column), EnabledStatistics::None);
+            props = props.set_column_statistics_enabled(col_path(column), EnabledStatistics::None);
         }
         for column in DELTA_PACKED {
-            props = props.set_column_compression(path(column), Compression::UNCOMPRESSED);
+            props = props.set_column_compression(col_path(column), Compression::UNCOMPRESSED);
         }
-        Ok(Self {
-            writer: Encoder::Plain(parquet::arrow::ArrowWriter::try_new_with_options(
-                out,
+        let writer = parquet::arrow::ArrowWriter::try_new_with_options(
+            out,
+            schema.clone(),
+            ArrowWriterOptions::new()
+                .with_properties(props.build())
+                .with_page_store_factory(page_store::factory(path)),
+        )?;
+        let writer = match path {
+            // The caller's thread, with fewer copies of the text columns.
+            ParquetPath::Fast => Encoder::Lanes(LaneWriter::new(
+                writer,
                 schema.clone(),
-                ArrowWriterOptions::new()
-                    .with_properties(props.build())
-                    .with_page_store_factory(storage.factory()),
+                Some(rows.max(1)),
+                0,
+                true,
             )?),
+            ParquetPath::Plain => Encoder::Plain(writer),
+        };
+        Ok(Self {
+            writer,
             schema,
             rows: rows.max(1),
             pending: 0,
@@ -207,21 +222,40 @@ impl<W: Write + Send> ParquetFile<W> {
     /// `lanes.rs`); the file is the same bytes for any number. Call before
     /// the first batch.
     pub fn encoding_threads(self, threads: usize) -> Result<Self, Error> {
-        let Encoder::Plain(writer) = self.writer else {
-            return Ok(self);
+        let lanes = if threads < 2 { 0 } else { threads };
+        let writer = match self.writer {
+            Encoder::Lanes(mut writer) => {
+                writer.set_lanes(lanes);
+                Encoder::Lanes(writer)
+            }
+            Encoder::Plain(writer) if lanes == 0 || writer.in_progress_rows() > 0 => {
+                Encoder::Plain(writer)
+            }
+            // The plain path on lanes: arrow-rs' column writers only.
+            Encoder::Plain(writer) => Encoder::Lanes(LaneWriter::new(
+                writer,
+                self.schema.clone(),
+                Some(self.rows),
+                lanes,
+                false,
+            )?),
         };
-        if threads < 2 || writer.in_progress_rows() > 0 {
-            return Ok(Self {
-                writer: Encoder::Plain(writer),
-                ..self
-            });
-        }
-        let lanes = LaneWriter::new(writer, self.schema.clone(), Some(self.rows), threads)?;
-        Ok(Self {
-            writer: Encoder::Lanes(lanes),
-            ..self
-        })
+        Ok(Self { writer, ..self })
     }
+}
+
+/// Which code writes a Parquet file: the same bytes either way, which
+/// `tests/lanes.rs` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParquetPath {
+    /// A row group's pages packed into buffers of their own size while
+    /// they wait (`page_store.rs`), and required UTF-8 columns (the
+    /// `context`) written with fewer copies (`text_chunk.rs`).
+    #[default]
+    Fast,
+    /// arrow-rs' writer alone, with its own page store
+    /// (`fb export --no-caches`).
+    Plain,
 }
 
 /// What encodes a Parquet file's columns: arrow-rs' writer on the

@@ -1,7 +1,8 @@
-//! Parquet encoded on lanes of threads, its pages packed while they wait,
-//! is the same file, byte for byte, as arrow-rs' own writer makes on one
-//! thread with its own page store (the plain twin), for any number of
-//! lanes, row-group bounds and batch cuts.
+//! Parquet on the fast path (lanes of threads, or none; pages packed
+//! while they wait; the context's chunks written by fb) is the same file,
+//! byte for byte, as arrow-rs' own writer makes on one thread with its
+//! own page store (the plain twin), for any number of lanes, row-group
+//! bounds and batch cuts.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +12,7 @@
 )]
 
 use arrow_array::RecordBatch;
-use fb_arrow::{BatchWriter, Columns, PageStorage, ParquetFile};
+use fb_arrow::{BatchWriter, Columns, ParquetFile, ParquetPath};
 
 mod common;
 use common::corpus_batch;
@@ -103,10 +104,10 @@ fn write(
     batches: &[RecordBatch],
     bytes: usize,
     threads: usize,
-    storage: PageStorage,
+    path: ParquetPath,
 ) -> Vec<u8> {
     let schema = batches[0].schema();
-    let mut file = ParquetFile::with_storage(Vec::new(), case.rows, bytes, schema, storage)
+    let mut file = ParquetFile::on_path(Vec::new(), case.rows, bytes, schema, path)
         .unwrap()
         .encoding_threads(threads)
         .unwrap();
@@ -135,14 +136,14 @@ fn lanes_write_the_plain_writers_bytes() {
         };
         let bytes = (corpus_bytes(&corpus) as f64 * case.bytes_of_corpus) as usize;
         let batches = batches(case, &corpus);
-        let plain = write(case, &batches, bytes, 1, PageStorage::AsHanded);
+        let plain = write(case, &batches, bytes, 1, ParquetPath::Plain);
         let groups =
             parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(plain.clone()))
                 .map(|r| parquet::file::reader::FileReader::metadata(&r).num_row_groups())
                 .unwrap();
         assert!(groups >= 1, "{}: no row group", case.name);
         for threads in [1, 2, 3, 8] {
-            let lanes = write(case, &batches, bytes, threads, PageStorage::Packed);
+            let lanes = write(case, &batches, bytes, threads, ParquetPath::Fast);
             assert!(
                 lanes == plain,
                 "{}: {threads} lanes, pages packed, wrote {} bytes, the plain writer {} ({groups} row groups)",
@@ -159,7 +160,7 @@ fn the_row_bound_cuts_the_same_row_groups_on_lanes() {
     let corpus = corpus_batch();
     let case = &CASES[1];
     let batches = batches(case, &corpus);
-    let file = write(case, &batches, usize::MAX, 4, PageStorage::Packed);
+    let file = write(case, &batches, usize::MAX, 4, ParquetPath::Fast);
     let reader =
         parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(file)).unwrap();
     let meta = parquet::file::reader::FileReader::metadata(&reader);

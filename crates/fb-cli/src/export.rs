@@ -187,10 +187,9 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         Columnar::Parquet => {
             let rows = args.row_group_rows;
             let bytes = fb_arrow::ROW_GROUP_BYTES;
-            let parquet =
-                ParquetFile::with_storage(&mut out, rows, bytes, schema, page_storage(args))
-                    .and_then(|p| p.encoding_threads(encoding_threads(args)))
-                    .map_err(failed)?;
+            let parquet = ParquetFile::on_path(&mut out, rows, bytes, schema, parquet_path(args))
+                .and_then(|p| p.encoding_threads(encoding_threads(args)))
+                .map_err(failed)?;
             export_aside(job, parquet)?
         }
     };
@@ -236,7 +235,7 @@ fn partitioned(
         fb_run::output::DirOutput::create(&args.output, inputs, Existing::forced(args.force))?;
     let writer = fb_arrow::Partitioned::new(dir.path(), by, args.row_group_rows)
         .encoding_threads(encoding_threads(args))
-        .page_storage(page_storage(args));
+        .parquet_path(parquet_path(args));
     let job = Job {
         args,
         global,
@@ -279,13 +278,13 @@ fn encoding_threads(args: &Args) -> usize {
     }
 }
 
-/// How Parquet pages wait for their row group to be written: copied
-/// into buffers of their own size, or kept in parquet-rs' own (the plain
-/// path) under `--no-caches`. The file is the same bytes either way.
-fn page_storage(args: &Args) -> fb_arrow::PageStorage {
+/// Which code writes Parquet: fb's fast path, or arrow-rs' writer alone
+/// (the plain path) under `--no-caches`. The file is the same bytes
+/// either way.
+fn parquet_path(args: &Args) -> fb_arrow::ParquetPath {
     match args.join.no_caches {
-        true => fb_arrow::PageStorage::AsHanded,
-        false => fb_arrow::PageStorage::Packed,
+        true => fb_arrow::ParquetPath::Plain,
+        false => fb_arrow::ParquetPath::Fast,
     }
 }
 

@@ -46,10 +46,10 @@ pub struct JoinArgs {
     #[arg(long, value_name = "HOW", default_value = "suffix_mean", value_parser = named::<StepTransform>(StepTransform::NAMES))]
     pub multistep_reward: StepTransform,
 
-    /// Turn every speed cache, memo and shortcut off, encode Parquet on
-    /// one thread keeping pages in parquet-rs' own buffers, and join a
-    /// batch's pieces before arrow-ipc writes it (the same bytes out,
-    /// slower): for comparing outputs.
+    /// Turn every speed cache, memo and shortcut off, write Parquet with
+    /// parquet-rs alone on one thread (its own page buffers, its own
+    /// context pages), and join a batch's pieces before arrow-ipc writes
+    /// it (the same bytes out, slower): for comparing outputs.
     #[arg(long, hide = true)]
     pub no_caches: bool,
 }
