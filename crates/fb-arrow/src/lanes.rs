@@ -110,6 +110,19 @@ enum Shared {
 }
 
 impl Shared {
+    /// Column `i` of each piece, not joined (the whole batch's alone).
+    fn columns(&self, i: usize) -> Result<Vec<ArrayRef>, ParquetError> {
+        let missing = || ParquetError::General(format!("a batch has no column {i}"));
+        let batches = match self {
+            Self::Whole(batch) => std::slice::from_ref(batch),
+            Self::Pieces(pieces) => pieces.batches(),
+        };
+        batches
+            .iter()
+            .map(|b| b.columns().get(i).cloned().ok_or_else(missing))
+            .collect()
+    }
+
     /// Column `i`, joined from the pieces as [`Pieces::join`] joins it.
     fn column(&self, i: usize) -> Result<ArrayRef, ParquetError> {
         let missing = || ParquetError::General(format!("a batch has no column {i}"));
@@ -461,11 +474,11 @@ fn encode(
                 "a batch has no column {field}"
             )));
         };
-        let column = batch.column(*field)?;
         if let [(_, LeafWriter::Text(text))] = writers.as_mut_slice() {
-            text.write(column.as_ref())?;
+            text.write(&batch.columns(*field)?)?;
             continue;
         }
+        let column = batch.column(*field)?;
         let leaves = compute_leaves(f.as_ref(), &column)?;
         if leaves.len() != writers.len() {
             return Err(ParquetError::General(format!(

@@ -23,7 +23,7 @@
 
 use std::collections::BTreeSet;
 
-use arrow_array::{Array, StringArray};
+use arrow_array::{Array, ArrayRef, StringArray};
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, EncodingMask, LogicalType, PageType, Type};
 use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
@@ -52,6 +52,8 @@ pub(crate) struct TextChunk {
     /// Compressed values kept only when smaller than this share.
     threshold: f64,
     lengths: DeltaLengths,
+    /// Where each value of a write ends (kept for the next write).
+    ends: Vec<usize>,
     /// The page in progress: `gap` bytes for its lengths, then its values.
     page: Vec<u8>,
     gap: usize,
@@ -112,6 +114,7 @@ impl TextChunk {
             batch_values: props.write_batch_size().max(1),
             threshold: props.column_data_page_v2_compression_ratio_threshold(path),
             lengths: DeltaLengths::new(),
+            ends: Vec::new(),
             page: Vec::new(),
             gap: 0,
             page_values: 0,
@@ -128,8 +131,62 @@ impl TextChunk {
         })
     }
 
-    /// Writes the values of `array`, a UTF-8 column without nulls.
-    pub(crate) fn write(&mut self, array: &dyn Array) -> Result<(), ParquetError> {
+    /// Writes the values of `arrays`, UTF-8 columns without nulls, as
+    /// one column: the pieces of a batch are not joined first, and the
+    /// pages are those of the joined column.
+    pub(crate) fn write(&mut self, arrays: &[ArrayRef]) -> Result<(), ParquetError> {
+        let texts = arrays
+            .iter()
+            .map(|a| self.texts(a.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Where each value ends among all the arrays' values.
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
+        ends.push(0);
+        for t in &texts {
+            let offsets = t.value_offsets();
+            let base = offsets.first().copied().unwrap_or(0);
+            let before = ends.last().copied().unwrap_or(0);
+            let rest = offsets.get(1..).unwrap_or(&[]);
+            ends.extend(rest.iter().map(|&o| before + (o - base) as usize));
+        }
+        let end_of = |i: usize| ends.get(i).copied().unwrap_or(0);
+        let n = ends.len() - 1;
+        let mut at = 0;
+        while at < n {
+            let end = n.min(at + self.batch_values);
+            let chunk = end - at;
+            // parquet-rs' byte budget (`ByteBudgetChunker`): the whole
+            // mini-batch when its values and their length prefixes fit a
+            // page, else runs of as many values as reach past it.
+            let sub = if end_of(end) - end_of(at) + chunk * LENGTH_PREFIX <= self.page_bytes {
+                chunk
+            } else {
+                let mut sum = 0usize;
+                let mut fit = chunk;
+                for i in at..end {
+                    sum = sum.saturating_add(end_of(i + 1) - end_of(i) + LENGTH_PREFIX);
+                    if sum > self.page_bytes {
+                        fit = i - at + 1;
+                        break;
+                    }
+                }
+                fit.max(1)
+            };
+            let mut from = at;
+            while from < end {
+                let to = end.min(from + sub);
+                self.mini_batch(&texts, ends.get(from..=to).unwrap_or(&[]))?;
+                from = to;
+            }
+            at = end;
+        }
+        self.ends = ends;
+        Ok(())
+    }
+
+    /// `array` as UTF-8 without nulls, or why not.
+    fn texts<'a>(&self, array: &'a dyn Array) -> Result<&'a StringArray, ParquetError> {
         let Some(texts) = array.as_any().downcast_ref::<StringArray>() else {
             return Err(ParquetError::General(format!(
                 "column {} is {}, not UTF-8",
@@ -144,61 +201,44 @@ impl TextChunk {
                 texts.null_count()
             )));
         }
-        // A sliced array's offsets are into the whole values buffer.
-        let offsets = texts.value_offsets();
-        let bytes = texts.value_data();
-        let offset = |i: usize| offsets.get(i).map_or(0, |&o| o as usize);
-        let span = |from: usize, to: usize| offset(to).saturating_sub(offset(from));
-        let n = texts.len();
-        let mut at = 0;
-        while at < n {
-            let end = n.min(at + self.batch_values);
-            let chunk = end - at;
-            // parquet-rs' byte budget (`ByteBudgetChunker`): the whole
-            // mini-batch when its values and their length prefixes fit a
-            // page, else runs of as many values as reach past it.
-            let sub = if span(at, end) + chunk * LENGTH_PREFIX <= self.page_bytes {
-                chunk
-            } else {
-                let mut sum = 0usize;
-                let mut fit = chunk;
-                for i in at..end {
-                    sum = sum.saturating_add(span(i, i + 1) + LENGTH_PREFIX);
-                    if sum > self.page_bytes {
-                        fit = i - at + 1;
-                        break;
-                    }
-                }
-                fit.max(1)
-            };
-            let mut from = at;
-            while from < end {
-                let to = end.min(from + sub);
-                let values = bytes
-                    .get(offset(from)..offset(to))
-                    .ok_or_else(|| ParquetError::General("offsets past the values".into()))?;
-                let lengths = offsets.get(from..=to).unwrap_or(&[]);
-                self.mini_batch(lengths, values)?;
-                from = to;
-            }
-            at = end;
-        }
-        Ok(())
+        Ok(texts)
     }
 
-    /// One mini-batch: the values between `offsets` (one more than the
-    /// values), then the page's end if it is full.
-    fn mini_batch(&mut self, offsets: &[i32], values: &[u8]) -> Result<(), ParquetError> {
+    /// One mini-batch: the values whose ends among all of `texts`' values
+    /// are `ends` (the first is where the first value starts), then the
+    /// page's end if it is full.
+    fn mini_batch(&mut self, texts: &[&StringArray], ends: &[usize]) -> Result<(), ParquetError> {
         if self.page_values == 0 {
             self.start_page();
         }
-        for pair in offsets.windows(2) {
+        for pair in ends.windows(2) {
             if let [a, b] = pair {
-                self.lengths.put(b - a);
+                self.lengths.put((b - a) as i32);
             }
         }
-        self.page.extend_from_slice(values);
-        self.page_values += offsets.len().saturating_sub(1);
+        let (Some(&from), Some(&to)) = (ends.first(), ends.last()) else {
+            return Ok(());
+        };
+        // The bytes from..to of the values one after another, piece by
+        // piece.
+        let mut start = 0;
+        for t in texts {
+            let offsets = t.value_offsets();
+            let first = offsets.first().map_or(0, |&o| o as usize);
+            let last = offsets.last().map_or(0, |&o| o as usize);
+            let end = start + (last - first);
+            if end > from && start < to {
+                let lo = first + from.max(start) - start;
+                let hi = first + to.min(end) - start;
+                let values = t
+                    .value_data()
+                    .get(lo..hi)
+                    .ok_or_else(|| ParquetError::General("offsets past the values".into()))?;
+                self.page.extend_from_slice(values);
+            }
+            start = end;
+        }
+        self.page_values += ends.len().saturating_sub(1);
         let estimated = self.page.len() - self.gap + self.lengths.finished_bytes();
         if self.page_values >= self.page_rows || estimated >= self.page_bytes {
             self.end_page()?;

@@ -16,6 +16,7 @@ use parquet::file::properties::{
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::schema::types::ColumnPath;
 
+use crate::even::Pieces;
 use crate::lanes::LaneWriter;
 
 /// Writer settings, made anew for each writer.
@@ -241,13 +242,29 @@ fn plain(case: &Case, batches: &[RecordBatch]) -> Vec<u8> {
     w.into_inner().unwrap()
 }
 
-fn ours(case: &Case, batches: &[RecordBatch], lanes: usize, text_chunks: bool) -> Vec<u8> {
+/// How the batches reach the writer.
+#[derive(Debug, Clone, Copy)]
+enum Handed {
+    Whole,
+    /// Each batch as three pieces (the lanes join the other columns;
+    /// `TextChunk` writes the pieces one after another).
+    Pieces,
+}
+
+fn ours(case: &Case, batches: &[RecordBatch], lanes: usize, handed: Handed) -> Vec<u8> {
     let w = ArrowWriter::try_new(Vec::new(), schema(), Some(props(case))).unwrap();
-    let mut w =
-        LaneWriter::new(w, schema(), Some(case.row_group_rows), lanes, text_chunks).unwrap();
-    assert_eq!(w.text_leaves, vec![false, text_chunks], "{}", case.name);
+    let mut w = LaneWriter::new(w, schema(), Some(case.row_group_rows), lanes, true).unwrap();
+    assert_eq!(w.text_leaves, vec![false, true], "{}", case.name);
     for b in batches {
-        w.write(b).unwrap();
+        let rows = b.num_rows();
+        match handed {
+            Handed::Pieces if w.in_progress_rows() + rows <= case.row_group_rows => {
+                let (a, c) = (rows / 3, rows - rows / 2);
+                let pieces = vec![b.slice(0, a), b.slice(a, c - a), b.slice(c, rows - c)];
+                w.write_pieces(Pieces::whole(pieces), rows).unwrap();
+            }
+            _ => w.write(b).unwrap(),
+        }
     }
     w.into_inner().unwrap()
 }
@@ -285,11 +302,16 @@ fn text_chunks_write_parquet_rs_bytes() {
             case.pages_at_least,
             case.raw_pages_at_least
         );
-        for lanes in [0, 2] {
-            let got = ours(case, &batches, lanes, true);
+        for (lanes, handed) in [
+            (0, Handed::Whole),
+            (2, Handed::Whole),
+            (0, Handed::Pieces),
+            (2, Handed::Pieces),
+        ] {
+            let got = ours(case, &batches, lanes, handed);
             assert!(
                 got == want,
-                "{}, {lanes} lanes: {} bytes against parquet-rs' {}",
+                "{}, {lanes} lanes, {handed:?}: {} bytes against parquet-rs' {}",
                 case.name,
                 got.len(),
                 want.len()
