@@ -10,29 +10,16 @@
 //! (bench/NOTES.md). Copied out at once, the buffers go back to the
 //! allocator while the copy, a tenth of the values' bytes, waits.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use parquet::column::page_store::{
-    InMemoryPageStore, InMemoryPageStoreFactory, PageKey, PageStore, PageStoreArgs,
-    PageStoreFactory,
+    InMemoryPageStore, PageKey, PageStore, PageStoreArgs, PageStoreFactory,
 };
 use parquet::errors::Result;
 
-use crate::writers::ParquetPath;
-
-/// The store of arrow-rs' writer on `path`: packed pages on the fast
-/// path, arrow-rs' own store on the plain one (the same bytes).
-pub(crate) fn factory(path: ParquetPath) -> Arc<dyn PageStoreFactory> {
-    match path {
-        ParquetPath::Fast => Arc::new(PackedPagesFactory),
-        ParquetPath::Plain => Arc::new(InMemoryPageStoreFactory),
-    }
-}
-
-/// Makes a [`PackedPages`] store for each column chunk.
+/// Makes a [`PackedPages`] store for each column chunk (the fast path's;
+/// the plain path keeps arrow-rs' own).
 #[derive(Debug)]
-struct PackedPagesFactory;
+pub(crate) struct PackedPagesFactory;
 
 impl PageStoreFactory for PackedPagesFactory {
     fn create(&self, _args: &PageStoreArgs<'_>) -> Result<Box<dyn PageStore>> {

@@ -73,7 +73,9 @@ pub(crate) struct TextChunk {
 
 impl TextChunk {
     /// Whether this writer writes the column `descr` as parquet-rs would
-    /// under `props`. Anything else goes to parquet-rs.
+    /// under `props`. Anything else goes to parquet-rs. (parquet's
+    /// `encryption` feature, whose pages this would not encrypt, is not
+    /// built.)
     pub(crate) fn fits(descr: &ColumnDescriptor, props: &WriterProperties) -> bool {
         let path = descr.path();
         descr.physical_type() == Type::BYTE_ARRAY

@@ -2,13 +2,15 @@
 //! (Arrow IPC files and streams are in `ipc.rs`).
 
 use std::io::Write;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use parquet::column::page_store::{InMemoryPageStoreFactory, PageStoreFactory};
 
 use crate::error::Error;
 use crate::even::Pieces;
 use crate::lanes::LaneWriter;
-use crate::page_store;
+use crate::page_store::PackedPagesFactory;
 use crate::row_bytes::{arrow_bytes, pieces_bytes};
 use crate::schema::schema;
 
@@ -196,7 +198,7 @@ impl<W: Write + Send> ParquetFile<W> {
             schema.clone(),
             ArrowWriterOptions::new()
                 .with_properties(props.build())
-                .with_page_store_factory(page_store::factory(path)),
+                .with_page_store_factory(path.page_store()),
         )?;
         let writer = match path {
             // The caller's thread, with fewer copies of the text columns.
@@ -256,6 +258,16 @@ pub enum ParquetPath {
     /// arrow-rs' writer alone, with its own page store
     /// (`fb export --no-caches`).
     Plain,
+}
+
+impl ParquetPath {
+    /// Where arrow-rs' writer keeps a row group's pages on this path.
+    fn page_store(self) -> Arc<dyn PageStoreFactory> {
+        match self {
+            Self::Fast => Arc::new(PackedPagesFactory),
+            Self::Plain => Arc::new(InMemoryPageStoreFactory),
+        }
+    }
 }
 
 /// What encodes a Parquet file's columns: arrow-rs' writer on the
