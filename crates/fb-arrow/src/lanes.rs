@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
@@ -186,15 +186,11 @@ impl<W: Write + Send> LaneWriter<W> {
             .iter()
             .enumerate()
             .map(|(leaf, &field)| {
-                let alone = leaf_fields.iter().filter(|&&f| f == field).count() == 1;
-                let utf8 = schema
-                    .fields()
-                    .get(field)
-                    .is_some_and(|f| f.data_type() == &DataType::Utf8 && !f.is_nullable());
                 text_chunks
-                    && alone
-                    && utf8
-                    && TextChunk::fits(&descr.column(leaf), file.properties())
+                    && schema
+                        .fields()
+                        .get(field)
+                        .is_some_and(|f| TextChunk::fits(f, &descr.column(leaf), file.properties()))
             })
             .collect();
         let mut writer = Self {
@@ -352,6 +348,8 @@ impl<W: Write + Send> LaneWriter<W> {
         let mut per_lane: Vec<Vec<FieldWriters>> =
             (0..self.lanes.0.len().max(1)).map(|_| Vec::new()).collect();
         for (leaf, writer) in writers.into_iter().enumerate() {
+            // arrow-rs makes every leaf's writer; a text leaf's is dropped
+            // unused (it has touched no memory yet).
             let writer = match self.text_leaves.get(leaf) {
                 Some(true) => {
                     let descr = self.file.schema_descr().column(leaf);

@@ -30,6 +30,7 @@
 use std::collections::BTreeSet;
 
 use arrow_array::{Array, ArrayRef, StringArray};
+use arrow_schema::{DataType, Field};
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, EncodingMask, LogicalType, PageType, Type};
 use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
@@ -78,13 +79,15 @@ pub(crate) struct TextChunk {
 }
 
 impl TextChunk {
-    /// Whether this writer writes the column `descr` as parquet-rs would
-    /// under `props`. Anything else goes to parquet-rs. (parquet's
-    /// `encryption` feature, whose pages this would not encrypt, is not
-    /// built.)
-    pub(crate) fn fits(descr: &ColumnDescriptor, props: &WriterProperties) -> bool {
+    /// Whether this writer writes the Arrow `field`, whose Parquet column
+    /// is `descr`, as parquet-rs would under `props`. Anything else goes
+    /// to parquet-rs. (parquet's `encryption` feature, whose pages this
+    /// would not encrypt, is not built.)
+    pub(crate) fn fits(field: &Field, descr: &ColumnDescriptor, props: &WriterProperties) -> bool {
         let path = descr.path();
-        descr.physical_type() == Type::BYTE_ARRAY
+        field.data_type() == &DataType::Utf8
+            && !field.is_nullable()
+            && descr.physical_type() == Type::BYTE_ARRAY
             && matches!(descr.logical_type_ref(), None | Some(LogicalType::String))
             && descr.max_def_level() == 0
             && descr.max_rep_level() == 0

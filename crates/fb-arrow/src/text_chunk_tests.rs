@@ -364,15 +364,30 @@ fn columns_it_does_not_fit_stay_with_parquet_rs() {
     let parquet_schema = parquet::arrow::ArrowSchemaConverter::new()
         .convert(&schema())
         .unwrap();
+    let schema = schema();
+    let text = schema.field(1);
     let descr = parquet_schema.column(1);
     for (name, props) in cases {
-        assert!(!super::TextChunk::fits(&descr, &props().build()), "{name}");
+        assert!(
+            !super::TextChunk::fits(text, &descr, &props().build()),
+            "{name}"
+        );
     }
     assert!(
-        super::TextChunk::fits(&descr, &export_like().build()),
+        super::TextChunk::fits(text, &descr, &export_like().build()),
         "the export's settings"
     );
-    // Not a required top-level text: the number column.
+    // Not a required top-level text: the number column, a nullable text.
     let numbers = parquet_schema.column(0);
-    assert!(!super::TextChunk::fits(&numbers, &export_like().build()));
+    assert!(!super::TextChunk::fits(
+        schema.field(0),
+        &numbers,
+        &export_like().build()
+    ));
+    let nullable = text.clone().with_nullable(true);
+    assert!(!super::TextChunk::fits(
+        &nullable,
+        &descr,
+        &export_like().build()
+    ));
 }
