@@ -125,6 +125,11 @@ impl Pieces {
         }
     }
 
+    /// How many pieces the rows are in.
+    pub fn count(&self) -> usize {
+        self.pieces.len()
+    }
+
     /// The pieces, in order (slices of batches among them).
     pub(crate) fn batches(&self) -> &[RecordBatch] {
         &self.pieces

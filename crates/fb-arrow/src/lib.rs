@@ -53,11 +53,11 @@ mod writers;
 
 pub use columns::Columns;
 pub use error::Error;
-pub use even::{Even, Pieces};
+pub use even::Pieces;
 pub use ipc::{IpcEncoding, IpcFile, IpcStream};
 pub use offload::Offload;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};
 pub use schema::{schema, SCHEMA_VERSION, VERSION_KEY};
-pub use sink::{ArrowSink, Batching, RowMaker};
+pub use sink::{ArrowSink, RowMaker};
 pub use writers::{BatchWriter, ParquetFile, ParquetPath, PARQUET_ZSTD_LEVEL, ROW_GROUP_BYTES};

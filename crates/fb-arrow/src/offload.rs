@@ -21,7 +21,6 @@ const IN_FLIGHT: usize = 2;
 /// What the writer's thread is asked to do.
 enum Job {
     Pieces(Pieces),
-    InputDone,
     Finish,
 }
 
@@ -50,7 +49,6 @@ where
             for job in rx {
                 match job {
                     Job::Pieces(pieces) => writer.write_pieces(pieces)?,
-                    Job::InputDone => writer.input_done()?,
                     Job::Finish => return writer.finish().map(Some),
                 }
             }
@@ -105,10 +103,6 @@ where
 
     fn write_pieces(&mut self, pieces: Pieces) -> Result<(), Error> {
         self.send(Job::Pieces(pieces))
-    }
-
-    fn input_done(&mut self) -> Result<(), Error> {
-        self.send(Job::InputDone)
     }
 
     fn finish(mut self) -> Result<B::Output, Error> {

@@ -9,24 +9,12 @@ use crate::even::Even;
 use crate::rows::Rows;
 use crate::writers::BatchWriter;
 
-/// How an [`ArrowSink`] cuts rows into the record batches its writer gets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Batching {
-    /// `batch_rows` rows each, the last fewer, across inputs: the same
-    /// batches for any number of threads and any cut of the rows into
-    /// files, so an IPC or Parquet file is the same bytes. (A batch ends
-    /// early only where its texts or lists would pass 1 GiB.)
-    #[default]
-    Even,
-    /// As the pipeline hands them over: on one thread a batch per
-    /// `batch_rows` rows and one at each input's end, on several one per
-    /// chunk of messages a worker joined. For a writer that gathers them
-    /// itself and ends batches with inputs ([`BatchWriter::input_done`]).
-    AsHanded,
-}
-
-/// The Arrow [`fb_join::Sink`]: rows made on every thread, batches of at
-/// most `batch_rows` handed to the writer in log order.
+/// The Arrow [`fb_join::Sink`]: rows made on every thread, batches of
+/// `batch_rows` rows each, the last fewer, handed to the writer in log
+/// order. Batches run across inputs: they are the same for any number of
+/// threads and any cut of the rows into files, so an IPC or Parquet file
+/// is the same bytes. (A batch ends early only where its texts or lists
+/// would pass 1 GiB.)
 pub struct ArrowSink<B> {
     writer: B,
     batch_rows: usize,
@@ -37,8 +25,8 @@ pub struct ArrowSink<B> {
     /// ([`fb_join::Sink::recycle`]): their builders keep the room they
     /// grew to, so each small file of a folder does not grow them again.
     spare_rows: Option<Rows>,
-    /// `Some` when batches are [`Batching::Even`]: the pieces waiting.
-    even: Option<Even>,
+    /// The pieces waiting for a batch.
+    even: Even,
     /// Rows handed over short of a batch, kept in their builders while
     /// nothing waits in `even`: one thread goes on filling them with the
     /// next input ([`fb_join::Sink::first_batch`]), so a folder of small
@@ -61,19 +49,10 @@ impl<B: BatchWriter> ArrowSink<B> {
             columns: Columns::all(),
             rows: 0,
             spare_rows: None,
-            even: Some(Even::new(batch_rows)),
+            even: Even::new(batch_rows),
             carry: None,
             lent_rows: 0,
         }
-    }
-
-    /// Cuts batches as `batching` says ([`Batching::Even`] by default).
-    pub fn with_batching(mut self, batching: Batching) -> Self {
-        self.even = match batching {
-            Batching::Even => Some(Even::new(self.batch_rows)),
-            Batching::AsHanded => None,
-        };
-        self
     }
 
     /// Builds only `columns`, in their order: the writer must take
@@ -99,28 +78,27 @@ impl<B: BatchWriter> ArrowSink<B> {
     /// stream) and gives it back.
     pub fn finish(mut self) -> Result<B::Output, Error> {
         self.write_carry()?;
-        if let Some(even) = &mut self.even {
-            let writer = &mut self.writer;
-            even.flush(&mut |pieces| writer.write_pieces(pieces))?;
-        }
+        let writer = &mut self.writer;
+        self.even.flush(&mut |pieces| writer.write_pieces(pieces))?;
         self.writer.finish()
     }
 
     /// Hands the rows kept in `carry` on to `even`.
     fn write_carry(&mut self) -> Result<(), Error> {
-        let (Some(mut carry), Some(even)) = (self.carry.take(), self.even.as_mut()) else {
+        let Some(mut carry) = self.carry.take() else {
             return Ok(());
         };
         let batch = carry.finish()?;
         let writer = &mut self.writer;
-        even.push(batch, &mut |pieces| writer.write_pieces(pieces))?;
+        self.even
+            .push(batch, &mut |pieces| writer.write_pieces(pieces))?;
         self.spare_rows = Some(carry);
         Ok(())
     }
 
-    /// Takes `rows` into even batches.
+    /// Takes `rows` into the batches.
     fn take_even(&mut self, rows: &mut Rows) -> Result<(), Error> {
-        let waiting = self.carry.is_some() || self.even.as_ref().is_some_and(|e| !e.is_empty());
+        let waiting = self.carry.is_some() || !self.even.is_empty();
         if !waiting && rows.len() == self.batch_rows {
             // One thread's whole batch, as most are: no copy.
             let batch = rows.finish()?;
@@ -141,10 +119,9 @@ impl<B: BatchWriter> ArrowSink<B> {
         }
         self.write_carry()?;
         let batch = rows.finish()?;
-        if let Some(even) = &mut self.even {
-            let writer = &mut self.writer;
-            even.push(batch, &mut |pieces| writer.write_pieces(pieces))?;
-        }
+        let writer = &mut self.writer;
+        self.even
+            .push(batch, &mut |pieces| writer.write_pieces(pieces))?;
         Ok(())
     }
 }
@@ -207,9 +184,8 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
     }
 
     fn batches_may_join(&self) -> bool {
-        // Even batches are cut again from the rows, wherever those end;
-        // batches as handed end with their input.
-        self.even.is_some()
+        // Batches are cut again from the rows, wherever those end.
+        true
     }
 
     fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {
@@ -219,23 +195,9 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
         // Rows carried from the input before were counted when they were
         // first taken.
         let n = (rows.len() as u64).saturating_sub(std::mem::take(&mut self.lent_rows));
-        if self.even.is_some() {
-            self.take_even(rows).map_err(write_error)?;
-        } else {
-            let batch = rows.finish().map_err(|e| write_error(e.into()))?;
-            self.writer.write(&batch).map_err(write_error)?;
-            rows.give_back(batch);
-        }
+        self.take_even(rows).map_err(write_error)?;
         self.rows += n;
         Ok(())
-    }
-
-    fn input_done(&mut self) -> Result<(), fb_join::Error> {
-        // Even batches run across inputs: the writer is told nothing.
-        match self.even {
-            Some(_) => Ok(()),
-            None => self.writer.input_done().map_err(write_error),
-        }
     }
 }
 

@@ -29,13 +29,6 @@ pub trait BatchWriter {
         self.write(&pieces.join()?)
     }
 
-    /// Told that every batch of an input has been written
-    /// ([`fb_join::Sink::input_done`]). Nothing by default: a file is the
-    /// same whichever inputs its rows came from.
-    fn input_done(&mut self) -> Result<(), Error> {
-        Ok(())
-    }
-
     /// Writes what closes the file (footer, end of stream) and gives the
     /// output back.
     fn finish(self) -> Result<Self::Output, Error>;

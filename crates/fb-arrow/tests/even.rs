@@ -1,7 +1,7 @@
 //! An export is the same file, byte for byte, for any number of threads
 //! and any way of feeding the same rows: record batches of exactly
 //! `batch_rows` rows (the last fewer), Parquet row groups that end at the
-//! same rows (`Batching::Even`, the default).
+//! same rows.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +11,7 @@
 )]
 
 use arrow_array::RecordBatch;
-use fb_arrow::{ArrowSink, BatchWriter, Batching, IpcEncoding, IpcFile, ParquetFile};
+use fb_arrow::{ArrowSink, BatchWriter, IpcEncoding, IpcFile, ParquetFile, Pieces};
 use fb_join::{Options, Pipeline, Source};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
@@ -119,6 +119,28 @@ fn cases() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     ]
 }
 
+/// How many pieces each batch reached the writer in.
+#[derive(Default)]
+struct PieceCount(Vec<usize>);
+
+impl BatchWriter for PieceCount {
+    type Output = Self;
+
+    fn write(&mut self, _: &RecordBatch) -> Result<(), fb_arrow::Error> {
+        self.0.push(1);
+        Ok(())
+    }
+
+    fn write_pieces(&mut self, pieces: Pieces) -> Result<(), fb_arrow::Error> {
+        self.0.push(pieces.count());
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Self, fb_arrow::Error> {
+        Ok(self)
+    }
+}
+
 fn ipc_file(encoding: IpcEncoding) -> IpcFile<Vec<u8>> {
     IpcFile::with_encoding(Vec::new(), &fb_arrow::schema(), encoding).unwrap()
 }
@@ -137,26 +159,10 @@ fn ipc_files_are_the_same_at_any_thread_count() {
         let (last, whole) = batches.split_last().unwrap();
         assert!(whole.iter().all(|b| b.num_rows() == BATCH), "{name}");
         assert!(last.num_rows() <= BATCH && last.num_rows() > 0, "{name}");
-        // As the pipeline hands them over, batches end at every input's end
-        // on one thread and at every worker's chunk on several.
-        let as_handed = |threads| {
-            let sink = ArrowSink::new(IpcFile::new(Vec::new()).unwrap(), BATCH)
-                .with_batching(Batching::AsHanded);
-            let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
-            for input in &inputs {
-                let source = Source::Slice(input);
-                pipeline
-                    .feed(source, fb_format::Position::START, &|| false, &mut |_| {})
-                    .unwrap();
-            }
-            let batches = ipc_batches(&pipeline.finish().1.finish().unwrap());
-            batches
-                .iter()
-                .map(RecordBatch::num_rows)
-                .collect::<Vec<_>>()
-        };
-        let even: Vec<usize> = batches.iter().map(RecordBatch::num_rows).collect();
-        assert_ne!(as_handed(3), even, "{name}: pieces on threads");
+        // On threads, batches reach the writer in pieces: the workers'
+        // chunks end elsewhere than batches do.
+        let counted = export(&inputs, 3, Way::Feeds, PieceCount::default(), BATCH);
+        assert!(counted.0.iter().any(|n| *n > 1), "{name}: {:?}", counted.0);
         for encoding in [IpcEncoding::Pieces, IpcEncoding::Joined] {
             for threads in [1, 2, 3] {
                 for way in [Way::Feeds, Way::Session] {

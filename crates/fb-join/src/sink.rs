@@ -84,9 +84,8 @@ pub trait Sink {
     /// filter kept), in order, whatever the number of threads. An input is
     /// what one [`Pipeline::feed`](crate::Pipeline::feed) reads, and in a
     /// session what one [`Session::begin_input`](crate::Session::begin_input)
-    /// begins. Nothing by default; a sink that gathers batches for a
-    /// consumer ends one here, so that its batches end with their input.
-    /// An error is the output's, as one of [`Sink::take`].
+    /// begins. Nothing by default. An error is the output's, as one of
+    /// [`Sink::take`].
     fn input_done(&mut self) -> Result<(), Error> {
         Ok(())
     }

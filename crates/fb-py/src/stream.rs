@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use fb_arrow::{ArrowSink, BatchWriter, Batching, Even, Pieces};
+use fb_arrow::{ArrowSink, BatchWriter, Pieces};
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::report::RunReport;
 use pyo3::prelude::*;
@@ -43,35 +43,10 @@ fn closed() -> fb_arrow::Error {
     ))
 }
 
-/// Cuts the pipeline's batches into batches of exactly `batch_rows`
-/// rows, the last of each input fewer: one joining thread already hands
-/// over such batches, several hand over one per chunk of messages a
-/// worker joined, far smaller (their pieces are joined on the consumer's
-/// thread).
-struct Gather {
-    tx: SyncSender<Item>,
-    even: Even,
-}
-
-impl Gather {
-    fn new(tx: SyncSender<Item>, batch_rows: usize) -> Self {
-        Self {
-            tx,
-            even: Even::new(batch_rows),
-        }
-    }
-
-    fn add(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
-        let tx = &self.tx;
-        self.even
-            .push(batch.clone(), &mut |pieces| send(tx, pieces))
-    }
-
-    /// Sends the rows waiting, as the pieces of one batch.
-    fn flush(&mut self) -> Result<(), fb_arrow::Error> {
-        let tx = &self.tx;
-        self.even.flush(&mut |pieces| send(tx, pieces))
-    }
+/// Whether `e` is [`closed`]'s.
+fn is_closed(e: &fb_arrow::Error) -> bool {
+    matches!(e, fb_arrow::Error::Arrow(ArrowError::IoError(_, io))
+        if io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 fn send(tx: &SyncSender<Item>, pieces: Pieces) -> Result<(), fb_arrow::Error> {
@@ -82,24 +57,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A [`BatchWriter`] that gathers batches for the consumer.
-struct ToChannel(Arc<Mutex<Gather>>);
+/// A [`BatchWriter`] that hands each batch to the consumer, in the pieces
+/// it was cut from (several threads' chunks end elsewhere than batches):
+/// the consumer's thread joins them while the joining thread goes on.
+struct ToChannel(SyncSender<Item>);
 
 impl BatchWriter for ToChannel {
     type Output = ();
 
+    // Both fail once the consumer dropped the reader: the run stops.
     fn write(&mut self, batch: &RecordBatch) -> Result<(), fb_arrow::Error> {
-        // Fails once the consumer dropped the reader: the run stops.
-        lock(&self.0).add(batch)
+        send(&self.0, Pieces::one(batch.clone()))
     }
 
-    fn input_done(&mut self) -> Result<(), fb_arrow::Error> {
-        // A batch ends with its input, whatever the number of threads.
-        lock(&self.0).flush()
+    fn write_pieces(&mut self, pieces: Pieces) -> Result<(), fb_arrow::Error> {
+        send(&self.0, pieces)
     }
 
     fn finish(self) -> Result<(), fb_arrow::Error> {
-        lock(&self.0).flush()
+        Ok(())
     }
 }
 
@@ -126,32 +102,32 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
     let run = move || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
-        let gather = Arc::new(Mutex::new(Gather::new(tx.clone(), opts.batch_rows)));
         // The consumer often keeps every batch (`read_all`, a DataFrame)
         // and waits on this thread meanwhile: its core makes memory ready.
-        // Batches as handed over: `Gather` cuts them again, and ends
-        // them with each input.
-        let sink = ArrowSink::new(ToChannel(Arc::clone(&gather)), opts.batch_rows)
-            .with_batching(Batching::AsHanded)
+        // Batches of exactly `batch_rows` rows, the last fewer, across
+        // inputs, so a folder of small files makes as few batches as one
+        // file, and its short inputs' runs join on threads.
+        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows)
             .with_prepared_memory()
             .with_columns(opts.columns.clone());
         let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
         // All the sources in one feed: on several threads one session,
-        // whose threads start once. The sink ends a batch with each input
-        // (`ToChannel::input_done`); every batch joined is taken before
-        // the feed returns, so rows joined before a stop are handed out
-        // (flushed here) before it is told.
+        // whose threads start once. Every batch joined is taken before the
+        // feed returns, so the rows joined before a stop are handed out
+        // (by the sink's finish) before it is told.
         let fed = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel);
-        let flushed = lock(&gather).flush();
         let mut stop = fed.err();
-        if stop.is_none() && flushed.is_err() {
-            stop = Some(Stop::Interrupted);
-        }
         let (joiner, sink) = pipeline.finish();
-        if let Err(e) = sink.finish() {
-            stop.get_or_insert(Stop::Io(e.to_string()));
+        match sink.finish() {
+            Ok(()) => {}
+            Err(e) if is_closed(&e) => {
+                stop.get_or_insert(Stop::Interrupted);
+            }
+            Err(e) => {
+                stop.get_or_insert(Stop::Io(e.to_string()));
+            }
         }
         let _ = tx.send(Item::Done(Box::new(report), stop, crate::skipped(&joiner)));
     };

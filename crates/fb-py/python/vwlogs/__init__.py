@@ -399,8 +399,9 @@ def read(
     :param recover: read on past damage; each input is then read whole
         into memory.
     :param batch_rows: rows per record batch: a batch holds exactly this
-        many rows, on any number of ``threads``, but the last of each
-        input (a batch ends at the end of each input).
+        many rows, on any number of ``threads``, but the last (batches run
+        across inputs; one ends early only where its texts or lists would
+        pass 1 GiB).
     :param threads: joining threads (the rows are the same, in the same
         order, for any number); several sources are one run, whose threads
         start once.
