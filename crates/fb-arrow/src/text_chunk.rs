@@ -9,7 +9,9 @@
 //! Here each mini-batch's values are copied once, as one slice of the
 //! Arrow column, into a page buffer kept from page to page, after a gap
 //! the page's lengths are written into when the page ends; zstd reads the
-//! page from there.
+//! page from there. Its output still goes to a fresh buffer of zstd's
+//! bound, as parquet-rs' does: keeping that buffer (and the lengths')
+//! from page to page measured the same (bench/NOTES.md, twelfth stop).
 //!
 //! The bytes must stay parquet-rs' (`fb export --no-caches` writes with
 //! parquet-rs alone, and `tests/lanes.rs` compares the files), so this
