@@ -43,12 +43,6 @@ fn closed() -> fb_arrow::Error {
     ))
 }
 
-/// Whether `e` is [`closed`]'s.
-fn is_closed(e: &fb_arrow::Error) -> bool {
-    matches!(e, fb_arrow::Error::Arrow(ArrowError::IoError(_, io))
-        if io.kind() == std::io::ErrorKind::BrokenPipe)
-}
-
 fn send(tx: &SyncSender<Item>, pieces: Pieces) -> Result<(), fb_arrow::Error> {
     tx.send(Item::Batch(pieces)).map_err(|_| closed())
 }
@@ -120,14 +114,10 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         let fed = drive::feed(&sources, &mut pipeline, opts.recover, &mut report, &cancel);
         let mut stop = fed.err();
         let (joiner, sink) = pipeline.finish();
-        match sink.finish() {
-            Ok(()) => {}
-            Err(e) if is_closed(&e) => {
-                stop.get_or_insert(Stop::Interrupted);
-            }
-            Err(e) => {
-                stop.get_or_insert(Stop::Io(e.to_string()));
-            }
+        // A consumer that went away makes the last batches' sends fail; it
+        // gets no `Done` either, and its side records the stop.
+        if let Err(e) = sink.finish() {
+            stop.get_or_insert(Stop::Io(e.to_string()));
         }
         let _ = tx.send(Item::Done(Box::new(report), stop, crate::skipped(&joiner)));
     };
