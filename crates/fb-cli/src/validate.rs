@@ -28,8 +28,9 @@ pub struct Args {
     #[arg(long)]
     pub strict: bool,
 
-    /// Check this many inputs at once (default: all cores); one input is
-    /// checked on one thread. The listing is the same for any number.
+    /// Threads (default: all cores). Fewer inputs than threads: each is
+    /// checked in turn on all of them; otherwise this many inputs at once,
+    /// each on one. The listing is the same for any number.
     #[arg(long, value_name = "N", value_parser = crate::convert::parse_threads)]
     pub threads: Option<usize>,
 

@@ -233,6 +233,209 @@ fn validate_lists_the_same_problems_at_any_thread_count() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `log` damaged the same way every run: bits flipped in REGULAR
+/// messages and checkpoints, a few REGULAR messages' types made unknown.
+/// Framing is left sound, so every message is read.
+fn damaged(log: &[u8]) -> Vec<u8> {
+    let mut at = Vec::new();
+    let mut offset = 0;
+    while offset + 8 <= log.len() {
+        let word = |o: usize| u32::from_le_bytes(log[o..o + 4].try_into().unwrap());
+        let (kind, size) = (word(offset), word(offset + 4) as usize);
+        if kind == 0x4246_5756 {
+            offset += 8;
+            continue;
+        }
+        if kind == 0xAAAA_AAAA {
+            break;
+        }
+        at.push((offset, kind, size));
+        offset += 8 + size + size % 8;
+    }
+    let mut out = log.to_vec();
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let (mut flipped, mut unknown) = (0, 0);
+    for (i, &(offset, kind, size)) in at.iter().enumerate() {
+        let checkpoint = kind == 0x1111_1111;
+        if checkpoint && i % 3 == 0 || kind == 0xFFFF_FFFF && i % 11 == 0 {
+            out[offset + 8 + next(size)] ^= 1 << next(8);
+            flipped += 1;
+        } else if kind == 0xFFFF_FFFF && i % 97 == 50 {
+            out[offset..offset + 4].copy_from_slice(&0xDEAD_BEEF_u32.to_le_bytes());
+            unknown += 1;
+        }
+    }
+    assert!(
+        flipped > 100 && unknown > 5,
+        "{flipped} flipped, {unknown} unknown"
+    );
+    out
+}
+
+/// One log is checked on every thread: its messages are checked and
+/// joined on the pipeline's workers, and the listing is the one a single
+/// thread makes (problems of every kind, in the order of the messages),
+/// from a file or a pipe.
+#[test]
+fn validate_lists_the_same_problems_of_one_log_at_any_thread_count() {
+    let dir = scratch_dir("validate-one-log");
+    let sound = dir.join("sound.fb");
+    let gen = fb(&[
+        "gen",
+        "--problem-type",
+        "cb",
+        "--seed",
+        "9",
+        "--checkpoint-every",
+        "30",
+        "--size",
+        "4MiB",
+        "-o",
+        p(&sound),
+    ]);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    let log = dir.join("damaged.fb");
+    std::fs::write(&log, damaged(&std::fs::read(&sound).unwrap())).unwrap();
+    let run = |threads: &str, max: &str| {
+        fb(&[
+            "validate",
+            "--threads",
+            threads,
+            "--max-errors",
+            max,
+            p(&log),
+        ])
+    };
+    let one = run("1", "100000");
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    let lines: Vec<&str> = one.stdout.lines().collect();
+    let listed = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    assert!(lines.len() > 100, "{} lines", lines.len());
+    assert!(listed("unknown") > 5, "{}", one.stdout);
+    assert!(listed("CheckpointInfo") > 5, "{}", one.stdout);
+    assert!(listed(": warning: ") > 5 && listed(": error: ") > 50);
+    // The damage is listed in the order of the messages (the joiner's
+    // warnings follow, in theirs).
+    let indices: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.contains(": error: "))
+        .filter_map(|l| l.split(", message ").nth(1))
+        .map(|rest| rest.split([',', ':']).next().unwrap().parse().unwrap())
+        .collect();
+    assert!(indices.windows(2).all(|w| w[0] <= w[1]), "{indices:?}");
+    let few = run("1", "7");
+    assert!(few.stdout.contains("more problems"), "{}", few.stdout);
+    for (threads, max, want) in [
+        ("2", "100000", &one),
+        ("3", "100000", &one),
+        ("8", "100000", &one),
+        ("2", "7", &few),
+        ("3", "7", &few),
+    ] {
+        let again = run(threads, max);
+        let how = format!("{threads} threads, --max-errors {max}");
+        assert_eq!(again.code, want.code, "{how}");
+        assert!(again.stdout == want.stdout, "{how}: the listing");
+        assert_eq!(again.stderr, want.stderr, "{how}");
+    }
+    // Through a pipe: the same lines, under the name of standard input.
+    let piped = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["validate", "--threads", "3", "--max-errors", "100000", "-"])
+        .stdin(std::fs::File::open(&log).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(1));
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(piped == one.stdout.replace(p(&log), "<stdin>"), "piped");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Past the 10,000 diagnostics the joiner keeps in full, a log checked on
+/// several threads keeps the same ones as on one: those first in the log
+/// (here the REGULAR messages read before any checkpoint could be, then
+/// messages of unknown type), so the same warnings are listed.
+#[test]
+fn validate_lists_the_same_warnings_past_the_joiners_limit() {
+    let dir = scratch_dir("validate-many-diagnostics");
+    let sound = dir.join("sound.fb");
+    let gen = fb(&[
+        "gen",
+        "--problem-type",
+        "cb",
+        "--seed",
+        "2",
+        "--checkpoint-every",
+        "40",
+        "--size",
+        "2MiB",
+        "-o",
+        p(&sound),
+    ]);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    let log = std::fs::read(&sound).unwrap();
+    // The first checkpoint unreadable (its root offset far past its end),
+    // and 12,000 empty messages of unknown type before the log's last.
+    let (mut offset, mut out, mut last) = (0, Vec::new(), 0);
+    let mut broke = false;
+    while offset + 8 <= log.len() {
+        let word = |o: usize| u32::from_le_bytes(log[o..o + 4].try_into().unwrap());
+        let (kind, size) = (word(offset), word(offset + 4) as usize);
+        let len = match kind {
+            0x4246_5756 => 8,
+            _ => 8 + size + size % 8,
+        };
+        let mut message = log[offset..offset + len].to_vec();
+        if kind == 0x1111_1111 && !broke {
+            message[8..12].copy_from_slice(&0xFFFF_FF00_u32.to_le_bytes());
+            broke = true;
+        }
+        last = out.len();
+        out.extend_from_slice(&message);
+        offset += len;
+    }
+    assert!(broke && offset == log.len());
+    let tail = out.split_off(last);
+    for _ in 0..12_000 {
+        out.extend_from_slice(&0xDEAD_BEEF_u32.to_le_bytes());
+        out.extend_from_slice(&0_u32.to_le_bytes());
+    }
+    out.extend_from_slice(&tail);
+    let damaged = dir.join("damaged.fb");
+    std::fs::write(&damaged, &out).unwrap();
+    let run = |threads: &str| {
+        fb(&[
+            "validate",
+            "--threads",
+            threads,
+            "--max-errors",
+            "100000",
+            p(&damaged),
+        ])
+    };
+    let one = run("1");
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    let before_any_checkpoint = one
+        .stdout
+        .lines()
+        .filter(|l| l.contains("before any checkpoint"))
+        .count();
+    assert!(before_any_checkpoint >= 30, "{}", &one.stdout[..2000]);
+    assert!(one.stdout.lines().count() > 10_000);
+    for threads in ["2", "3"] {
+        let again = run(threads);
+        assert_eq!(again.code, one.code);
+        assert!(again.stdout == one.stdout, "{threads} threads: the listing");
+        assert_eq!(again.stderr, one.stderr, "{threads} threads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn sample_is_the_same_at_any_thread_count() {
     let dir = scratch_dir("folders-sample");

@@ -133,6 +133,45 @@ enum Mark {
     /// the writer tells how many were joined before it, and when the
     /// last was.
     Config(usize),
+    /// A message that is not REGULAR, for a sink that sees messages
+    /// ([`Sink::sees_messages`]): the writer hands it to
+    /// [`Sink::control`] here, after the batches before it.
+    Control(ControlMessage),
+}
+
+/// A copy of a message that is not REGULAR, to go through the ordered
+/// stream (the reading thread's buffer is reused once it is framed).
+struct ControlMessage {
+    kind: MessageKind,
+    offset: u64,
+    index: u64,
+    size_field: u32,
+    len: usize,
+    payload: Vec<u8>,
+}
+
+impl ControlMessage {
+    fn of(msg: &Message<'_>) -> Self {
+        Self {
+            kind: msg.kind,
+            offset: msg.offset,
+            index: msg.index,
+            size_field: msg.size_field,
+            len: msg.len,
+            payload: msg.payload.to_vec(),
+        }
+    }
+
+    fn message(&self) -> Message<'_> {
+        Message {
+            kind: self.kind,
+            offset: self.offset,
+            index: self.index,
+            size_field: self.size_field,
+            payload: &self.payload,
+            len: self.len,
+        }
+    }
 }
 
 /// A job joined: the sink's batch of all its runs' events, and what
@@ -273,6 +312,7 @@ where
     let opts: Options = joiner.options().clone();
     let caches = opts.caches;
     let join_runs = joins_runs(&*sink, caches);
+    let sees_messages = sink.sees_messages();
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new(threads * BATCHES_PER_THREAD);
@@ -289,7 +329,14 @@ where
         let (feed, mut results) =
             start_workers(scope, &*sink, threads, &opts, (keep, flow, pools))?;
         let reader = scope.spawn(move || {
-            let mut batcher = Batcher::new(joiner, feed, credits, (flow, pools), false, join_runs);
+            let mut batcher = Batcher::new(
+                joiner,
+                feed,
+                credits,
+                (flow, pools),
+                false,
+                (join_runs, sees_messages),
+            );
             let (framing_error, at) = frame(&mut batcher, input, framer, caches, stop, &mut |_| {});
             batcher.send(at.offset);
             batcher.submit();
@@ -408,6 +455,9 @@ struct Batcher<'j, 'm, 'p, B> {
     dedup: DedupCache,
     /// Runs may join into one job ([`Sink::batches_may_join`]).
     join_runs: bool,
+    /// The messages that are not REGULAR go to the writer
+    /// ([`Sink::sees_messages`]).
+    sees_messages: bool,
     /// The job being gathered: runs sent, and marks after them.
     job: Job<'m>,
     /// The payload bytes of the job's runs, and the bytes they hold
@@ -423,7 +473,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         credits: Receiver<()>,
         (flow, pools): (&'p Coordination, &'p Pools<'m, B>),
         marks: bool,
-        join_runs: bool,
+        (join_runs, sees_messages): (bool, bool),
     ) -> Self {
         let (config, dedup) = joiner.state();
         Self {
@@ -440,6 +490,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             config,
             dedup,
             join_runs,
+            sees_messages,
             job: Vec::new(),
             job_bytes: 0,
             job_held: 0,
@@ -458,7 +509,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             // (a checkpoint above all) closes the batch, and the next batch
             // starts from the state after it.
             let sent = self.send(msg.offset);
-            return sent && self.track(msg) && self.hand_diags();
+            return sent && self.track(msg) && self.hand_diags() && self.control(msg);
         }
         if self.batch.is_empty() {
             // The state this batch starts from; the worker's joiner follows
@@ -487,7 +538,14 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
             self.joiner.track(msg);
             return true;
         }
-        self.track(msg) && self.hand_diags()
+        self.track(msg) && self.hand_diags() && self.control(msg)
+    }
+
+    /// Puts a copy of `msg`, which is not REGULAR, in the ordered stream
+    /// for a sink that sees messages (the batch before it sent). False
+    /// when the writer is gone.
+    fn control(&mut self, msg: &Message<'_>) -> bool {
+        !self.sees_messages || self.pass(Mark::Control(ControlMessage::of(msg)))
     }
 
     /// Follows a message that is not REGULAR (the batch before it sent).
@@ -623,7 +681,9 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
 /// lets it, and not on the plain path ([`fb_format::Caches::Off`]), which
 /// hands over each run alone, for comparing.
 fn joins_runs<S: Sink>(sink: &S, caches: fb_format::Caches) -> bool {
-    sink.batches_may_join() && caches == fb_format::Caches::On
+    // A job's batch is taken before the marks between its runs: the
+    // messages a sink sees would come after the runs that follow them.
+    sink.batches_may_join() && !sink.sees_messages() && caches == fb_format::Caches::On
 }
 
 /// Joins the runs of `job` on a worker, each from the state it starts
@@ -675,6 +735,7 @@ where
     let (mut events, mut written, mut filtered) = (0, 0, 0);
     let mut messages = batch.messages;
     let framed = messages.each(caches, |msg| {
+        maker.message(out, msg);
         joiner.push_each(msg, |ev| {
             events += 1;
             if keep(ev) {

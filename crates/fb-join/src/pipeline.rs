@@ -37,7 +37,7 @@ use std::io::Read;
 
 use fb_format::recover::{Recovered, RecoveringReader, Skipped};
 use fb_format::salvage::{SalvageReport, Salvaged};
-use fb_format::{Framer, Message, Position, SliceReader, StreamReader};
+use fb_format::{Framer, Message, MessageKind, Position, SliceReader, StreamReader};
 
 use crate::event::JoinedEvent;
 use crate::feed::{FeedReport, Progress, Source};
@@ -191,6 +191,7 @@ where
     ) -> Result<FeedReport, Error> {
         let mut maker = self.sink.serial_maker(self.joiner.options().caches);
         let mut batch = self.sink.first_batch(&mut maker);
+        let sees_messages = self.sink.sees_messages();
         let mut fed = FeedReport::default();
         let mut events = 0u64;
         let kept_before = self.kept;
@@ -213,6 +214,15 @@ where
             fed.kinds.add(msg.kind);
             let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
             let sink = &mut self.sink;
+            if msg.kind == MessageKind::Regular {
+                maker.message(&mut batch, &msg);
+            } else if sees_messages {
+                // In log order: the batch of the messages before it first.
+                hand_over(sink, &mut maker, &mut batch, &mut failed);
+                if let Err(e) = sink.control(&msg) {
+                    failed.get_or_insert(e);
+                }
+            }
             self.joiner.push_each(&msg, |ev| {
                 events += 1;
                 if !keep(ev) {

@@ -1,5 +1,7 @@
 //! The last stage of a pipeline: what joined events become.
 
+use fb_format::Message;
+
 use crate::event::JoinedEvent;
 use crate::Caches;
 use crate::Error;
@@ -76,6 +78,28 @@ pub trait Sink {
         false
     }
 
+    /// Whether the sink looks at the messages themselves as well as the
+    /// joined events: each REGULAR message goes to [`Maker::message`]
+    /// where it is joined, each other message to [`Sink::control`], all
+    /// in log order among the batches, on any number of threads. False by
+    /// default; for a sink that says true, the messages that are not
+    /// REGULAR are copied on several threads (they are few and small: the
+    /// header, checkpoints), and a one-thread loop hands its batch over
+    /// before each of them.
+    fn sees_messages(&self) -> bool {
+        false
+    }
+
+    /// A message that is not REGULAR (FILEMAGIC, the header, a
+    /// checkpoint, EOF, one of unknown type), in log order: after the
+    /// batches of every message before it, before those of every message
+    /// after it. Called only where [`Sink::sees_messages`] says so. An
+    /// error is the output's, as one of [`Sink::take`].
+    fn control(&mut self, msg: &Message<'_>) -> Result<(), Error> {
+        let _ = msg;
+        Ok(())
+    }
+
     /// Takes a batch, in log order. The batch is cleared and reused after.
     fn take(&mut self, batch: &mut Self::Batch) -> Result<(), Error>;
 
@@ -101,6 +125,13 @@ pub trait Maker {
 
     /// Adds one kept event.
     fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
+
+    /// Looks at a REGULAR message where it is joined, before its events
+    /// are: what a sink that [`Sink::sees_messages`] finds in the message
+    /// itself goes into `batch`. Nothing by default.
+    fn message(&mut self, batch: &mut Self::Batch, msg: &Message<'_>) {
+        let _ = (batch, msg);
+    }
 
     /// Whether a batch is big enough to hand over now. One thread asks
     /// after each event it adds and hands the batch over when this says

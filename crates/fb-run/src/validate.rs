@@ -3,8 +3,10 @@
 //! their decision, events of another problem type, a log without
 //! FILEMAGIC or without events) are warnings.
 
-use fb_format::{Framer, MessageKind, Payload, PayloadDecoder, StreamReader};
-use fb_join::{DiagnosticKind, Joiner};
+use std::sync::Arc;
+
+use fb_format::{Message, MessageKind, Payload, PayloadDecoder, Position};
+use fb_join::{DiagnosticKind, JoinedEvent, Maker, Pipeline, Sink, Source};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -26,9 +28,11 @@ pub struct Verdict {
 /// Checks every input, each on its own (no checkpoint carries over),
 /// joined with `options`, and lists its problems to `out`, one line each
 /// with where it is, at most `max_listed` of them (all are counted), then
-/// finishes `out`. With `threads` above 1, that many inputs are checked at
-/// once (one input is checked on one thread); what they found is listed
-/// in the order of the inputs, the same lines for any number of threads.
+/// finishes `out`. `threads` work at once: with fewer inputs than threads,
+/// each input in turn on all of them (its messages checked and joined on
+/// the pipeline's workers); otherwise that many inputs at once, each on
+/// one. What they found is listed in the order of the inputs, and of the
+/// messages in each: the same lines for any number of threads.
 pub fn validate(
     inputs: &[Input],
     options: &fb_join::Options,
@@ -44,14 +48,19 @@ pub fn validate(
         pending: None,
     };
     let (mut messages, mut events) = (0, 0);
+    let threads = threads.max(1);
+    let (at_once, per_input) = match inputs.len() < threads {
+        true => (1, threads),
+        false => (threads, 1),
+    };
     crate::in_order::in_order(
         inputs,
         crate::in_order::Threads {
-            count: threads,
+            count: at_once,
             name: "fb-validate",
             doing: "checking the inputs",
         },
-        |input| check_one(input, options, max_listed),
+        |input| check_one(input, options, max_listed, per_input),
         |found| {
             let found = found?;
             messages += found.messages;
@@ -83,8 +92,10 @@ pub fn validate(
     })
 }
 
-/// What checking one input found: its problems' lines (as many as can be
-/// listed), every problem counted, its messages and events.
+/// What checking one input (or a part of its messages) found: its
+/// problems' lines (as many as can be listed), every problem counted, its
+/// messages and events.
+#[derive(Debug, Default)]
 struct Found {
     lines: Vec<(Severity, String)>,
     errors: u64,
@@ -95,6 +106,13 @@ struct Found {
 }
 
 impl Found {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            ..Self::default()
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
@@ -104,14 +122,14 @@ impl Found {
         message: Option<u64>,
         event: Option<&str>,
         what: &str,
-    ) -> Result<(), Error> {
+    ) {
         match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
         }
         // No more than the run lists in all can be listed of one input.
         if self.lines.len() >= self.max {
-            return Ok(());
+            return;
         }
         let mut at = format!("{input}: byte {offset}");
         if let Some(m) = message {
@@ -125,27 +143,89 @@ impl Found {
             Severity::Warning => "warning",
         };
         self.lines.push((severity, format!("{at}: {word}: {what}")));
-        Ok(())
+    }
+
+    /// Adds what `later` found, in the messages after ours, and empties
+    /// it.
+    fn absorb(&mut self, later: &mut Found) {
+        let room = self.max.saturating_sub(self.lines.len());
+        self.lines.extend(later.lines.drain(..).take(room));
+        later.lines.clear();
+        self.errors += std::mem::take(&mut later.errors);
+        self.warnings += std::mem::take(&mut later.warnings);
+        self.messages += std::mem::take(&mut later.messages);
+        self.events += std::mem::take(&mut later.events);
     }
 }
 
 /// Checks one input on its own (a fresh joiner: each log must stand on
-/// its own).
-fn check_one(input: &Input, options: &fb_join::Options, max: usize) -> Result<Found, Error> {
-    let mut problems = Found {
-        lines: Vec::new(),
-        errors: 0,
-        warnings: 0,
-        messages: 0,
-        events: 0,
-        max,
+/// its own), on `threads` threads.
+fn check_one(
+    input: &Input,
+    options: &fb_join::Options,
+    max: usize,
+    threads: usize,
+) -> Result<Found, Error> {
+    use Severity::{Error as Bad, Warning};
+    let name: Arc<str> = input.name().into();
+    let mut problems = Found::new(max);
+    let opened = input::open(input)?;
+    match &opened.head {
+        Head::NotALog(why) => {
+            problems.add(Bad, &name, 0, None, None, why);
+            return Ok(problems);
+        }
+        Head::Empty => {
+            let w = Head::Empty.warning().unwrap_or_default();
+            problems.add(Bad, &name, 0, None, None, w);
+            return Ok(problems);
+        }
+        Head::NoMagic => {
+            let w = Head::NoMagic.warning().unwrap_or_default();
+            problems.add(Warning, &name, 0, None, None, w);
+        }
+        Head::Magic => {}
+    }
+    let limit = u32::try_from(options.max_payload).unwrap_or(u32::MAX);
+    let checks = Checks {
+        name: name.clone(),
+        found: problems,
     };
-    let mut joiner = Joiner::new(options.clone());
-    let (m, e) = check(input, &mut joiner, &mut problems)?;
+    // Every event is joined for the joiner's findings, none kept. A
+    // session, not a feed: on several threads the reading thread's
+    // findings (checkpoints it could not read) then take their place
+    // among the workers' in log order, so that the joiner keeps the same
+    // first diagnostics (`Options::diagnostics_limit`) as on one thread.
+    let mut pipeline = Pipeline::new(
+        options.clone(),
+        |_: &JoinedEvent<'_>| false,
+        checks,
+        threads,
+    );
+    let (fed, _) = pipeline
+        .session(|session| {
+            session.begin_input()?;
+            session.feed(
+                Source::Stream(opened.reader),
+                Position::START,
+                &|| false,
+                &mut |_| {},
+            )
+        })
+        .map_err(|e| Error::joining(&name, e))?;
+    let fed = fed.map_err(|e| Error::joining(&name, e))?;
+    let (joiner, checks) = pipeline.finish();
+    let mut problems = checks.found;
+    if let Some(err) = fed.framing_error {
+        let mut what = err.to_string();
+        if let Some(good) = cut_salvage(input, err.offset(), limit) {
+            what = format!("{what}; {good}");
+        }
+        problems.add(Bad, &name, err.offset(), None, None, &what);
+    }
+    let (m, e) = (fed.messages, problems.events);
     problems.messages = m;
-    problems.events = e;
     let diags = joiner.diagnostics();
-    let name = input.name();
     // Sound but with nothing in it (FILEMAGIC alone, or a header and
     // checkpoints): odd for a log, and worth a word.
     if m > 0 && e == 0 && problems.errors == 0 {
@@ -160,7 +240,7 @@ fn check_one(input: &Input, options: &fb_join::Options, max: usize) -> Result<Fo
                  to convert",
                 crate::plural(m, "message")
             ),
-        )?;
+        );
     }
     // What the joiner finds (outcomes without decisions, events of
     // another problem type, multistep without --multistep) is odd
@@ -173,7 +253,7 @@ fn check_one(input: &Input, options: &fb_join::Options, max: usize) -> Result<Fo
             Some(d.message),
             d.event_id.as_deref(),
             &d.detail,
-        )?;
+        );
     }
     // Diagnostics beyond the joiner's keep limit are counted, not listed.
     let kept = diags.kept().iter().filter(|d| joinability(d.kind)).count() as u64;
@@ -287,117 +367,152 @@ fn context_of<'a>(payload: &Payload<'a>) -> Option<&'a [u8]> {
     }
 }
 
-fn check(input: &Input, joiner: &mut Joiner, problems: &mut Found) -> Result<(u64, u64), Error> {
-    use Severity::{Error as Bad, Warning};
-    let name = input.name();
-    let opened = input::open(input)?;
-    match &opened.head {
-        Head::NotALog(why) => {
-            problems.add(Bad, &name, 0, None, None, why)?;
-            return Ok((0, 0));
+/// The pipeline's sink of `fb validate`: what the messages themselves
+/// show, in log order (the events joined are the joiner's to judge).
+struct Checks {
+    name: Arc<str>,
+    found: Found,
+}
+
+impl Sink for Checks {
+    type Batch = Found;
+    type Maker = CheckMessages;
+
+    fn maker(&self) -> CheckMessages {
+        CheckMessages {
+            name: self.name.clone(),
+            max: self.found.max,
+            decoder: PayloadDecoder::default(),
+            json: fb_join::json::Validator::new(),
         }
-        Head::Empty => {
-            let w = Head::Empty.warning().unwrap_or_default();
-            problems.add(Bad, &name, 0, None, None, w)?;
-            return Ok((0, 0));
-        }
-        Head::NoMagic => {
-            let w = Head::NoMagic.warning().unwrap_or_default();
-            problems.add(Warning, &name, 0, None, None, w)?;
-        }
-        Head::Magic => {}
     }
-    let limit = u32::try_from(joiner.options().max_payload).unwrap_or(u32::MAX);
-    let mut reader = StreamReader::with_framer(opened.reader, Framer::with_max_payload(limit));
-    let mut decoder = PayloadDecoder::default();
-    // The rule `fb convert` applies to contexts, so that what one accepts
-    // the other does.
-    let mut json = fb_join::json::Validator::new();
-    let (mut messages, mut events) = (0u64, 0u64);
-    loop {
-        let msg = match reader.next_message() {
-            Ok(Some(msg)) => msg,
-            Ok(None) => break,
-            Err(err) => {
-                let mut what = err.to_string();
-                if let Some(good) = cut_salvage(input, err.offset(), limit) {
-                    what = format!("{what}; {good}");
-                }
-                problems.add(Bad, &name, err.offset(), None, None, &what)?;
-                break;
+
+    fn sees_messages(&self) -> bool {
+        true
+    }
+
+    fn control(&mut self, msg: &Message<'_>) -> Result<(), fb_join::Error> {
+        check_control(&self.name, msg, &mut self.found);
+        Ok(())
+    }
+
+    fn take(&mut self, batch: &mut Found) -> Result<(), fb_join::Error> {
+        self.found.absorb(batch);
+        Ok(())
+    }
+}
+
+/// Checks REGULAR messages where they are joined (on the pipeline's
+/// workers when there are several).
+struct CheckMessages {
+    name: Arc<str>,
+    max: usize,
+    decoder: PayloadDecoder,
+    /// The rule `fb convert` applies to contexts, so that what one
+    /// accepts the other does.
+    json: fb_join::json::Validator,
+}
+
+impl Maker for CheckMessages {
+    type Batch = Found;
+
+    fn batch(&mut self) -> Found {
+        Found::new(self.max)
+    }
+
+    fn add(&mut self, _: &mut Found, _: &JoinedEvent<'_>) {}
+
+    fn message(&mut self, found: &mut Found, msg: &Message<'_>) {
+        check_regular(self, msg, found);
+    }
+
+    fn full(&self, _: &Found) -> bool {
+        false
+    }
+
+    fn clear(&mut self, found: &mut Found) {
+        let max = found.max;
+        *found = Found::new(max);
+    }
+}
+
+/// What a message that is not REGULAR shows.
+fn check_control(name: &str, msg: &Message<'_>, found: &mut Found) {
+    use Severity::{Error as Bad, Warning};
+    let mut at = |sev: Severity, what: &str| {
+        found.add(sev, name, msg.offset, Some(msg.index), None, what);
+    };
+    match msg.kind {
+        MessageKind::Unknown(_) => {
+            let w = msg
+                .unknown_warning()
+                .map(|w| w.to_string())
+                .unwrap_or_default();
+            at(Warning, &w);
+        }
+        MessageKind::Header => {
+            if let Err(e) = msg.file_header() {
+                at(Bad, &e.to_string());
+            }
+        }
+        MessageKind::Checkpoint => {
+            if let Err(e) = msg.checkpoint() {
+                at(Bad, &e.to_string());
+            }
+        }
+        MessageKind::Regular | MessageKind::FileMagic | MessageKind::Eof => {}
+    }
+}
+
+/// What a REGULAR message shows: its events' bytes, their payloads, and
+/// their contexts as JSON; its events counted.
+fn check_regular(checks: &mut CheckMessages, msg: &Message<'_>, found: &mut Found) {
+    use Severity::Error as Bad;
+    let name = &*checks.name;
+    let at = |p: &mut Found, event: Option<&str>, what: &str| {
+        p.add(Bad, name, msg.offset, Some(msg.index), event, what);
+    };
+    let list = match msg.events() {
+        Ok(list) => list,
+        Err(e) => {
+            let good = salvage_note(msg, false);
+            at(found, None, &format!("{e}: {good}"));
+            return;
+        }
+    };
+    let mut noted = false;
+    for (position, ev) in list.enumerate() {
+        found.events += 1;
+        let view = match ev {
+            Ok(v) => v,
+            Err(e) => {
+                // Once per message: what of it is still good.
+                let good = match noted {
+                    false => format!("; {}", salvage_note(msg, false)),
+                    true => String::new(),
+                };
+                noted = true;
+                at(found, None, &format!("event {position}: {e}{good}"));
+                continue;
             }
         };
-        messages += 1;
-        let at = |p: &mut Found, sev: Severity, event: Option<&str>, what: &str| {
-            p.add(sev, &name, msg.offset, Some(msg.index), event, what)
-        };
-        match msg.kind {
-            MessageKind::Unknown(_) => {
-                let w = msg
-                    .unknown_warning()
-                    .map(|w| w.to_string())
-                    .unwrap_or_default();
-                at(problems, Warning, None, &w)?;
-            }
-            MessageKind::Header => {
-                if let Err(e) = msg.file_header() {
-                    at(problems, Bad, None, &e.to_string())?;
-                }
-            }
-            MessageKind::Checkpoint => {
-                if let Err(e) = msg.checkpoint() {
-                    at(problems, Bad, None, &e.to_string())?;
-                }
-            }
-            MessageKind::Regular => match msg.events() {
-                Err(e) => {
-                    let good = salvage_note(&msg, false);
-                    at(problems, Bad, None, &format!("{e}: {good}"))?
-                }
-                Ok(list) => {
-                    let mut noted = false;
-                    for (position, ev) in list.enumerate() {
-                        events += 1;
-                        let view = match ev {
-                            Ok(v) => v,
-                            Err(e) => {
-                                // Once per message: what of it is still good.
-                                let good = match noted {
-                                    false => format!("; {}", salvage_note(&msg, false)),
-                                    true => String::new(),
-                                };
-                                noted = true;
-                                at(problems, Bad, None, &format!("event {position}: {e}{good}"))?;
-                                continue;
-                            }
-                        };
-                        match decoder.payload(&view) {
-                            Err(e) => at(problems, Bad, Some(view.id), &e.to_string())?,
-                            Ok(payload) => {
-                                if let Some(ctx) = context_of(&payload) {
-                                    if let Err(e) = json.validate(ctx) {
-                                        at(
-                                            problems,
-                                            Bad,
-                                            Some(view.id),
-                                            &format!(
-                                                "context is not valid JSON ({e}): fb convert \
-                                                 skips this event"
-                                            ),
-                                        )?;
-                                    }
-                                }
-                            }
-                        }
+        match checks.decoder.payload(&view) {
+            Err(e) => at(found, Some(view.id), &e.to_string()),
+            Ok(payload) => {
+                if let Some(ctx) = context_of(&payload) {
+                    if let Err(e) = checks.json.validate(ctx) {
+                        at(
+                            found,
+                            Some(view.id),
+                            &format!(
+                                "context is not valid JSON ({e}): fb convert skips this event"
+                            ),
+                        );
                     }
                 }
-            },
-            MessageKind::FileMagic | MessageKind::Eof => {}
+            }
         }
-        // Joined for its diagnostics only.
-        joiner.push_each(&msg, |_| {});
     }
-    Ok((messages, events))
 }
 
 /// What salvage makes of a damaged REGULAR message: how many of its

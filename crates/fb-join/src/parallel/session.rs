@@ -147,6 +147,7 @@ where
     let threads = threads.max(1);
     let opts = joiner.options().clone();
     let join_runs = joins_runs(&*sink, joiner.options().caches);
+    let sink_sees = sink.sees_messages();
     let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
     let flow = &flow;
     let pools = Pools::new(threads * BATCHES_PER_THREAD);
@@ -181,7 +182,14 @@ where
             ordered
         });
         let value = {
-            let batcher = Batcher::new(joiner, feed, credits, (flow, pools), true, join_runs);
+            let batcher = Batcher::new(
+                joiner,
+                feed,
+                credits,
+                (flow, pools),
+                true,
+                (join_runs, sink_sees),
+            );
             let mut framing = Framing {
                 batcher,
                 flow,

@@ -147,6 +147,14 @@ impl Ordered {
                 self.finished = 0;
             }
             Mark::Diags(diags) => self.diags.merge(&diags),
+            Mark::Control(msg) => {
+                if self.failure.is_none() {
+                    if let Err(err) = sink.control(&msg.message()) {
+                        self.failure = Some(err);
+                        flow.aborted.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
             Mark::Config(index) => {
                 let last = self.metrics.last.as_ref().map(|(_, t)| *t);
                 self.config_marks.push((index, self.metrics.joined, last));
