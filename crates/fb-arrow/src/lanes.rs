@@ -155,6 +155,9 @@ pub(crate) struct LaneWriter<W: Write + Send> {
     leaf_fields: Vec<usize>,
     /// The leaves [`TextChunk`] writes (none on the plain path).
     pub(crate) text_leaves: Vec<bool>,
+    /// The bytes of each text leaf's last chunk: the next one's buffer is
+    /// reserved to about that, not grown from empty a copy at a time.
+    text_bytes: Vec<usize>,
     max_rows: Option<usize>,
     lanes: Lanes,
     /// The writers of the row group in progress when there are no lanes.
@@ -197,6 +200,7 @@ impl<W: Write + Send> LaneWriter<W> {
             file,
             factory,
             schema,
+            text_bytes: vec![0; leaf_fields.len()],
             leaf_fields,
             text_leaves,
             max_rows,
@@ -323,7 +327,11 @@ impl<W: Write + Send> LaneWriter<W> {
         }
         chunks.sort_unstable_by_key(|(leaf, _)| *leaf);
         let mut group = self.file.next_row_group()?;
-        for (_, chunk) in chunks {
+        for (leaf, chunk) in chunks {
+            if let (LeafChunk::Text(bytes, _), Some(size)) = (&chunk, self.text_bytes.get_mut(leaf))
+            {
+                *size = bytes.len();
+            }
             chunk.append_to(&mut group)?;
         }
         group.close()?;
@@ -353,7 +361,8 @@ impl<W: Write + Send> LaneWriter<W> {
             let writer = match self.text_leaves.get(leaf) {
                 Some(true) => {
                     let descr = self.file.schema_descr().column(leaf);
-                    LeafWriter::Text(TextChunk::new(descr, self.file.properties())?)
+                    let last = self.text_bytes.get(leaf).copied().unwrap_or(0);
+                    LeafWriter::Text(TextChunk::new(descr, self.file.properties(), last)?)
                 }
                 _ => LeafWriter::Arrow(writer),
             };

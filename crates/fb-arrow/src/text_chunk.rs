@@ -105,10 +105,15 @@ impl TextChunk {
             )
     }
 
-    /// A chunk of the column `descr` (which [`TextChunk::fits`]).
+    /// A chunk of the column `descr` (which [`TextChunk::fits`]), whose
+    /// pages are kept in a buffer reserved to an eighth more than
+    /// `last_bytes`, the size of the column's chunk before (row groups
+    /// are alike): grown from empty, the buffer would be copied and
+    /// faulted in anew at every doubling.
     pub(crate) fn new(
         descr: ColumnDescPtr,
         props: &WriterProperties,
+        last_bytes: usize,
     ) -> Result<Self, ParquetError> {
         let path = descr.path();
         let codec = props.compression(path);
@@ -131,7 +136,7 @@ impl TextChunk {
             page: Vec::new(),
             gap: 0,
             page_values: 0,
-            sink: TrackedWrite::new(Vec::new()),
+            sink: TrackedWrite::new(Vec::with_capacity(last_bytes + last_bytes / 8)),
             offsets: (!props.offset_index_disabled()).then(OffsetIndexBuilder::new),
             encoding_stats: Vec::new(),
             data_page_offset: None,
