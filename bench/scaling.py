@@ -13,7 +13,7 @@ Tables (Markdown on standard output, every sample in `--raw`):
    200 KiB pieces (`fb split`), each command at each thread count, file
    then folder in turn for `--runs` rounds: best wall time, median CPU
    time (user and system, all threads) and the largest peak RSS.
-2. A bigger CB log (`--big`, seed 1): convert, stats and the exports
+2. A bigger CB log (`--big`, seed 1): convert, stats, validate and the exports
    (Parquet, Arrow, Parquet partitioned by hour) at each thread count,
    best wall time and MB/s of log.
 3. `vwlogs.read(...).read_all()` in this process on the CCB log and its
@@ -94,6 +94,7 @@ def inputs(fb, work, big):
 COMMANDS = [
     ("convert", ["convert", "-q"], "null"),
     ("stats", ["stats", "-q"], None),
+    ("validate", ["validate", "-q"], None),
     ("report", ["report", "-q", "--force"], "report.html"),
     ("export (Parquet)", ["export", "-q", "--force"], "out.parquet"),
     ("export (Arrow)", ["export", "-q", "--force", "--format", "arrow"],

@@ -50,6 +50,12 @@ const COMMANDS: &[Timed] = &[
         threads: true,
     },
     Timed {
+        name: "validate",
+        args: &["validate", "-q"],
+        out: Out::Printed,
+        threads: true,
+    },
+    Timed {
         name: "report",
         args: &["report", "-q", "--force"],
         out: Out::File,
