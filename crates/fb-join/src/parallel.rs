@@ -542,10 +542,22 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
     }
 
     /// Puts a copy of `msg`, which is not REGULAR, in the ordered stream
-    /// for a sink that sees messages (the batch before it sent). False
+    /// for a sink that sees messages (the batch before it sent). Each
+    /// copy takes a credit, as a job does, which the writer gives back
+    /// once the sink has seen it: a log of large messages of unknown type
+    /// holds no more copies in memory than jobs may be in flight. False
     /// when the writer is gone.
     fn control(&mut self, msg: &Message<'_>) -> bool {
-        !self.sees_messages || self.pass(Mark::Control(ControlMessage::of(msg)))
+        if !self.sees_messages {
+            return true;
+        }
+        if self.flow.aborted.load(Ordering::Relaxed)
+            || self.credits.recv().is_err()
+            || self.flow.aborted.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        self.pass(Mark::Control(ControlMessage::of(msg)))
     }
 
     /// Follows a message that is not REGULAR (the batch before it sent).

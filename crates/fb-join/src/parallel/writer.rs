@@ -154,6 +154,8 @@ impl Ordered {
                         flow.aborted.store(true, Ordering::Relaxed);
                     }
                 }
+                // The credit the reading thread took for the copy.
+                flow.give_credit();
             }
             Mark::Config(index) => {
                 let last = self.metrics.last.as_ref().map(|(_, t)| *t);
