@@ -14,6 +14,8 @@ use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
 mod common;
 
+use common::Way;
+
 /// Counts the events it takes, and where each input ended.
 #[derive(Default)]
 struct Counting {
@@ -88,17 +90,6 @@ fn generated(problem: Problem, events: u64, seed: u64) -> Vec<u8> {
     bytes
 }
 
-/// How the inputs are fed.
-#[derive(Debug, Clone, Copy)]
-enum Way {
-    /// Each with its own `Pipeline::feed`.
-    Feeds,
-    /// One session, each input a reader.
-    SessionStream,
-    /// One session, each input a slice.
-    SessionSlice,
-}
-
 /// The sink after `inputs` fed as `way` says on `threads` threads.
 fn run(inputs: &[Vec<u8>], threads: usize, way: Way) -> Counting {
     run_into(
@@ -120,31 +111,7 @@ fn run_into(
     way: Way,
 ) -> Counting {
     let mut pipeline = Pipeline::new(opts.clone(), |_: &_| true, sink, threads);
-    let start = fb_format::Position::START;
-    match way {
-        Way::Feeds => {
-            for input in inputs {
-                let source = Source::Slice(input);
-                pipeline
-                    .feed(source, start, &|| false, &mut |_| {})
-                    .unwrap();
-            }
-        }
-        Way::SessionStream | Way::SessionSlice => {
-            pipeline
-                .session(|session| {
-                    for input in inputs {
-                        session.begin_input().unwrap();
-                        let source = match way {
-                            Way::SessionSlice => Source::Slice(input),
-                            _ => Source::Stream(Box::new(std::io::Cursor::new(input.clone()))),
-                        };
-                        session.feed(source, start, &|| false, &mut |_| {}).unwrap();
-                    }
-                })
-                .unwrap();
-        }
-    }
+    common::feed_all(&mut pipeline, inputs, way);
     pipeline.finish().1
 }
 
@@ -182,12 +149,12 @@ fn input_done_comes_once_per_input_with_events_after_its_last_batch() {
         .flatten()
         .collect();
     for (name, threads, way) in [
-        ("one thread, feeds", 1, Way::Feeds),
+        ("one thread, feeds", 1, Way::SliceFeeds),
         ("one thread, session", 1, Way::SessionStream),
-        ("two threads, feeds", 2, Way::Feeds),
+        ("two threads, feeds", 2, Way::SliceFeeds),
         ("two threads, session of readers", 2, Way::SessionStream),
         ("two threads, session of slices", 2, Way::SessionSlice),
-        ("four threads, feeds", 4, Way::Feeds),
+        ("four threads, feeds", 4, Way::SliceFeeds),
         ("four threads, session of readers", 4, Way::SessionStream),
         ("four threads, session of slices", 4, Way::SessionSlice),
     ] {
@@ -214,7 +181,7 @@ fn the_runs_of_small_inputs_join_when_the_sink_lets_them() {
     let inputs: Vec<Vec<u8>> = (0..40)
         .map(|seed| generated(Problem::Cb, 20 + seed % 7, seed))
         .collect();
-    let events: u64 = run(&inputs, 1, Way::Feeds).taken;
+    let events: u64 = run(&inputs, 1, Way::SliceFeeds).taken;
     let plain = Options::default().caches(fb_join::Caches::Off);
     let joining = || Counting {
         joins: true,

@@ -12,10 +12,12 @@
 )]
 
 use fb_format::{Message, MessageKind, SliceReader};
-use fb_join::{Maker, Options, Pipeline, Sink, Source};
+use fb_join::{Maker, Options, Pipeline, Sink};
 use fb_writer::synth::{generate, GenConfig, Limit, Problem};
 
 mod common;
+
+use common::Way;
 
 /// Where a message was, as the sink saw it.
 type Seen = (u64, u64, bool);
@@ -135,44 +137,9 @@ fn with_unknown_messages(mut log: Vec<u8>, every: usize) -> Vec<u8> {
     log
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Way {
-    SliceFeeds,
-    StreamFeeds,
-    SessionStream,
-    SessionSlice,
-}
-
 fn run(sink: Seeing, inputs: &[Vec<u8>], threads: usize, way: Way) -> Seeing {
     let mut pipeline = Pipeline::new(Options::default(), |_: &_| true, sink, threads);
-    let start = fb_format::Position::START;
-    let stream = |input: &Vec<u8>| Source::Stream(Box::new(std::io::Cursor::new(input.clone())));
-    match way {
-        Way::SliceFeeds | Way::StreamFeeds => {
-            for input in inputs {
-                let source = match way {
-                    Way::SliceFeeds => Source::Slice(input),
-                    _ => stream(input),
-                };
-                let fed = pipeline.feed(source, start, &|| false, &mut |_| {});
-                assert!(fed.unwrap().framing_error.is_none());
-            }
-        }
-        Way::SessionStream | Way::SessionSlice => {
-            pipeline
-                .session(|session| {
-                    for input in inputs {
-                        session.begin_input().unwrap();
-                        let source = match way {
-                            Way::SessionSlice => Source::Slice(input),
-                            _ => stream(input),
-                        };
-                        session.feed(source, start, &|| false, &mut |_| {}).unwrap();
-                    }
-                })
-                .unwrap();
-        }
-    }
+    common::feed_all(&mut pipeline, inputs, way);
     pipeline.finish().1
 }
 

@@ -1,0 +1,200 @@
+//! `fb validate --threads N` on one log: its messages are checked and
+//! joined on the pipeline's workers, and the listing is the one a single
+//! thread makes, damage and joinability warnings alike, from a file or a
+//! pipe, and past the joiner's 10,000 kept diagnostics.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use common::{fb, p, scratch_dir};
+use std::path::{Path, PathBuf};
+
+const FILEMAGIC: u32 = 0x4246_5756;
+const CHECKPOINT: u32 = 0x1111_1111;
+const REGULAR: u32 = 0xFFFF_FFFF;
+const EOF: u32 = 0xAAAA_AAAA;
+const UNKNOWN: u32 = 0xDEAD_BEEF;
+
+/// A CB log of `size` from `fb gen`, a checkpoint every `every` messages.
+fn generated(dir: &Path, seed: &str, every: &str, size: &str) -> Vec<u8> {
+    let path = dir.join(format!("sound-{seed}.fb"));
+    let gen = fb(&[
+        "gen",
+        "--problem-type",
+        "cb",
+        "--seed",
+        seed,
+        "--checkpoint-every",
+        every,
+        "--size",
+        size,
+        "-o",
+        p(&path),
+    ]);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    std::fs::read(&path).unwrap()
+}
+
+/// Each message of `log` as framing finds it: offset, type, payload
+/// size, and length with its padding (FILEMAGIC's payload is inline).
+fn frames(log: &[u8]) -> Vec<(usize, u32, usize, usize)> {
+    let word = |o: usize| u32::from_le_bytes(log[o..o + 4].try_into().unwrap());
+    let mut all = Vec::new();
+    let mut offset = 0;
+    while offset + 8 <= log.len() {
+        let (kind, size) = (word(offset), word(offset + 4) as usize);
+        let len = match kind {
+            FILEMAGIC | EOF => 8,
+            _ => 8 + size + size % 8,
+        };
+        all.push((offset, kind, size, len));
+        offset += len;
+    }
+    assert_eq!(offset, log.len(), "the log frames whole");
+    all
+}
+
+/// `log` damaged the same way every run: bits flipped in REGULAR
+/// messages and checkpoints, a few REGULAR messages' types made unknown.
+/// Framing is left sound, so every message is read.
+fn damaged(log: &[u8]) -> Vec<u8> {
+    let mut out = log.to_vec();
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let (mut flipped, mut unknown) = (0, 0);
+    for (i, (offset, kind, size, _)) in frames(log).into_iter().enumerate() {
+        if kind == CHECKPOINT && i % 3 == 0 || kind == REGULAR && i % 11 == 0 {
+            out[offset + 8 + next(size)] ^= 1 << next(8);
+            flipped += 1;
+        } else if kind == REGULAR && i % 97 == 50 {
+            out[offset..offset + 4].copy_from_slice(&UNKNOWN.to_le_bytes());
+            unknown += 1;
+        }
+    }
+    assert!(
+        flipped > 100 && unknown > 5,
+        "{flipped} flipped, {unknown} unknown"
+    );
+    out
+}
+
+fn validate(log: &Path, threads: &str, max: &str) -> common::Out {
+    fb(&[
+        "validate",
+        "--threads",
+        threads,
+        "--max-errors",
+        max,
+        p(log),
+    ])
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn one_damaged_log_lists_the_same_problems_at_any_thread_count() {
+    let dir = scratch_dir("validate-one-log");
+    let log = write(
+        &dir,
+        "damaged.fb",
+        &damaged(&generated(&dir, "9", "30", "4MiB")),
+    );
+    let one = validate(&log, "1", "100000");
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    let lines: Vec<&str> = one.stdout.lines().collect();
+    let listed = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    assert!(lines.len() > 100, "{} lines", lines.len());
+    assert!(listed("unknown") > 5, "{}", one.stdout);
+    assert!(listed("CheckpointInfo") > 5, "{}", one.stdout);
+    assert!(listed(": warning: ") > 5 && listed(": error: ") > 50);
+    // The damage is listed in the order of the messages (the joiner's
+    // warnings follow, in theirs).
+    let indices: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.contains(": error: "))
+        .filter_map(|l| l.split(", message ").nth(1))
+        .map(|rest| rest.split([',', ':']).next().unwrap().parse().unwrap())
+        .collect();
+    assert!(indices.windows(2).all(|w| w[0] <= w[1]), "{indices:?}");
+    let few = validate(&log, "1", "7");
+    assert!(few.stdout.contains("more problems"), "{}", few.stdout);
+    for (threads, max, want) in [
+        ("2", "100000", &one),
+        ("3", "100000", &one),
+        ("4", "100000", &one),
+        ("8", "100000", &one),
+        ("2", "7", &few),
+        ("3", "7", &few),
+    ] {
+        let again = validate(&log, threads, max);
+        let how = format!("{threads} threads, --max-errors {max}");
+        assert_eq!(again.code, want.code, "{how}");
+        assert!(again.stdout == want.stdout, "{how}: the listing");
+        assert_eq!(again.stderr, want.stderr, "{how}");
+    }
+    // Through a pipe: the same lines, under the name of standard input.
+    let piped = std::process::Command::new(env!("CARGO_BIN_EXE_fb"))
+        .args(["validate", "--threads", "3", "--max-errors", "100000", "-"])
+        .stdin(std::fs::File::open(&log).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(1));
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(piped == one.stdout.replace(p(&log), "<stdin>"), "piped");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Past the 10,000 diagnostics the joiner keeps in full, a log checked on
+/// several threads keeps the same ones as on one: those first in the log
+/// (here the REGULAR messages read before any checkpoint could be, then
+/// messages of unknown type), so the same warnings are listed.
+#[test]
+fn the_same_warnings_are_listed_past_the_joiners_limit() {
+    let dir = scratch_dir("validate-many-diagnostics");
+    let log = generated(&dir, "2", "40", "2MiB");
+    // The first checkpoint unreadable (its root offset far past its end),
+    // and 12,000 empty messages of unknown type before the log's last.
+    let all = frames(&log);
+    let (first_checkpoint, ..) = *all.iter().find(|f| f.1 == CHECKPOINT).unwrap();
+    let (last, ..) = *all.last().unwrap();
+    let mut out = log[..last].to_vec();
+    out[first_checkpoint + 8..first_checkpoint + 12]
+        .copy_from_slice(&0xFFFF_FF00_u32.to_le_bytes());
+    for _ in 0..12_000 {
+        out.extend_from_slice(&UNKNOWN.to_le_bytes());
+        out.extend_from_slice(&0_u32.to_le_bytes());
+    }
+    out.extend_from_slice(&log[last..]);
+    let damaged = write(&dir, "damaged.fb", &out);
+    let one = validate(&damaged, "1", "100000");
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    let before_any_checkpoint = one
+        .stdout
+        .lines()
+        .filter(|l| l.contains("before any checkpoint"))
+        .count();
+    assert!(before_any_checkpoint >= 30, "{}", &one.stdout[..2000]);
+    assert!(one.stdout.lines().count() > 10_000);
+    for threads in ["2", "3"] {
+        let again = validate(&damaged, threads, "100000");
+        assert_eq!(again.code, one.code);
+        assert!(again.stdout == one.stdout, "{threads} threads: the listing");
+        assert_eq!(again.stderr, one.stderr, "{threads} threads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
