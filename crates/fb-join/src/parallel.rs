@@ -551,13 +551,7 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         if !self.sees_messages {
             return true;
         }
-        if self.flow.aborted.load(Ordering::Relaxed)
-            || self.credits.recv().is_err()
-            || self.flow.aborted.load(Ordering::Relaxed)
-        {
-            return false;
-        }
-        self.pass(Mark::Control(ControlMessage::of(msg)))
+        self.take_credit() && self.pass(Mark::Control(ControlMessage::of(msg)))
     }
 
     /// Follows a message that is not REGULAR (the batch before it sent).
@@ -676,16 +670,22 @@ impl<'j, 'm, 'p, B> Batcher<'j, 'm, 'p, B> {
         if self.job.is_empty() {
             return true;
         }
+        if !self.take_credit() {
+            return false;
+        }
+        (self.job_bytes, self.job_held) = (0, 0);
+        self.feed.submit(std::mem::take(&mut self.job))
+    }
+
+    /// Waits for a credit (a job, or a copied message, may go in flight).
+    /// False once the run is aborted.
+    fn take_credit(&self) -> bool {
         // Once aborted, no credit may come again: not waited for.
         if self.flow.aborted.load(Ordering::Relaxed) {
             return false;
         }
         // A credit, unless a worker panicked (which also wakes this wait).
-        if self.credits.recv().is_err() || self.flow.aborted.load(Ordering::Relaxed) {
-            return false;
-        }
-        (self.job_bytes, self.job_held) = (0, 0);
-        self.feed.submit(std::mem::take(&mut self.job))
+        self.credits.recv().is_ok() && !self.flow.aborted.load(Ordering::Relaxed)
     }
 }
 

@@ -83,9 +83,9 @@ pub trait Sink {
     /// where it is joined, each other message to [`Sink::control`], all
     /// in log order among the batches, on any number of threads. False by
     /// default; for a sink that says true, the messages that are not
-    /// REGULAR are copied on several threads (they are few and small: the
-    /// header, checkpoints), and a one-thread loop hands its batch over
-    /// before each of them.
+    /// REGULAR are copied on several threads (each copy holds a credit, as
+    /// a job does, until the sink has seen it), and a one-thread loop
+    /// hands its batch over before each of them.
     fn sees_messages(&self) -> bool {
         false
     }

@@ -150,7 +150,6 @@ impl Found {
     fn absorb(&mut self, later: &mut Found) {
         let room = self.max.saturating_sub(self.lines.len());
         self.lines.extend(later.lines.drain(..).take(room));
-        later.lines.clear();
         self.errors += std::mem::take(&mut later.errors);
         self.warnings += std::mem::take(&mut later.warnings);
         self.messages += std::mem::take(&mut later.messages);
@@ -431,8 +430,10 @@ impl Maker for CheckMessages {
     }
 
     fn clear(&mut self, found: &mut Found) {
-        let max = found.max;
-        *found = Found::new(max);
+        // Its lines' room is kept for the next batch.
+        found.lines.clear();
+        (found.errors, found.warnings) = (0, 0);
+        (found.messages, found.events) = (0, 0);
     }
 }
 
