@@ -24,8 +24,13 @@ Every generated input is put in the page cache as a file read from disk
 is (written back, evicted, read once): pages of a file just written are
 small and cost a mapped or copied read more (bench/NOTES.md).
 
+The CCB log's size and its pieces' size can be changed
+(`--ccb-size 1GiB --piece-size 256KiB --big 0` is issue 39's 16-core
+case: 4,104 files), and table 2 left out.
+
 Usage: python3 bench/scaling.py --fb BIN --work DIR [--runs 3]
-           [--threads 1,2,4,8,16] [--big 2GiB] [--raw FILE] [--no-vwlogs]
+           [--threads 1,2,4,8,16] [--ccb-size 200MiB] [--piece-size 200KiB]
+           [--big 2GiB|0] [--raw FILE] [--no-vwlogs]
 """
 
 import argparse
@@ -59,32 +64,38 @@ def as_read_from_disk(path):
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        except OSError:
+            pass  # a sandbox without it: the pages stay as written
         while os.read(fd, 1 << 20):
             pass
     finally:
         os.close(fd)
 
 
-def inputs(fb, work, big):
-    """The CCB log, its pieces, and the big CB log, made when missing."""
+def inputs(fb, work, ccb_size, piece_size, big):
+    """The CCB log, its pieces, and the big CB log (None: not wanted),
+    made when missing."""
     os.makedirs(work, exist_ok=True)
-    ccb = os.path.join(work, "ccb-200MiB.fb")
-    pieces = os.path.join(work, "ccb-200MiB.pieces")
-    cb = os.path.join(work, f"cb-{big}.fb")
+    ccb = os.path.join(work, f"ccb-{ccb_size}.fb")
+    pieces = os.path.join(work, f"ccb-{ccb_size}.pieces-{piece_size}")
+    cb = os.path.join(work, f"cb-{big}.fb") if big else None
     made = [
         (ccb, ["gen", "-q", "--problem-type", "ccb", "--seed", "4",
-               "--size", "200MiB", "-o", ccb]),
-        (pieces, ["split", "-q", "--max-size", "200KiB", ccb, "-o", pieces]),
-        (cb, ["gen", "-q", "--problem-type", "cb", "--seed", "1",
-              "--size", big, "-o", cb]),
+               "--size", ccb_size, "-o", ccb]),
+        (pieces, ["split", "-q", "--max-size", piece_size, ccb,
+                  "-o", pieces]),
     ]
+    if cb:
+        made.append((cb, ["gen", "-q", "--problem-type", "cb", "--seed", "1",
+                          "--size", big, "-o", cb]))
     for path, args in made:
         if not os.path.exists(path):
             wall, _, _ = run(fb, args)
             print(f"made {path} in {wall:.1f} s", file=sys.stderr, flush=True)
     files = sorted(os.path.join(pieces, f) for f in os.listdir(pieces))
-    for path in [ccb, cb, *files]:
+    for path in [ccb, *([cb] if cb else []), *files]:
         as_read_from_disk(path)
     return ccb, pieces, len(files), cb
 
@@ -135,8 +146,10 @@ def summary(samples):
 
 
 def folders_table(fb, work, ccb, pieces, count, threads, runs, raw):
+    size = os.path.getsize(ccb)
     lines = [
-        f"Folder of {count} pieces against the one file (200 MiB CCB), "
+        f"Folder of {count} pieces against the one file "
+        f"({size / 2**20:.0f} MiB CCB), "
         f"best wall of {runs} rounds (file then folder), median CPU, "
         f"largest peak RSS. Target: the folder at 90% of the file's speed.",
         "",
@@ -252,20 +265,28 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--threads", default=f"1,2,{os.cpu_count()}")
-    p.add_argument("--big", default="2GiB")
+    p.add_argument("--ccb-size", default="200MiB",
+                   help="size of the CCB log cut into pieces")
+    p.add_argument("--piece-size", default="200KiB",
+                   help="fb split --max-size of its pieces")
+    p.add_argument("--big", default="2GiB",
+                   help="size of the CB log of table 2; 0: no table 2")
     p.add_argument("--raw", default=os.devnull)
     p.add_argument("--no-vwlogs", action="store_true")
     a = p.parse_args()
     threads = sorted({int(t) for t in a.threads.split(",")})
     fb = os.path.abspath(a.fb)
-    ccb, pieces, count, cb = inputs(fb, a.work, a.big)
+    big = None if a.big == "0" else a.big
+    ccb, pieces, count, cb = inputs(fb, a.work, a.ccb_size, a.piece_size,
+                                    big)
     tables = []
     with open(a.raw, "w") as raw:
         raw.write("input\tcommand\tthreads\twall_s\tcpu_s\tmaxrss_kib\n")
         tables.append(folders_table(fb, a.work, ccb, pieces, count, threads,
                                     a.runs, raw))
-        tables.append(big_table(fb, a.work, cb, threads, max(a.runs - 1, 1),
-                                raw))
+        if cb:
+            tables.append(big_table(fb, a.work, cb, threads,
+                                    max(a.runs - 1, 1), raw))
         if not a.no_vwlogs:
             tables.append(vwlogs_table(ccb, pieces, threads, a.runs, raw))
     print("\n\n".join(tables))
