@@ -126,6 +126,15 @@ impl<B: BatchWriter> ArrowSink<B> {
     }
 }
 
+/// Jobs in flight at most on any number of threads: as many as four
+/// threads hold. A job's rows are its megabyte of messages built into
+/// columns, two or three megabytes (bench/NOTES.md): at three jobs a
+/// thread, 16 threads held 48 of them and a partitioned export passed the
+/// 256 MiB bound on its peak memory. Past four threads an export is
+/// limited by its writer, not by joining (the 16-core tables in
+/// bench/RESULTS.md), so more jobs in flight buy no speed.
+const JOBS_IN_FLIGHT: usize = 12;
+
 /// Fills [`Rows`] for an [`ArrowSink`], one per thread.
 pub struct RowMaker {
     batch_rows: usize,
@@ -186,6 +195,10 @@ impl<B: BatchWriter> fb_join::Sink for ArrowSink<B> {
     fn batches_may_join(&self) -> bool {
         // Batches are cut again from the rows, wherever those end.
         true
+    }
+
+    fn jobs_in_flight(&self) -> Option<usize> {
+        Some(JOBS_IN_FLIGHT)
     }
 
     fn take(&mut self, rows: &mut Rows) -> Result<(), fb_join::Error> {

@@ -39,6 +39,15 @@ const BATCH_BYTES: usize = 1 << 20;
 /// credits).
 const BATCHES_PER_THREAD: usize = 3;
 
+/// Jobs in flight on `threads` threads for `sink`: three a thread, or
+/// the sink's cap ([`Sink::jobs_in_flight`]), and never fewer than one.
+fn credits_for<S: Sink + ?Sized>(sink: &S, threads: usize) -> usize {
+    let per_thread = threads.saturating_mul(BATCHES_PER_THREAD);
+    sink.jobs_in_flight()
+        .map_or(per_thread, |cap| per_thread.min(cap))
+        .max(1)
+}
+
 /// Runs a job may gather when the sink lets them join
 /// ([`Sink::batches_may_join`]), besides the bounds in bytes.
 const RUNS_PER_JOB: usize = 64;
@@ -313,9 +322,10 @@ where
     let caches = opts.caches;
     let join_runs = joins_runs(&*sink, caches);
     let sees_messages = sink.sees_messages();
-    let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
+    let in_flight = credits_for(&*sink, threads);
+    let (flow, credits) = Coordination::new(in_flight);
     let flow = &flow;
-    let pools = Pools::new(threads * BATCHES_PER_THREAD);
+    let pools = Pools::new(in_flight);
     let pools = &pools;
     std::thread::scope(|scope| {
         // What the workers report is merged here in order as batches are

@@ -78,6 +78,15 @@ pub trait Sink {
         false
     }
 
+    /// The most jobs that may be in flight at once (framed, joined, or
+    /// waiting to be taken), whatever the number of threads; `None` (the
+    /// default) lets three a thread be. For a sink whose batches are
+    /// large (columns being built), so that its memory does not grow with
+    /// the number of threads: past the cap, the threads beyond it wait.
+    fn jobs_in_flight(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether the sink looks at the messages themselves as well as the
     /// joined events: each REGULAR message goes to [`Maker::message`]
     /// where it is joined, each other message to [`Sink::control`], all

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use fb_format::{Framer, Position};
 
 use super::{
-    frame, joins_runs, start_workers, AbortOnPanic, Batcher, Coordination, Mark, Ordered, Pools,
-    Written, BATCHES_PER_THREAD,
+    credits_for, frame, joins_runs, start_workers, AbortOnPanic, Batcher, Coordination, Mark,
+    Ordered, Pools, Written,
 };
 use crate::event::JoinedEvent;
 use crate::feed::{FeedReport, Feeds, MessageCounts, Progress, Source};
@@ -148,9 +148,10 @@ where
     let opts = joiner.options().clone();
     let join_runs = joins_runs(&*sink, joiner.options().caches);
     let sink_sees = sink.sees_messages();
-    let (flow, credits) = Coordination::new(threads * BATCHES_PER_THREAD);
+    let in_flight = credits_for(&*sink, threads);
+    let (flow, credits) = Coordination::new(in_flight);
     let flow = &flow;
-    let pools = Pools::new(threads * BATCHES_PER_THREAD);
+    let pools = Pools::new(in_flight);
     let pools = &pools;
     // The writer merges everything in log order from the joiner's own
     // figures on; the framing joiner hands over what it reports as it goes.
