@@ -52,8 +52,13 @@ struct Open {
 }
 
 impl Partitioned {
-    /// Files open at once.
-    pub const OPEN: usize = 4;
+    /// Files open at once: the partition being written and the one
+    /// before it, for the rows that come late across an hour's or a day's
+    /// end. Each open file holds its row group's column writers (parquet-rs
+    /// reserves a megabyte for each of 26 of them) and a share of the
+    /// row group bytes: with four, `--partition-by hour` on 16 threads
+    /// peaked near the 256 MiB bound (bench/NOTES.md).
+    pub const OPEN: usize = 2;
 
     /// Partitions under `root`, which must exist.
     pub fn new(root: &Path, by: Partitioning, row_group: usize) -> Self {

@@ -81,7 +81,7 @@ fn partitions_past_the_open_limit_continue_in_new_parts() {
     let batch = corpus_batch();
     let n = batch.num_rows();
     assert!(n > 100, "{n} rows");
-    // Six days, two more than files may be open: every batch of 7 rows
+    // Six days, more than files may be open: every batch of 7 rows
     // touches most of them, so files are closed and reopened as parts.
     let days = [20_000, 20_001, 20_002, 20_003, 20_004, 20_005];
     assert!(days.len() > Partitioned::OPEN);

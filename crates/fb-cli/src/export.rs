@@ -38,7 +38,10 @@ pub struct Args {
 
     /// Write a Hive-style tree of Parquet files under OUT, a directory:
     /// `OUT/date=2026-11-23/part-00000.parquet` (`hour`:
-    /// `date=…/hour=13/…`), by each event's timestamp (UTC).
+    /// `date=…/hour=13/…`), by each event's timestamp (UTC). Two
+    /// partitions are open at once, the current one and the one before;
+    /// rows that come back to a partition closed since go to its next
+    /// part (`part-00001.parquet`).
     #[arg(long, value_name = "BY", value_enum, default_value_t = PartitionBy::None)]
     pub partition_by: PartitionBy,
 
