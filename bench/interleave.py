@@ -27,39 +27,10 @@ import os
 import shlex
 import shutil
 import statistics
-import subprocess
-import sys
-import time
 
-
-def once(binary, argv):
-    """(wall s, peak RSS KiB) of one run; stops the script on failure."""
-    start = time.perf_counter()
-    child = subprocess.Popen([binary, *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    err = child.stderr.read().decode(errors="replace")
-    child.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        sys.exit(f"{binary} {' '.join(argv)}: exit {code}\n{err}")
-    return wall, usage.ru_maxrss
-
-
-def as_read_from_disk(path):
-    """Written back, evicted, read once (see the module's doc)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        except OSError:
-            pass  # a sandbox without it: the pages stay as written
-        while os.read(fd, 1 << 20):
-            pass
-    finally:
-        os.close(fd)
+# The sibling script's run (wall, CPU, peak RSS; stops on failure) and
+# page-cache preparation.
+from scaling import as_read_from_disk, run
 
 
 def main():
@@ -88,8 +59,8 @@ def main():
                         shutil.rmtree(path)
                     elif os.path.exists(path):
                         os.remove(path)
-                samples.setdefault((label, name), []).append(
-                    once(binary, argv))
+                wall, _, rss = run(binary, argv)
+                samples.setdefault((label, name), []).append((wall, rss))
     head = " | ".join(f"{n} best s | median s | peak MiB" for n, _ in builds)
     print(f"| case | {head} |")
     print("|---|" + "---:|" * (3 * len(builds)))
