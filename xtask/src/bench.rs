@@ -74,9 +74,19 @@ fn warm(path: &Path) -> Result<(), String> {
 }
 
 pub(crate) fn measure(program: &Path, args: &[String]) -> Result<Sample, String> {
+    measure_with(program, args, &[])
+}
+
+/// [`measure`] with `env` added to the child's environment.
+pub(crate) fn measure_with(
+    program: &Path,
+    args: &[String],
+    env: &[(&str, &str)],
+) -> Result<Sample, String> {
     let start = Instant::now();
     let child = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -340,8 +350,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             runs,
             profile,
         )),
+        Some("memory") => Some(crate::memory::section(&fb, &cache, &size, runs)),
         Some(other) => Some(Err(format!(
-            "--only {other}: folders, compressor or vwlogs"
+            "--only {other}: folders, compressor, vwlogs or memory"
         ))),
         None => None,
     };

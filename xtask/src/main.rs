@@ -22,6 +22,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod compressor;
 mod folders;
+mod memory;
 mod pgo;
 mod python;
 mod results_file;
@@ -34,7 +35,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("pgo") => pgo::run(&workspace_root()),
         _ => {
-            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--only folders|compressor|vwlogs] [--build-profile P] [--reference VW] [--fb FB] | pgo".to_string())
+            Err("usage: cargo xtask codegen [--check] | bench [--runs N] [--size 1GiB] [--huge] [--python] [--only-speed] [--only folders|compressor|vwlogs|memory] [--build-profile P] [--reference VW] [--fb FB] | pgo".to_string())
         }
     };
     match result {
