@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use fb_format::{Framer, Message, MessageKind, Position, SliceReader};
+use fb_format::{Frame, Framer, Message, MessageKind, Position, SliceReader};
 
 use crate::batch::{Batch, Messages};
 use crate::config::LoopConfig;
@@ -39,13 +39,21 @@ const BATCH_BYTES: usize = 1 << 20;
 /// credits).
 const BATCHES_PER_THREAD: usize = 3;
 
-/// Jobs in flight on `threads` threads for `sink`: three a thread, or
-/// the sink's cap ([`Sink::jobs_in_flight`]), and never fewer than one.
-fn credits_for<S: Sink + ?Sized>(sink: &S, threads: usize) -> usize {
+/// The flow of a run of `sink` on `threads` threads, the credits of the
+/// jobs that may be in flight (three a thread, or the sink's cap,
+/// [`Sink::jobs_in_flight`], and never fewer than one), and buffer pools
+/// for as many.
+fn flow_for<'m, S: Sink + ?Sized>(
+    sink: &S,
+    threads: usize,
+) -> (Coordination, Receiver<()>, Pools<'m, S::Batch>) {
     let per_thread = threads.saturating_mul(BATCHES_PER_THREAD);
-    sink.jobs_in_flight()
+    let in_flight = sink
+        .jobs_in_flight()
         .map_or(per_thread, |cap| per_thread.min(cap))
-        .max(1)
+        .max(1);
+    let (flow, credits) = Coordination::new(in_flight);
+    (flow, credits, Pools::new(in_flight))
 }
 
 /// Runs a job may gather when the sink lets them join
@@ -149,37 +157,31 @@ enum Mark {
 }
 
 /// A copy of a message that is not REGULAR, to go through the ordered
-/// stream (the reading thread's buffer is reused once it is framed).
+/// stream (the reading thread's buffer is reused once it is framed): where
+/// it was, over a payload of its own.
 struct ControlMessage {
-    kind: MessageKind,
-    offset: u64,
-    index: u64,
-    size_field: u32,
-    len: usize,
+    frame: Frame,
     payload: Vec<u8>,
 }
 
 impl ControlMessage {
     fn of(msg: &Message<'_>) -> Self {
-        Self {
+        let frame = Frame {
             kind: msg.kind,
             offset: msg.offset,
             index: msg.index,
             size_field: msg.size_field,
+            payload: 0..msg.payload.len(),
             len: msg.len,
+        };
+        Self {
+            frame,
             payload: msg.payload.to_vec(),
         }
     }
 
     fn message(&self) -> Message<'_> {
-        Message {
-            kind: self.kind,
-            offset: self.offset,
-            index: self.index,
-            size_field: self.size_field,
-            payload: &self.payload,
-            len: self.len,
-        }
+        self.frame.message(&self.payload)
     }
 }
 
@@ -322,11 +324,8 @@ where
     let caches = opts.caches;
     let join_runs = joins_runs(&*sink, caches);
     let sees_messages = sink.sees_messages();
-    let in_flight = credits_for(&*sink, threads);
-    let (flow, credits) = Coordination::new(in_flight);
-    let flow = &flow;
-    let pools = Pools::new(in_flight);
-    let pools = &pools;
+    let (flow, credits, pools) = flow_for(&*sink, threads);
+    let (flow, pools) = (&flow, &pools);
     std::thread::scope(|scope| {
         // What the workers report is merged here in order as batches are
         // written, so that memory does not grow with the number of

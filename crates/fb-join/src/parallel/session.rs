@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use fb_format::{Framer, Position};
 
 use super::{
-    credits_for, frame, joins_runs, start_workers, AbortOnPanic, Batcher, Coordination, Mark,
-    Ordered, Pools, Written,
+    flow_for, frame, joins_runs, start_workers, AbortOnPanic, Batcher, Coordination, Mark, Ordered,
+    Written,
 };
 use crate::event::JoinedEvent;
 use crate::feed::{FeedReport, Feeds, MessageCounts, Progress, Source};
@@ -148,11 +148,8 @@ where
     let opts = joiner.options().clone();
     let join_runs = joins_runs(&*sink, joiner.options().caches);
     let sink_sees = sink.sees_messages();
-    let in_flight = credits_for(&*sink, threads);
-    let (flow, credits) = Coordination::new(in_flight);
-    let flow = &flow;
-    let pools = Pools::new(in_flight);
-    let pools = &pools;
+    let (flow, credits, pools) = flow_for(&*sink, threads);
+    let (flow, pools) = (&flow, &pools);
     // The writer merges everything in log order from the joiner's own
     // figures on; the framing joiner hands over what it reports as it goes.
     let (diags, metrics) = joiner.take_report();
