@@ -45,6 +45,7 @@ use parquet::errors::ParquetError;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 
 use crate::even::Pieces;
+use crate::packers::{Packers, MAX_PACKERS};
 use crate::text_chunk::TextChunk;
 
 /// Batches a lane may have waiting: enough that a lane that is a little
@@ -58,8 +59,21 @@ const QUEUE: usize = 2;
 /// so a third or fourth lane already holds only small columns, and on 16
 /// cores Parquet export was no faster on 8 or 16 threads than on 4. More
 /// lanes only add threads and queues, in every open file of a partitioned
-/// export (bench/NOTES.md).
+/// export (bench/NOTES.md). Past them, the context's pages are compressed
+/// on packers (`packers.rs`), which is most of that column's work.
 pub(crate) const MAX_LANES: usize = 4;
+
+/// Packers for a file encoded on `threads` threads: as many of the
+/// machine's cores as the lanes leave, at most [`MAX_PACKERS`]. On fewer
+/// cores than that every core is busy already, and more threads only
+/// contend for them.
+pub(crate) fn packers_for(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads
+        .min(cores)
+        .saturating_sub(MAX_LANES)
+        .min(MAX_PACKERS)
+}
 
 /// What writes one leaf column of a row group.
 enum LeafWriter {
@@ -160,6 +174,8 @@ pub(crate) struct LaneWriter<W: Write + Send> {
     text_bytes: Vec<usize>,
     max_rows: Option<usize>,
     lanes: Lanes,
+    /// Threads that compress the text leaves' pages, past the lanes.
+    packers: Option<Arc<Packers>>,
     /// The writers of the row group in progress when there are no lanes.
     here: Vec<FieldWriters>,
     /// Which lane encodes each top-level field; chosen at the first batch.
@@ -172,12 +188,14 @@ impl<W: Write + Send> LaneWriter<W> {
     /// Takes over `writer`, which must have no rows in progress, with
     /// `lanes` threads (none: the caller's; at most one per column and
     /// [`MAX_LANES`]). With `text_chunks`, the leaves that
-    /// [`TextChunk::fits`] are written by it (the same bytes).
+    /// [`TextChunk::fits`] are written by it (the same bytes), their pages
+    /// compressed on `packers` threads when there are lanes.
     pub(crate) fn new(
         writer: ArrowWriter<W>,
         schema: SchemaRef,
         max_rows: Option<usize>,
         lanes: usize,
+        packers: usize,
         text_chunks: bool,
     ) -> Result<Self, ParquetError> {
         let (file, factory) = writer.into_serialized_writer()?;
@@ -205,19 +223,29 @@ impl<W: Write + Send> LaneWriter<W> {
             text_leaves,
             max_rows,
             lanes: Lanes(Vec::new()),
+            packers: None,
             here: Vec::new(),
             lane_of_field: Vec::new(),
             open: None,
         };
-        writer.set_lanes(lanes);
+        writer.set_lanes(lanes, packers);
         Ok(writer)
     }
 
     /// Encodes on `lanes` threads from the next row group on (none: on
-    /// the caller's thread). Ignored while a row group is open.
-    pub(crate) fn set_lanes(&mut self, lanes: usize) {
+    /// the caller's thread), the text leaves' pages compressed on
+    /// `packers` more (at most [`MAX_PACKERS`]). Ignored while a row
+    /// group is open.
+    pub(crate) fn set_lanes(&mut self, lanes: usize, packers: usize) {
         if self.open.is_some() {
             return;
+        }
+        let packers = match lanes > 0 && self.text_leaves.contains(&true) {
+            true => packers.min(MAX_PACKERS),
+            false => 0,
+        };
+        if self.packers.as_ref().map_or(0, |p| p.threads()) != packers {
+            self.packers = Packers::spawn(packers);
         }
         let lanes = lanes.min(self.schema.fields().len().clamp(1, MAX_LANES));
         if lanes == self.lanes.0.len() {
@@ -233,6 +261,12 @@ impl<W: Write + Send> LaneWriter<W> {
 }
 
 impl<W: Write + Send> LaneWriter<W> {
+    /// Threads compressing the text leaves' pages.
+    #[cfg(test)]
+    pub(crate) fn packer_threads(&self) -> usize {
+        self.packers.as_ref().map_or(0, |p| p.threads())
+    }
+
     /// Rows in the row group in progress.
     pub(crate) fn in_progress_rows(&self) -> usize {
         self.open.unwrap_or(0)
@@ -362,7 +396,13 @@ impl<W: Write + Send> LaneWriter<W> {
                 Some(true) => {
                     let descr = self.file.schema_descr().column(leaf);
                     let last = self.text_bytes.get(leaf).copied().unwrap_or(0);
-                    LeafWriter::Text(TextChunk::new(descr, self.file.properties(), last)?)
+                    let packers = self.packers.clone();
+                    LeafWriter::Text(TextChunk::new(
+                        descr,
+                        self.file.properties(),
+                        last,
+                        packers,
+                    )?)
                 }
                 _ => LeafWriter::Arrow(writer),
             };
@@ -587,7 +627,7 @@ mod tests {
         for (name, schema, threads, want) in cases {
             let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), None);
             let writer = writer.unwrap_or_else(|e| panic!("{name}: {e}"));
-            let lanes = LaneWriter::new(writer, schema.clone(), None, threads, true);
+            let lanes = LaneWriter::new(writer, schema.clone(), None, threads, 0, true);
             let lanes = lanes.unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(lanes.lanes.0.len(), want, "{name}");
         }

@@ -40,6 +40,7 @@ mod ipc;
 mod ipc_body;
 mod lanes;
 mod offload;
+mod packers;
 mod page_store;
 mod partition;
 mod prepare;

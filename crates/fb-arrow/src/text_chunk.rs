@@ -29,7 +29,9 @@
 //! What it saves is memory touched anew rather than instructions
 //! (bench/NOTES.md, eleventh stop).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::mpsc::TryRecvError;
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::{DataType, Field};
@@ -44,10 +46,21 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor};
 
 use crate::delta_lengths::DeltaLengths;
+use crate::packers::{pack, packer_gone, Packers, Parcel};
 
 /// Bytes of a value's length as parquet-rs counts them when it bounds a
 /// mini-batch (a PLAIN page's length prefix, whatever the encoding).
 const LENGTH_PREFIX: usize = 4;
+
+/// What a page's header and the chunk's indexes say of it, besides its
+/// stored bytes.
+struct PageDone {
+    rows: usize,
+    /// Bytes of its values, not counting their lengths.
+    values: usize,
+    /// Bytes of its body before compression.
+    uncompressed: usize,
+}
 
 /// The column chunk of one row group in progress.
 pub(crate) struct TextChunk {
@@ -68,6 +81,12 @@ pub(crate) struct TextChunk {
     gap: usize,
     /// Values (and rows) in the page in progress.
     page_values: usize,
+    /// Threads that compress the pages, when the file has them; the
+    /// pages handed to them and not written yet, oldest first; and page
+    /// buffers that came back, to use again.
+    packers: Option<Arc<Packers>>,
+    out: VecDeque<(Parcel, PageDone)>,
+    spare_pages: Vec<Vec<u8>>,
     /// The pages written so far, each header then body.
     sink: TrackedWrite<Vec<u8>>,
     offsets: Option<OffsetIndexBuilder>,
@@ -109,11 +128,13 @@ impl TextChunk {
     /// pages are kept in a buffer reserved to an eighth more than
     /// `last_bytes`, the size of the column's chunk before (row groups
     /// are alike): grown from empty, the buffer would be copied and
-    /// faulted in anew at every doubling.
+    /// faulted in anew at every doubling. With `packers`, its pages are
+    /// compressed on them (the same bytes).
     pub(crate) fn new(
         descr: ColumnDescPtr,
         props: &WriterProperties,
         last_bytes: usize,
+        packers: Option<Arc<Packers>>,
     ) -> Result<Self, ParquetError> {
         let path = descr.path();
         let codec = props.compression(path);
@@ -136,6 +157,9 @@ impl TextChunk {
             page: Vec::new(),
             gap: 0,
             page_values: 0,
+            packers: packers.filter(|_| matches!(codec, Compression::ZSTD(_))),
+            out: VecDeque::new(),
+            spare_pages: Vec::new(),
             sink: TrackedWrite::new(Vec::with_capacity(last_bytes + last_bytes / 8)),
             offsets: (!props.offset_index_disabled()).then(OffsetIndexBuilder::new),
             encoding_stats: Vec::new(),
@@ -271,41 +295,88 @@ impl TextChunk {
         self.page.resize(self.gap, 0);
     }
 
-    /// Writes the page in progress.
+    /// Ends the page in progress: writes it, or hands it to the packers
+    /// and writes those of the pages handed out that are back.
     fn end_page(&mut self) -> Result<(), ParquetError> {
         let mut lengths = Vec::new();
         self.lengths.finish(&mut lengths);
         let values = self.page.len() - self.gap;
-        let uncompressed = lengths.len() + values;
-        let body = match lengths.len() <= self.gap {
+        let done = PageDone {
+            rows: self.page_values,
+            values,
+            uncompressed: lengths.len() + values,
+        };
+        let from = match lengths.len() <= self.gap {
             true => {
                 let from = self.gap - lengths.len();
                 if let Some(room) = self.page.get_mut(from..self.gap) {
                     room.copy_from_slice(&lengths);
                 }
-                self.page.get(from..).unwrap_or(&[])
+                from
             }
             false => {
                 // The gap was short (the first page has none): move the
                 // values up once; the next pages get a gap that fits.
                 self.page.splice(..self.gap, lengths.iter().copied());
-                self.page.as_slice()
+                0
             }
         };
+        if lengths.len() > self.gap {
+            // Room for pages whose lengths pack a little wider.
+            self.gap = lengths.len() * 2 + 64;
+        }
+        self.page_values = 0;
+        let level = match self.codec {
+            Compression::ZSTD(level) => level.compression_level(),
+            _ => 0,
+        };
+        if let Some(packers) = self.packers.clone() {
+            let next = self
+                .spare_pages
+                .pop()
+                .unwrap_or_else(|| packers.spare_page());
+            let page = std::mem::replace(&mut self.page, next);
+            let parcel = packers.pack(page, from, level, self.threshold)?;
+            self.out.push_back((parcel, done));
+            return self.write_back(packers.in_flight());
+        }
+        let body = self.page.get(from..).unwrap_or(&[]);
         let (buf, is_compressed) = match self.compressor.as_mut() {
-            Some(zstd) => {
-                let mut packed = Vec::with_capacity(zstd::zstd_safe::compress_bound(body.len()));
-                zstd.compress_to_buffer(body, &mut packed)
-                    .map_err(|e| ParquetError::External(Box::new(e)))?;
-                if packed.len() as f64 >= uncompressed as f64 * self.threshold {
-                    (body.to_vec(), false)
-                } else {
-                    (packed, true)
-                }
-            }
+            Some(zstd) => pack(zstd, body, self.threshold)?,
             None => (body.to_vec(), false),
         };
-        let rows = self.page_values;
+        self.write_page(buf, is_compressed, &done)
+    }
+
+    /// Writes the pages handed out that are back, in the order they went
+    /// out, waiting for the oldest while more than `keep` are out.
+    fn write_back(&mut self, keep: usize) -> Result<(), ParquetError> {
+        while let Some((parcel, _)) = self.out.front() {
+            let packed = match self.out.len() > keep {
+                true => parcel.recv().map_err(|_| packer_gone())?,
+                false => match parcel.try_recv() {
+                    Ok(packed) => packed,
+                    Err(TryRecvError::Empty) => return Ok(()),
+                    Err(TryRecvError::Disconnected) => return Err(packer_gone()),
+                },
+            }?;
+            let Some((_, done)) = self.out.pop_front() else {
+                return Ok(());
+            };
+            self.write_page(packed.buf, packed.is_compressed, &done)?;
+            self.spare_pages.push(packed.page);
+        }
+        Ok(())
+    }
+
+    /// Writes one page, its body as it is stored.
+    fn write_page(
+        &mut self,
+        buf: Vec<u8>,
+        is_compressed: bool,
+        done: &PageDone,
+    ) -> Result<(), ParquetError> {
+        let rows = done.rows;
         let page = Page::DataPageV2 {
             buf: Bytes::from(buf),
             num_values: rows as u32,
@@ -319,7 +390,7 @@ impl TextChunk {
         };
         if let Some(index) = self.offsets.as_mut() {
             index.append_row_count(rows as i64);
-            index.append_unencoded_byte_array_data_bytes(Some(values as i64));
+            index.append_unencoded_byte_array_data_bytes(Some(done.values as i64));
         }
         match self.encoding_stats.last_mut() {
             Some(stats) => stats.count += 1,
@@ -330,14 +401,9 @@ impl TextChunk {
             }),
         }
         let spec = SerializedPageWriter::new(&mut self.sink)
-            .write_page(CompressedPage::new(page, uncompressed))?;
+            .write_page(CompressedPage::new(page, done.uncompressed))?;
         self.written(&spec);
         self.total_rows += rows as u64;
-        if lengths.len() > self.gap {
-            // Room for pages whose lengths pack a little wider.
-            self.gap = lengths.len() * 2 + 64;
-        }
-        self.page_values = 0;
         Ok(())
     }
 
@@ -358,6 +424,11 @@ impl TextChunk {
     pub(crate) fn close(mut self) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
         if self.page_values > 0 {
             self.end_page()?;
+        }
+        self.write_back(0)?;
+        if let Some(packers) = &self.packers {
+            self.spare_pages.push(std::mem::take(&mut self.page));
+            packers.give_back(std::mem::take(&mut self.spare_pages));
         }
         let mut encodings = BTreeSet::from([Encoding::RLE]);
         if !self.encoding_stats.is_empty() {

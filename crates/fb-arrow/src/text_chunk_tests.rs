@@ -18,6 +18,8 @@ use parquet::schema::types::ColumnPath;
 
 use crate::even::Pieces;
 use crate::lanes::LaneWriter;
+use crate::packers::{Packers, MAX_PACKERS};
+use crate::text_chunk::TextChunk;
 
 /// Writer settings, made anew for each writer.
 type Props = fn() -> WriterPropertiesBuilder;
@@ -253,8 +255,17 @@ enum Handed {
 
 fn ours(case: &Case, batches: &[RecordBatch], lanes: usize, handed: Handed) -> Vec<u8> {
     let w = ArrowWriter::try_new(Vec::new(), schema(), Some(props(case))).unwrap();
-    let mut w = LaneWriter::new(w, schema(), Some(case.row_group_rows), lanes, true).unwrap();
+    // Packers as a machine with a core for each thread would have them.
+    let packers = lanes.saturating_sub(crate::lanes::MAX_LANES);
+    let rows = Some(case.row_group_rows);
+    let mut w = LaneWriter::new(w, schema(), rows, lanes, packers, true).unwrap();
     assert_eq!(w.text_leaves, vec![false, true], "{}", case.name);
+    assert_eq!(
+        w.packer_threads(),
+        packers.min(MAX_PACKERS),
+        "{}, {lanes} lanes",
+        case.name
+    );
     for b in batches {
         let rows = b.num_rows();
         match handed {
@@ -307,6 +318,10 @@ fn text_chunks_write_parquet_rs_bytes() {
             (2, Handed::Whole),
             (0, Handed::Pieces),
             (2, Handed::Pieces),
+            // With packers: 5 threads make one, 16 the most.
+            (5, Handed::Whole),
+            (16, Handed::Whole),
+            (16, Handed::Pieces),
         ] {
             let got = ours(case, &batches, lanes, handed);
             assert!(
@@ -390,4 +405,39 @@ fn columns_it_does_not_fit_stay_with_parquet_rs() {
         &descr,
         &export_like().build()
     ));
+}
+
+/// A chunk whose packers stop taking pages, or drop one they took, ends
+/// with an error instead of waiting for pages that never come back.
+#[test]
+fn pages_lost_by_packers_are_an_error() {
+    type MakePackers = fn() -> Arc<Packers>;
+    let cases: [(&str, MakePackers); 2] = [
+        ("no packer takes pages", Packers::stopped),
+        ("a packer drops the pages it takes", Packers::dropping),
+    ];
+    let case = &CASES[0];
+    let batches = batches(case);
+    let props = props(case);
+    let descr = parquet::arrow::ArrowSchemaConverter::new()
+        .convert(&schema())
+        .unwrap()
+        .column(1);
+    for (name, packers) in cases {
+        let mut chunk = TextChunk::new(descr.clone(), &props, 0, Some(packers())).unwrap();
+        let wrote = batches
+            .iter()
+            .try_for_each(|b| chunk.write(std::slice::from_ref(b.column(1))));
+        let err = match wrote {
+            Err(e) => e,
+            Ok(()) => match chunk.close() {
+                Err(e) => e,
+                Ok(_) => panic!("{name}: the chunk closed without its pages"),
+            },
+        };
+        assert!(
+            err.to_string().contains("compression thread stopped"),
+            "{name}: {err}"
+        );
+    }
 }

@@ -200,6 +200,7 @@ impl<W: Write + Send> ParquetFile<W> {
                 schema.clone(),
                 Some(rows.max(1)),
                 0,
+                0,
                 true,
             )?),
             ParquetPath::Plain => Encoder::Plain(writer),
@@ -214,13 +215,15 @@ impl<W: Write + Send> ParquetFile<W> {
     }
 
     /// Encodes the columns on `threads` threads when more than one (see
-    /// `lanes.rs`); the file is the same bytes for any number. Call before
-    /// the first batch.
+    /// `lanes.rs`), with threads that compress the text columns' pages
+    /// where the machine has cores the lanes leave (`packers.rs`); the
+    /// file is the same bytes for any number. Call before the first batch.
     pub fn encoding_threads(self, threads: usize) -> Result<Self, Error> {
         let lanes = if threads < 2 { 0 } else { threads };
+        let packers = crate::lanes::packers_for(lanes);
         let writer = match self.writer {
             Encoder::Lanes(mut writer) => {
-                writer.set_lanes(lanes);
+                writer.set_lanes(lanes, packers);
                 Encoder::Lanes(writer)
             }
             Encoder::Plain(writer) if lanes == 0 || writer.in_progress_rows() > 0 => {
@@ -232,6 +235,7 @@ impl<W: Write + Send> ParquetFile<W> {
                 self.schema.clone(),
                 Some(self.rows),
                 lanes,
+                0,
                 false,
             )?),
         };
