@@ -63,12 +63,11 @@ const QUEUE: usize = 2;
 /// on packers (`packers.rs`), which is most of that column's work.
 pub(crate) const MAX_LANES: usize = 4;
 
-/// Packers for a file encoded on `threads` threads: as many of the
-/// machine's cores as the lanes leave, at most [`MAX_PACKERS`]. On fewer
-/// cores than that every core is busy already, and more threads only
-/// contend for them.
-pub(crate) fn packers_for(threads: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+/// Packers for a file encoded on `threads` threads on a machine of
+/// `cores` cores: as many as the lanes leave, at most [`MAX_PACKERS`].
+/// On fewer cores than that every core is busy already, and more threads
+/// only contend for them.
+pub(crate) fn packers_for(threads: usize, cores: usize) -> usize {
     threads
         .min(cores)
         .saturating_sub(MAX_LANES)

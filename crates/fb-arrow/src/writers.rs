@@ -219,8 +219,16 @@ impl<W: Write + Send> ParquetFile<W> {
     /// where the machine has cores the lanes leave (`packers.rs`); the
     /// file is the same bytes for any number. Call before the first batch.
     pub fn encoding_threads(self, threads: usize) -> Result<Self, Error> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.encoding_threads_on(threads, cores)
+    }
+
+    /// As [`ParquetFile::encoding_threads`] on a machine of `cores` cores,
+    /// which decides whether the text columns' pages are compressed on
+    /// threads of their own (the same bytes either way).
+    pub fn encoding_threads_on(self, threads: usize, cores: usize) -> Result<Self, Error> {
         let lanes = if threads < 2 { 0 } else { threads };
-        let packers = crate::lanes::packers_for(lanes);
+        let packers = crate::lanes::packers_for(lanes, cores);
         let writer = match self.writer {
             Encoder::Lanes(mut writer) => {
                 writer.set_lanes(lanes, packers);
