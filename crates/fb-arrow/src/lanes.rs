@@ -382,7 +382,19 @@ impl<W: Write + Send> LaneWriter<W> {
     /// Opens a row group: new writers, shared out among the lanes.
     fn start(&mut self, first: &RecordBatch) -> Result<(), ParquetError> {
         if self.lane_of_field.is_empty() {
-            self.lane_of_field = share_out(first, self.lanes.0.len());
+            // A text field whose pages the packers compress costs its
+            // lane little more than a copy of its bytes.
+            let packed: Vec<bool> = (0..self.schema.fields().len())
+                .map(|field| {
+                    self.packers.is_some()
+                        && self
+                            .leaf_fields
+                            .iter()
+                            .zip(&self.text_leaves)
+                            .any(|(&f, &t)| f == field && t)
+                })
+                .collect();
+            self.lane_of_field = share_out(first, self.lanes.0.len(), &packed);
         }
         let index = self.file.flushed_row_groups().len();
         let writers = self.factory.create_column_writers(index)?;
@@ -566,10 +578,17 @@ fn lane_gone() -> ParquetError {
     ParquetError::General("a Parquet encoding thread stopped".into())
 }
 
+/// A text column whose pages are packed elsewhere counts as this share of
+/// its bytes when the lanes are loaded: its lane only copies them
+/// (bench/NOTES.md, fifteenth stop: `context` alone cost its lane 76 ms
+/// of a 1 GiB CCB export, `slots` 264 ms with a fraction of its bytes).
+const PACKED_TEXT_SHARE: usize = 8;
+
 /// Which lane encodes each field: the largest columns of the first batch
 /// first, each to the lane with the least so far, so that the lanes
-/// finish together (longest-processing-time-first).
-fn share_out(batch: &RecordBatch, lanes: usize) -> Vec<usize> {
+/// finish together (longest-processing-time-first); a field `packed`
+/// counts an eighth of its bytes.
+fn share_out(batch: &RecordBatch, lanes: usize, packed: &[bool]) -> Vec<usize> {
     let mut sizes: Vec<(usize, usize)> = batch
         .columns()
         .iter()
@@ -579,7 +598,10 @@ fn share_out(batch: &RecordBatch, lanes: usize) -> Vec<usize> {
                 .to_data()
                 .get_slice_memory_size()
                 .unwrap_or_else(|_| c.get_array_memory_size());
-            (i, bytes)
+            match packed.get(i) {
+                Some(true) => (i, bytes / PACKED_TEXT_SHARE),
+                _ => (i, bytes),
+            }
         })
         .collect();
     sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -605,6 +627,55 @@ fn share_out(batch: &RecordBatch, lanes: usize) -> Vec<usize> {
 mod tests {
     use super::*;
     use arrow_schema::{DataType, Field, Schema};
+
+    /// A text column of 63 kB (offsets too) and number columns of 8, 4
+    /// and 2 kB.
+    fn text_and_numbers() -> RecordBatch {
+        use arrow_array::{Int16Array, Int32Array, Int64Array, StringArray};
+        let texts = StringArray::from_iter_values((0..1_000).map(|i| format!("{i:0>59}")));
+        RecordBatch::try_from_iter(vec![
+            ("text", Arc::new(texts) as ArrayRef),
+            (
+                "a",
+                Arc::new(Int64Array::from_iter_values(0..1_000)) as ArrayRef,
+            ),
+            (
+                "b",
+                Arc::new(Int32Array::from_iter_values(0..1_000)) as ArrayRef,
+            ),
+            (
+                "c",
+                Arc::new(Int16Array::from_iter_values(0..1_000)) as ArrayRef,
+            ),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Lanes loaded largest first; a packed text column counts an eighth.
+    #[test]
+    fn share_out_weighs_packed_text_less() {
+        let batch = text_and_numbers();
+        let cases = [
+            ("two lanes", 2, vec![false; 4], vec![0, 1, 1, 1]),
+            ("three lanes", 3, vec![false; 4], vec![0, 1, 2, 2]),
+            // 63 kB / 8 is less than 8 kB: the text goes after column a.
+            (
+                "two lanes, text packed",
+                2,
+                vec![true, false, false, false],
+                vec![1, 0, 1, 0],
+            ),
+            (
+                "three lanes, text packed",
+                3,
+                vec![true, false, false, false],
+                vec![1, 0, 2, 2],
+            ),
+        ];
+        for (name, lanes, packed, want) in cases {
+            assert_eq!(share_out(&batch, lanes, &packed), want, "{name}");
+        }
+    }
 
     /// Threads asked for against lanes spawned: never more than the
     /// columns, nor than [`MAX_LANES`].
