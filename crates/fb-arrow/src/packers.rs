@@ -27,11 +27,11 @@ pub(crate) const MAX_PACKERS: usize = 3;
 
 /// A page to compress: `page[from..]` is its body.
 pub(crate) struct PackJob {
-    pub(crate) page: Vec<u8>,
-    pub(crate) from: usize,
-    pub(crate) level: i32,
+    page: Vec<u8>,
+    from: usize,
+    level: i32,
     /// Kept compressed only when smaller than this share of the body.
-    pub(crate) threshold: f64,
+    threshold: f64,
     reply: SyncSender<Result<Packed, ParquetError>>,
 }
 
@@ -67,8 +67,9 @@ pub(crate) fn pack(
 pub(crate) struct Packers {
     jobs: Option<SyncSender<PackJob>>,
     threads: Vec<JoinHandle<()>>,
-    /// Page buffers of the file's chunks that ended, for the next ones:
-    /// a chunk's first pages then start in memory already touched.
+    /// Page buffers that came back, for the next pages: a page (also the
+    /// first of the next row group's chunk) then starts in memory already
+    /// touched.
     spare: Mutex<Vec<Vec<u8>>>,
 }
 
@@ -110,7 +111,7 @@ impl Packers {
         self.threads.len() + 1
     }
 
-    /// A page buffer a chunk gave back, or a new one.
+    /// A page buffer given back, or a new one.
     pub(crate) fn spare_page(&self) -> Vec<u8> {
         self.spare
             .lock()
@@ -119,11 +120,12 @@ impl Packers {
             .unwrap_or_default()
     }
 
-    /// Keeps `pages` for the chunks to come, as many as are ever out.
-    pub(crate) fn give_back(&self, pages: Vec<Vec<u8>>) {
+    /// Keeps `page` for a page to come, up to one more than are ever out.
+    pub(crate) fn give_back(&self, page: Vec<u8>) {
         if let Ok(mut spare) = self.spare.lock() {
-            let room = self.in_flight().saturating_sub(spare.len());
-            spare.extend(pages.into_iter().take(room));
+            if spare.len() <= self.in_flight() {
+                spare.push(page);
+            }
         }
     }
 

@@ -81,12 +81,10 @@ pub(crate) struct TextChunk {
     gap: usize,
     /// Values (and rows) in the page in progress.
     page_values: usize,
-    /// Threads that compress the pages, when the file has them; the
-    /// pages handed to them and not written yet, oldest first; and page
-    /// buffers that came back, to use again.
+    /// Threads that compress the pages, when the file has them, and the
+    /// pages handed to them and not written yet, oldest first.
     packers: Option<Arc<Packers>>,
     out: VecDeque<(Parcel, PageDone)>,
-    spare_pages: Vec<Vec<u8>>,
     /// The pages written so far, each header then body.
     sink: TrackedWrite<Vec<u8>>,
     offsets: Option<OffsetIndexBuilder>,
@@ -138,8 +136,10 @@ impl TextChunk {
     ) -> Result<Self, ParquetError> {
         let path = descr.path();
         let codec = props.compression(path);
+        let packers = packers.filter(|_| matches!(codec, Compression::ZSTD(_)));
+        // A chunk whose pages go to the packers compresses none itself.
         let compressor = match codec {
-            Compression::ZSTD(level) => Some(
+            Compression::ZSTD(level) if packers.is_none() => Some(
                 zstd::bulk::Compressor::new(level.compression_level())
                     .map_err(|e| ParquetError::External(Box::new(e)))?,
             ),
@@ -157,9 +157,8 @@ impl TextChunk {
             page: Vec::new(),
             gap: 0,
             page_values: 0,
-            packers: packers.filter(|_| matches!(codec, Compression::ZSTD(_))),
+            packers,
             out: VecDeque::new(),
-            spare_pages: Vec::new(),
             sink: TrackedWrite::new(Vec::with_capacity(last_bytes + last_bytes / 8)),
             offsets: (!props.offset_index_disabled()).then(OffsetIndexBuilder::new),
             encoding_stats: Vec::new(),
@@ -331,11 +330,7 @@ impl TextChunk {
             _ => 0,
         };
         if let Some(packers) = self.packers.clone() {
-            let next = self
-                .spare_pages
-                .pop()
-                .unwrap_or_else(|| packers.spare_page());
-            let page = std::mem::replace(&mut self.page, next);
+            let page = std::mem::replace(&mut self.page, packers.spare_page());
             let parcel = packers.pack(page, from, level, self.threshold)?;
             self.out.push_back((parcel, done));
             return self.write_back(packers.in_flight());
@@ -364,7 +359,9 @@ impl TextChunk {
                 return Ok(());
             };
             self.write_page(packed.buf, packed.is_compressed, &done)?;
-            self.spare_pages.push(packed.page);
+            if let Some(packers) = &self.packers {
+                packers.give_back(packed.page);
+            }
         }
         Ok(())
     }
@@ -427,8 +424,7 @@ impl TextChunk {
         }
         self.write_back(0)?;
         if let Some(packers) = &self.packers {
-            self.spare_pages.push(std::mem::take(&mut self.page));
-            packers.give_back(std::mem::take(&mut self.spare_pages));
+            packers.give_back(std::mem::take(&mut self.page));
         }
         let mut encodings = BTreeSet::from([Encoding::RLE]);
         if !self.encoding_stats.is_empty() {
