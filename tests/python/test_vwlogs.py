@@ -415,6 +415,48 @@ def test_threads_give_the_same_rows(tmp_path):
     assert pa.table(vwlogs.read(str(log), threads=2)).equals(one)
 
 
+# On several threads a batch's pieces are joined by the consumer or, where
+# the machine has cores for them, by lanes of their own; FB_JOIN_LANES
+# chooses, so that both paths run on any machine.
+@pytest.mark.parametrize("lanes", ["0", "1", "2"])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_batches_joined_on_lanes_are_those_joined_by_the_consumer(lanes, threads, tmp_path,
+                                                                 monkeypatch):
+    logs = [str(tmp_path / f"{n}.fb") for n in ("one", "two")]
+    for seed, log in enumerate(logs):
+        fb("gen", "-q", "--problem-type", "ccb", "--size", "3MiB", "--seed", str(seed), "-o", log)
+    one = list(vwlogs.read(logs, batch_rows=700, threads=1))
+    monkeypatch.setenv("FB_JOIN_LANES", lanes)
+    reader = vwlogs.read(logs, batch_rows=700, threads=threads)
+    many = list(reader)
+    assert [b.num_rows for b in many] == [b.num_rows for b in one]
+    assert len(many) > 6 and all(a.equals(b) for a, b in zip(many, one))
+    assert reader.summary["rows"] == sum(b.num_rows for b in one)
+
+
+@pytest.mark.parametrize("lanes", ["0", "2"])
+def test_a_consumer_that_stops_early_stops_the_lanes(lanes, tmp_path, monkeypatch):
+    log = str(tmp_path / "ccb.fb")
+    fb("gen", "-q", "--problem-type", "ccb", "--size", "4MiB", "--seed", "2", "-o", log)
+    monkeypatch.setenv("FB_JOIN_LANES", lanes)
+
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    it = iter(vwlogs.read([log] * 50, batch_rows=100, threads=2))
+    first = next(it)
+    assert first.num_rows == 100 and threads() > before
+    names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+    assert sum(n.startswith("fb-arrow-join") for n in names) == int(lanes), names
+    del it, first
+    # Every thread of the run ends: the joining ones, and the lanes.
+    deadline = time.monotonic() + 10
+    while threads() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threads() == before
+
+
 def test_convert_writes_what_fb_convert_writes(tmp_path):
     logs = os.path.join(DATA, "valid_joined_logs")
     out = tmp_path / "out.dsjson"
@@ -662,6 +704,7 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
             "read_all recover": lambda: vwlogs.read(paths, recover=True).read_all(),
             "read_all file objects": lambda: vwlogs.read(files()).read_all(),
             "read_all two threads": lambda: vwlogs.read(paths, threads=2).read_all(),
+            "read_all join lanes": lambda: vwlogs.read(paths, threads=3).read_all(),
             "iteration": lambda: sum(b.num_rows for b in vwlogs.read(paths)),
             "pa.table": lambda: pa.table(vwlogs.read(paths)),
             "pl.DataFrame": lambda: pl.DataFrame(vwlogs.read(paths)),
@@ -685,6 +728,7 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
 INTERRUPT_BOUND = 2.0
 INTERRUPT_OPS = ["convert", "convert file objects", "convert two threads", "stats", "stats recover",
                  "read_all", "read_all recover", "read_all file objects", "read_all two threads",
+                 "read_all join lanes",
                  "iteration", "pa.table", "pl.DataFrame"]
 
 
@@ -706,8 +750,9 @@ def test_ctrl_c_stops_every_call_at_once(long_log, op, tmp_path):
     out = tmp_path / "out.json"
     out.write_text("the old output\n")
     warm_up = os.path.join(DATA, "valid_joined_logs", "cb_simple.log")
+    env = dict(os.environ, FB_JOIN_LANES="2") if "lanes" in op else None
     run = subprocess.run([sys.executable, "-c", INTERRUPT_SCRIPT, log, str(copies), op, str(out), warm_up],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got["outcome"] == "KeyboardInterrupt", got

@@ -38,6 +38,7 @@ mod error;
 mod even;
 mod ipc;
 mod ipc_body;
+mod join_ahead;
 mod lanes;
 mod offload;
 mod packers;
@@ -56,6 +57,9 @@ pub use columns::Columns;
 pub use error::Error;
 pub use even::Pieces;
 pub use ipc::{IpcEncoding, IpcFile, IpcStream};
+pub use join_ahead::{
+    join_ahead, join_lanes_for, AheadReceiver, AheadSender, Closed, Handed, MAX_JOIN_LANES,
+};
 pub use offload::Offload;
 pub use partition::{Partitioned, Partitioning};
 pub use rows::{micros, Rows};

@@ -4,13 +4,13 @@
 //! through the Arrow C stream interface, without a copy, and looks for
 //! signals (Ctrl-C) while it waits.
 
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use fb_arrow::{ArrowSink, BatchWriter, Pieces};
+use fb_arrow::{join_ahead, AheadReceiver, AheadSender, ArrowSink, BatchWriter, Handed, Pieces};
 use fb_join::{JoinedEvent, Pipeline};
 use fb_run::report::RunReport;
 use pyo3::prelude::*;
@@ -21,19 +21,38 @@ use crate::interrupt::{self, Cancel, CHECK_EVERY};
 use crate::options::Opts;
 use crate::source::Src;
 
-/// Batches in flight between the joining thread and the consumer: enough
-/// to keep both busy, few enough to bound memory.
+/// Batches in flight between the joining thread and the consumer, where
+/// the consumer joins their pieces: enough to keep both busy, few enough
+/// to bound memory.
 const IN_FLIGHT: usize = 4;
 
-/// What the joining thread sends.
-enum Item {
-    /// The pieces of one batch, joined (copied into one) by the consumer's
-    /// thread, which waits for the next batch meanwhile: the joining
-    /// thread, which also reads and frames the input, does not copy.
-    Batch(Pieces),
-    /// The end: how the run went, and the events skipped, by reason.
-    Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>),
+/// Threads that join a batch's pieces (copy them into one) for the
+/// consumer, on `threads` joining threads: on several, that copy is about
+/// half of a joining thread's work, and on the consumer's thread it was
+/// the busiest thread of a read on four threads or more. Only where the
+/// machine has cores for them (`join_lanes_for`).
+///
+/// `FB_JOIN_LANES` in the environment sets how many (at most
+/// [`fb_arrow::MAX_JOIN_LANES`], 0 for none), whatever the cores: for the
+/// tests of either path on any machine, and for benches.
+fn join_lanes(threads: usize) -> usize {
+    let forced = std::env::var("FB_JOIN_LANES")
+        .ok()
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    if let Some(n) = forced {
+        return n.min(fb_arrow::MAX_JOIN_LANES);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    fb_arrow::join_lanes_for(threads, cores)
 }
+
+/// The end of a run, after its batches: how it went, and the events
+/// skipped, by reason.
+struct Done(Box<RunReport>, Option<Stop>, Vec<(String, u64)>);
+
+/// The joining thread's end of the stream, shared by the sink and the
+/// run that sends [`Done`] after it.
+type Sender = Arc<Mutex<AheadSender<Done>>>;
 
 /// The consumer went away.
 fn closed() -> fb_arrow::Error {
@@ -43,8 +62,8 @@ fn closed() -> fb_arrow::Error {
     ))
 }
 
-fn send(tx: &SyncSender<Item>, pieces: Pieces) -> Result<(), fb_arrow::Error> {
-    tx.send(Item::Batch(pieces)).map_err(|_| closed())
+fn send(tx: &Sender, pieces: Pieces) -> Result<(), fb_arrow::Error> {
+    lock(tx).send_pieces(pieces).map_err(|_| closed())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -53,8 +72,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A [`BatchWriter`] that hands each batch to the consumer, in the pieces
 /// it was cut from (several threads' chunks end elsewhere than batches):
-/// the consumer's thread joins them while the joining thread goes on.
-struct ToChannel(SyncSender<Item>);
+/// lanes of their own or the consumer's thread join them while the
+/// joining thread goes on.
+struct ToChannel(Sender);
 
 impl BatchWriter for ToChannel {
     type Output = ();
@@ -91,8 +111,10 @@ pub struct Outcome {
 
 /// Starts joining `sources` on a thread of its own, until the end or
 /// `cancel`.
-fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Item>> {
-    let (tx, rx) = sync_channel(IN_FLIGHT);
+fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<AheadReceiver<Done>> {
+    let threads = if opts.recover { 1 } else { opts.threads };
+    let (tx, rx) = join_ahead(join_lanes(threads), IN_FLIGHT);
+    let tx: Sender = Arc::new(Mutex::new(tx));
     let run = move || {
         let filter = opts.filter.clone();
         let keep = move |ev: &JoinedEvent<'_>| filter.keep(ev);
@@ -101,10 +123,9 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         // Batches of exactly `batch_rows` rows, the last fewer, across
         // inputs, so a folder of small files makes as few batches as one
         // file, and its short inputs' runs join on threads.
-        let sink = ArrowSink::new(ToChannel(tx.clone()), opts.batch_rows)
+        let sink = ArrowSink::new(ToChannel(Arc::clone(&tx)), opts.batch_rows)
             .with_prepared_memory()
             .with_columns(opts.columns.clone());
-        let threads = if opts.recover { 1 } else { opts.threads };
         let mut pipeline = Pipeline::new(opts.options(), keep, sink, threads);
         let mut report = RunReport::default();
         // All the sources in one feed: on several threads one session,
@@ -119,7 +140,8 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
         if let Err(e) = sink.finish() {
             stop.get_or_insert(Stop::Io(e.to_string()));
         }
-        let _ = tx.send(Item::Done(Box::new(report), stop, crate::skipped(&joiner)));
+        let done = Done(Box::new(report), stop, crate::skipped(&joiner));
+        let _ = lock(&tx).send_other(done);
     };
     std::thread::Builder::new()
         .name("vwlogs-read".into())
@@ -130,7 +152,7 @@ fn start(sources: Vec<Src>, opts: Opts, cancel: Cancel) -> PyResult<Receiver<Ite
 
 /// The consumer's end, as an Arrow `RecordBatchReader`.
 pub struct Batches {
-    rx: Option<Receiver<Item>>,
+    rx: Option<AheadReceiver<Done>>,
     /// Wait with the interpreter's lock released: a source that is a
     /// Python file object needs it on the joining thread.
     release_gil: bool,
@@ -148,14 +170,14 @@ pub struct Batches {
 impl Batches {
     /// The next item; the exception a signal's handler raised meanwhile
     /// (checked once per item and every [`CHECK_EVERY`] of waiting).
-    fn recv(&mut self) -> PyResult<Option<Item>> {
+    fn recv(&mut self) -> PyResult<Option<Handed<Done>>> {
         let Some(mut rx) = self.rx.take() else {
             return Ok(None);
         };
         // The lock is taken to wait only where it may be held: on the main
         // thread (for the signals), and for a file object's reads.
         let release = self.release_gil || interrupt::on_main_thread();
-        let wait = |rx: Receiver<Item>| {
+        let wait = |mut rx: AheadReceiver<Done>| {
             let got = rx.recv_timeout(CHECK_EVERY);
             (rx, got)
         };
@@ -222,9 +244,10 @@ impl Iterator for Batches {
             Err(err) => return self.interrupted(err),
         };
         match item {
-            Some(Item::Batch(pieces)) => {
-                // Joined before the outcome's lock is taken.
-                let joined = pieces.join().map_err(|e| match e {
+            Some(Handed::Batch(joined)) => {
+                // Joined (by a lane or by `recv`) before the outcome's
+                // lock is taken.
+                let joined = joined.map_err(|e| match e {
                     fb_arrow::Error::Arrow(e) => e,
                     other => ArrowError::ExternalError(Box::new(other)),
                 });
@@ -233,7 +256,7 @@ impl Iterator for Batches {
                 }
                 Some(joined)
             }
-            Some(Item::Done(report, stop, skipped)) => {
+            Some(Handed::Other(Done(report, stop, skipped))) => {
                 let mut outcome = lock(&self.outcome);
                 self.rx = None;
                 outcome.report = Some(*report);
