@@ -99,6 +99,21 @@ struct Slots {
     valid: NullBufferBuilder,
 }
 
+/// Nulls the rows owe to the decision columns of the kinds they are not
+/// (a CB row leaves the slots, `baseline_actions`, `ca_action` and
+/// `pdf_value` null), appended in one go when a row of that kind comes or
+/// the batch ends. A log is mostly of one kind, so most rows owe the same
+/// columns a null, and one append of many is less work than many of one.
+#[derive(Default)]
+struct OwedNulls {
+    /// `actions`, `probabilities`, `chosen_action`.
+    cb: usize,
+    /// `slots` (their validity; offsets go per row) and `baseline_actions`.
+    slots: usize,
+    /// `ca_action`, `pdf_value`.
+    ca: usize,
+}
+
 /// Rows of joined events being built.
 pub struct Rows {
     event_id: StringBuilder,
@@ -141,6 +156,7 @@ pub struct Rows {
     day: LastDay,
     /// Whether any column of the decision (actions to pdf_value) is built.
     decisions: bool,
+    owed: OwedNulls,
     rows: usize,
 }
 
@@ -190,6 +206,7 @@ impl Default for Rows {
             columns: Columns::all(),
             day: LastDay::default(),
             decisions: true,
+            owed: OwedNulls::default(),
             rows: 0,
         }
     }
@@ -357,7 +374,40 @@ impl Rows {
         o.offsets.push(offset(o.event_id.len()));
     }
 
+    /// Appends the nulls owed to the CB columns.
+    fn pay_cb(&mut self) {
+        let n = std::mem::take(&mut self.owed.cb);
+        if n > 0 {
+            self.actions.append_nulls(n);
+            self.probabilities.append_nulls(n);
+            self.chosen_action.append_nulls(n);
+        }
+    }
+
+    /// Appends the nulls owed to the slots and `baseline_actions`.
+    fn pay_slots(&mut self) {
+        let n = std::mem::take(&mut self.owed.slots);
+        if n > 0 {
+            self.slots.valid.append_n_nulls(n);
+            self.baseline_actions.append_nulls(n);
+        }
+    }
+
+    /// Appends the nulls owed to the continuous actions' columns.
+    fn pay_ca(&mut self) {
+        let n = std::mem::take(&mut self.owed.ca);
+        if n > 0 {
+            self.ca_action.append_nulls(n);
+            self.pdf_value.append_nulls(n);
+        }
+    }
+
     fn decision(&mut self, ev: &JoinedEvent<'_>) {
+        match &ev.decision {
+            Decision::Cb { .. } => self.pay_cb(),
+            Decision::MultiSlot { .. } => self.pay_slots(),
+            Decision::Ca { .. } => self.pay_ca(),
+        }
         let s = &mut self.slots;
         match &ev.decision {
             Decision::Cb {
@@ -372,15 +422,11 @@ impl Rows {
                 self.probabilities.append(true);
                 self.chosen_action
                     .append_option(actions.first().and_then(|a| i64::try_from(*a).ok()));
-                s.valid.append_null();
-                self.baseline_actions.append(false);
-                self.ca_action.append_null();
-                self.pdf_value.append_null();
+                self.owed.slots += 1;
+                self.owed.ca += 1;
             }
             Decision::MultiSlot { slots, baseline } => {
-                self.actions.append(false);
-                self.probabilities.append(false);
-                self.chosen_action.append_null();
+                self.owed.cb += 1;
                 for slot in slots {
                     s.id.append_option(slot.id.as_deref());
                     for a in &slot.actions {
@@ -405,15 +451,11 @@ impl Rows {
                     self.baseline_actions.values().append_value(i64::from(b));
                 }
                 self.baseline_actions.append(!baseline.is_empty());
-                self.ca_action.append_null();
-                self.pdf_value.append_null();
+                self.owed.ca += 1;
             }
             Decision::Ca { action, pdf_value } => {
-                self.actions.append(false);
-                self.probabilities.append(false);
-                self.chosen_action.append_null();
-                s.valid.append_null();
-                self.baseline_actions.append(false);
+                self.owed.cb += 1;
+                self.owed.slots += 1;
                 self.ca_action.append_value(*action);
                 self.pdf_value.append_value(*pdf_value);
             }
@@ -485,6 +527,9 @@ impl Rows {
 
     /// The rows as a batch; the builders are empty again after.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        self.pay_cb();
+        self.pay_slots();
+        self.pay_ca();
         let room = self.context_room();
         let o = &mut self.outcomes;
         let outcomes = StructArray::try_new(

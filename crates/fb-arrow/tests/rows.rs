@@ -395,3 +395,89 @@ fn a_batch_given_back_lends_its_context_buffer() {
         drop(kept);
     }
 }
+
+/// Which decision columns a row of each kind fills: the others are null.
+/// Rows of every kind interleaved in one batch, so that the nulls a run of
+/// one kind owes the other kinds' columns land on their own rows.
+#[test]
+fn rows_of_mixed_kinds_leave_the_other_kinds_columns_null() {
+    let logs: Vec<(String, Vec<u8>)> = corpus()
+        .into_iter()
+        .filter(|(name, _, multistep)| !multistep && name.starts_with("valid_joined_logs"))
+        .map(|(name, log, _)| (name, log))
+        .collect();
+    let per_log: Vec<Vec<JoinedEvent>> = logs
+        .iter()
+        .map(|(_, log)| JoinedEvents::new(&log[..], Options::default()).collect())
+        .collect();
+    // Runs of 1, 2, 3, ... rows of each log in turn, kinds interleaved.
+    let mut events: Vec<&JoinedEvent> = Vec::new();
+    let mut at = vec![0; per_log.len()];
+    let mut run = 1;
+    while at.iter().zip(&per_log).any(|(i, evs)| *i < evs.len()) {
+        for (i, evs) in per_log.iter().enumerate() {
+            let end = (at[i] + run).min(evs.len());
+            events.extend(&evs[at[i]..end]);
+            at[i] = end;
+        }
+        run = run % 5 + 1;
+    }
+    let kinds: std::collections::BTreeSet<&str> = events.iter().map(|e| e.kind.name()).collect();
+    assert!(kinds.len() >= 4, "kinds: {kinds:?}");
+    // Two batches, the first ending inside a run, and the runs owed across it.
+    let cut = events.len() / 2 + 1;
+    let mut rows = fb_arrow::Rows::default();
+    let mut batches = Vec::new();
+    for (n, ev) in events.iter().enumerate() {
+        if n == cut {
+            batches.push(rows.finish().unwrap());
+        }
+        rows.add(ev);
+    }
+    batches.push(rows.finish().unwrap());
+    let mut events = events.iter();
+    for b in &batches {
+        let col = |n: &str| b.column_by_name(n).unwrap().clone();
+        let null_cols = [
+            "actions",
+            "probabilities",
+            "chosen_action",
+            "slots",
+            "baseline_actions",
+            "ca_action",
+            "pdf_value",
+        ];
+        let columns: Vec<_> = null_cols.iter().map(|n| col(n)).collect();
+        for column in &columns {
+            assert_eq!(column.len(), b.num_rows());
+        }
+        let base = col("baseline_actions");
+        let base = base.as_list::<i32>();
+        for r in 0..b.num_rows() {
+            let ev = events.next().unwrap();
+            let valid: Vec<bool> = columns.iter().map(|c| c.is_valid(r)).collect();
+            let want = match &ev.decision {
+                Decision::Cb { actions, .. } => {
+                    [true, true, !actions.is_empty(), false, false, false, false]
+                }
+                Decision::MultiSlot { baseline, .. } => [
+                    false,
+                    false,
+                    false,
+                    true,
+                    !baseline.is_empty(),
+                    false,
+                    false,
+                ],
+                Decision::Ca { .. } => [false, false, false, false, false, true, true],
+            };
+            assert_eq!(valid, want, "row {r} ({}, {})", ev.event_id, ev.kind.name());
+            if let Decision::MultiSlot { baseline, .. } = &ev.decision {
+                let got: Vec<i64> = base.value(r).as_primitive::<Int64Type>().values().to_vec();
+                let want: Vec<i64> = baseline.iter().map(|&b| i64::from(b)).collect();
+                assert_eq!(got, want, "row {r}: baseline");
+            }
+        }
+    }
+    assert!(events.next().is_none());
+}
