@@ -184,22 +184,28 @@ impl Pieces {
     }
 }
 
+/// Rows `from..from + n` as a batch of two columns, a number and a text
+/// (tests of whatever cuts and joins batches).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn numbered_rows(from: i64, n: i64) -> RecordBatch {
+    use arrow_array::{Int64Array, StringArray};
+    let ids: Vec<i64> = (from..from + n).collect();
+    let texts: Vec<String> = ids.iter().map(|i| format!("row {i}")).collect();
+    RecordBatch::try_from_iter([
+        ("id", std::sync::Arc::new(Int64Array::from(ids)) as ArrayRef),
+        (
+            "text",
+            std::sync::Arc::new(StringArray::from(texts)) as ArrayRef,
+        ),
+    ])
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::numbered_rows as batch;
     use super::*;
-    use std::sync::Arc;
-
-    use arrow_array::{ArrayRef, Int64Array, StringArray};
-
-    fn batch(from: i64, n: i64) -> RecordBatch {
-        let ids: Vec<i64> = (from..from + n).collect();
-        let texts: Vec<String> = ids.iter().map(|i| format!("row {i}")).collect();
-        RecordBatch::try_from_iter([
-            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
-            ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
-        ])
-        .unwrap()
-    }
 
     /// The same rows cut into pieces of any sizes come out as the same
     /// batches: `rows` each, the last fewer.

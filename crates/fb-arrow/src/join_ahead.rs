@@ -175,21 +175,9 @@ impl<T> AheadReceiver<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
-    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    use crate::even::numbered_rows as batch;
 
     const WAIT: Duration = Duration::from_secs(10);
-
-    fn batch(from: i64, n: i64) -> RecordBatch {
-        let ids: Vec<i64> = (from..from + n).collect();
-        let texts: Vec<String> = ids.iter().map(|i| format!("row {i}")).collect();
-        RecordBatch::try_from_iter([
-            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
-            ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
-        ])
-        .unwrap()
-    }
 
     /// A batch of `sizes` rows in pieces, numbered from `from`.
     fn pieces(from: i64, sizes: &[i64]) -> Pieces {
