@@ -3,9 +3,9 @@
 //!
 //! On several threads a batch arrives in the pieces the workers cut it in
 //! ([`Pieces`]); a consumer that needs whole batches (an Arrow C stream:
-//! pyarrow, Polars, DuckDB) copies them into one. That copy is a third of
-//! the joining's own work, and done on the consumer's thread it was the
-//! slowest thread of a read on many cores. [`join_ahead`] moves it to
+//! pyarrow, Polars, DuckDB) copies them into one. That copy is a good part
+//! of the joining's own work, and done on the consumer's thread it made
+//! that thread the slowest of a read on many cores (bench/NOTES.md). [`join_ahead`] moves it to
 //! lanes of their own: the sender hands items to the lanes in turn, the
 //! receiver takes them back in the same turn, so they come out in the
 //! order they went in, whatever lane is faster. With no lanes the

@@ -27,10 +27,10 @@ use crate::source::Src;
 const IN_FLIGHT: usize = 4;
 
 /// Threads that join a batch's pieces (copy them into one) for the
-/// consumer, on `threads` joining threads: on several, that copy is about
-/// half of a joining thread's work, and on the consumer's thread it was
-/// the busiest thread of a read on four threads or more. Only where the
-/// machine has cores for them (`join_lanes_for`).
+/// consumer, on `threads` joining threads: on several, that copy is a
+/// good part of the joining, and on the consumer's thread it made that
+/// thread the busiest of a read on four threads or more (bench/NOTES.md).
+/// Only where the machine has cores for them (`join_lanes_for`).
 ///
 /// `FB_JOIN_LANES` in the environment sets how many (at most
 /// [`fb_arrow::MAX_JOIN_LANES`], 0 for none), whatever the cores: for the
