@@ -402,18 +402,15 @@ impl Rows {
         }
     }
 
+    /// Each arm first appends the nulls its own columns are owed (rows of
+    /// other kinds before it), then its values.
     fn decision(&mut self, ev: &JoinedEvent<'_>) {
-        match &ev.decision {
-            Decision::Cb { .. } => self.pay_cb(),
-            Decision::MultiSlot { .. } => self.pay_slots(),
-            Decision::Ca { .. } => self.pay_ca(),
-        }
-        let s = &mut self.slots;
         match &ev.decision {
             Decision::Cb {
                 actions,
                 probabilities,
             } => {
+                self.pay_cb();
                 for a in actions {
                     self.actions.values().append_option(i64::try_from(*a).ok());
                 }
@@ -426,7 +423,9 @@ impl Rows {
                 self.owed.ca += 1;
             }
             Decision::MultiSlot { slots, baseline } => {
+                self.pay_slots();
                 self.owed.cb += 1;
+                let s = &mut self.slots;
                 for slot in slots {
                     s.id.append_option(slot.id.as_deref());
                     for a in &slot.actions {
@@ -454,12 +453,14 @@ impl Rows {
                 self.owed.ca += 1;
             }
             Decision::Ca { action, pdf_value } => {
+                self.pay_ca();
                 self.owed.cb += 1;
                 self.owed.slots += 1;
                 self.ca_action.append_value(*action);
                 self.pdf_value.append_value(*pdf_value);
             }
         }
+        let s = &mut self.slots;
         s.offsets.push(offset(s.id.len()));
     }
 
