@@ -125,6 +125,15 @@ impl Pieces {
         }
     }
 
+    /// Slices of batches whose rows make one, in order: copied when
+    /// joined, as a slice is in [`Even`].
+    pub(crate) fn slices(batches: Vec<RecordBatch>) -> Self {
+        Self {
+            pieces: batches,
+            sliced: true,
+        }
+    }
+
     /// How many pieces the rows are in.
     pub fn count(&self) -> usize {
         self.pieces.len()

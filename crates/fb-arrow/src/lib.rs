@@ -32,6 +32,7 @@
 //! assert_eq!(batches.map(|b| b.unwrap().num_rows()).sum::<usize>(), 1);
 //! ```
 
+mod closer;
 mod columns;
 mod delta_lengths;
 mod error;

@@ -11,7 +11,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampMicrosecondType;
 use arrow_array::{BooleanArray, RecordBatch};
 
+use crate::closer::{Closer, Open};
 use crate::{BatchWriter, Error, ParquetFile, Pieces};
+
+/// Changes of partition within one batch's rows past which they are
+/// filtered into each partition's rows rather than cut into slices: rows
+/// far out of time order would make slices of a row or two, each handed
+/// to a file's lanes on its own.
+const MAX_RUNS: usize = 64;
 
 /// How rows are split into directories, by their `timestamp` (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,18 +44,18 @@ pub struct Partitioned {
     row_group: usize,
     /// Threads encoding each file's columns (see `ParquetFile::encoding_threads`).
     encoding_threads: usize,
+    /// The machine's cores, which decide whether a file's text pages are
+    /// compressed on threads of their own.
+    cores: usize,
     /// The code that writes each file (see `ParquetPath`).
     parquet_path: crate::ParquetPath,
     open: BTreeMap<i64, Open>,
     /// Files made per partition so far (the next part's number).
     parts: BTreeMap<i64, u32>,
     clock: u64,
-}
-
-struct Open {
-    writer: ParquetFile<BufWriter<File>>,
-    path: PathBuf,
-    used: u64,
+    /// Finishes the files left, on a thread of its own where the file is
+    /// encoded on lanes (see `closer.rs`).
+    closer: Closer,
 }
 
 impl Partitioned {
@@ -67,10 +74,12 @@ impl Partitioned {
             by,
             row_group,
             encoding_threads: 1,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             parquet_path: crate::ParquetPath::Fast,
             open: BTreeMap::new(),
             parts: BTreeMap::new(),
             clock: 0,
+            closer: Closer::new(root.to_path_buf(), 0),
         }
     }
 
@@ -78,13 +87,38 @@ impl Partitioned {
     /// the same bytes for any number.
     pub fn encoding_threads(mut self, threads: usize) -> Self {
         self.encoding_threads = threads;
-        self
+        self.with_closer()
+    }
+
+    /// As [`Partitioned::encoding_threads`] on a machine of `cores` cores
+    /// (see [`ParquetFile::encoding_threads_on`]).
+    pub fn encoding_threads_on(mut self, threads: usize, cores: usize) -> Self {
+        self.cores = cores;
+        self.encoding_threads(threads)
     }
 
     /// Writes each file on `path`; the files are the same bytes either
-    /// way.
+    /// way. On [`crate::ParquetPath::Plain`] a batch's rows of several
+    /// partitions are filtered into each, and a file left is finished
+    /// before the next is written: the plain twin of the slices and of
+    /// the closer thread.
     pub fn parquet_path(mut self, path: crate::ParquetPath) -> Self {
         self.parquet_path = path;
+        self.with_closer()
+    }
+
+    /// The closer for the current settings: files finished on a thread of
+    /// their own only where lanes encode them (on one thread the export
+    /// stays on one), with up to a file's share of the row-group bytes
+    /// waiting.
+    fn with_closer(mut self) -> Self {
+        let budget = match (self.parquet_path, self.encoding_threads) {
+            (crate::ParquetPath::Fast, threads) if threads >= 2 => {
+                crate::ROW_GROUP_BYTES / Self::OPEN
+            }
+            _ => 0,
+        };
+        self.closer = Closer::new(self.root.clone(), budget);
         self
     }
 
@@ -138,8 +172,8 @@ impl Partitioned {
                     .iter()
                     .min_by_key(|(_, f)| f.used)
                     .map(|(k, _)| *k);
-                if let Some(key) = oldest.and_then(|k| self.open.remove(&k)) {
-                    close(key)?;
+                if let Some(file) = oldest.and_then(|k| self.open.remove(&k)) {
+                    self.closer.close(file)?;
                 }
             }
             let dir = self.root.join(self.dir(bucket));
@@ -159,7 +193,7 @@ impl Partitioned {
                 schema,
                 self.parquet_path,
             )?
-            .encoding_threads(self.encoding_threads)?;
+            .encoding_threads_on(self.encoding_threads, self.cores)?;
             self.open.insert(
                 bucket,
                 Open {
@@ -184,19 +218,37 @@ impl Partitioned {
     }
 }
 
-/// Writes a file's footer and flushes it.
-fn close(file: Open) -> Result<(), Error> {
-    let mut out = file.writer.finish()?;
-    std::io::Write::flush(&mut out).map_err(|source| Error::Io {
-        path: file.path,
-        source,
-    })
-}
+impl Partitioned {
+    /// The rows of one batch's `pieces` by partition, in the partitions'
+    /// order, each partition's rows as slices of the pieces in row order;
+    /// `None` past [`MAX_RUNS`] changes of partition.
+    fn runs(
+        &self,
+        pieces: &[RecordBatch],
+    ) -> Result<Option<BTreeMap<i64, Vec<RecordBatch>>>, Error> {
+        let mut by: BTreeMap<i64, Vec<RecordBatch>> = BTreeMap::new();
+        let mut runs = 0;
+        for piece in pieces {
+            let mut at = 0;
+            let times = self.times(piece)?.values();
+            for run in times.chunk_by(|a, b| self.bucket(*a) == self.bucket(*b)) {
+                let Some(&first) = run.first() else {
+                    continue;
+                };
+                runs += 1;
+                if runs > MAX_RUNS {
+                    return Ok(None);
+                }
+                let slice = piece.slice(at, run.len());
+                by.entry(self.bucket(first)).or_default().push(slice);
+                at += run.len();
+            }
+        }
+        Ok(Some(by))
+    }
 
-impl BatchWriter for Partitioned {
-    type Output = usize;
-
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+    /// Writes each partition's rows of `batch`, filtered out of it.
+    fn filtered(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         let ts = self.times(batch)?;
         let buckets: Vec<i64> = ts.values().iter().map(|&t| self.bucket(t)).collect();
         let mut distinct = buckets.clone();
@@ -213,37 +265,53 @@ impl BatchWriter for Partitioned {
         }
         Ok(())
     }
+}
+
+impl BatchWriter for Partitioned {
+    type Output = usize;
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        self.write_pieces(Pieces::one(batch.clone()))
+    }
 
     /// Pieces whose rows all fall in one partition (logs come in time
     /// order: most batches) go to its file as they are, where lanes join
-    /// their own columns; the others are joined here and split.
+    /// their own columns. Otherwise each partition's rows go to its file
+    /// as slices of the pieces, which the lanes join likewise (the same
+    /// rows as a filter gives, so the same bytes), or, on the plain path
+    /// and for rows far out of time order, are joined here and filtered.
     fn write_pieces(&mut self, pieces: Pieces) -> Result<(), Error> {
-        let mut only = None;
-        for piece in pieces.batches() {
-            for &t in self.times(piece)?.values().iter() {
-                let bucket = self.bucket(t);
-                match only {
-                    None => only = Some(bucket),
-                    Some(b) if b == bucket => {}
-                    Some(_) => return self.write(&pieces.join()?),
+        let Some(schema) = pieces.batches().first().map(RecordBatch::schema) else {
+            return Ok(());
+        };
+        let Some(by) = self.runs(pieces.batches())? else {
+            return self.filtered(&pieces.join()?);
+        };
+        let slices = self.parquet_path == crate::ParquetPath::Fast;
+        match by.len() {
+            0 => Ok(()),
+            1 => match by.keys().next() {
+                Some(&bucket) => self.file(bucket, schema)?.write_pieces(pieces),
+                None => Ok(()),
+            },
+            _ if slices => {
+                for (bucket, rows) in by {
+                    let part = Pieces::slices(rows);
+                    self.file(bucket, schema.clone())?.write_pieces(part)?;
                 }
+                Ok(())
             }
-        }
-        match (only, pieces.batches().first()) {
-            (Some(bucket), Some(first)) => {
-                let schema = first.schema();
-                self.file(bucket, schema)?.write_pieces(pieces)
-            }
-            _ => self.write(&pieces.join()?),
+            _ => self.filtered(&pieces.join()?),
         }
     }
 
     /// Closes every file; the number of files written.
-    fn finish(self) -> Result<usize, Error> {
+    fn finish(mut self) -> Result<usize, Error> {
         let n = self.files();
-        for (_, file) in self.open {
-            close(file)?;
+        for (_, file) in std::mem::take(&mut self.open) {
+            self.closer.close(file)?;
         }
+        self.closer.finish()?;
         Ok(n)
     }
 }

@@ -315,6 +315,13 @@ impl<W: Write + Send> Encoder<W> {
 }
 
 impl<W: Write + Send> ParquetFile<W> {
+    /// Bytes of the rows in the row group in progress (as
+    /// [`ROW_GROUP_BYTES`] counts them): about what the file holds until
+    /// it is written.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending
+    }
+
     /// Counts `bytes` of rows written after `before` rows were in
     /// progress, and ends the row group at [`ROW_GROUP_BYTES`].
     fn written(&mut self, before: usize, rows: usize, bytes: usize) -> Result<(), Error> {

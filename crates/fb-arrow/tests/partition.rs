@@ -159,3 +159,95 @@ fn hours_are_directories_under_their_date() {
     let total: usize = parts(&dir).iter().map(|p| rows_of(p).len()).sum();
     assert_eq!(total, batch.num_rows());
 }
+
+/// The hour (since 1970) of row `i`.
+type HourOf = fn(i64) -> i64;
+
+/// `batch` repeated `times` times, row `i`'s time in hour `hour(i)`,
+/// its number within the hour kept as µs.
+fn hourly(batch: &RecordBatch, times: usize, hour: HourOf) -> RecordBatch {
+    let copies = vec![batch.clone(); times];
+    let all = arrow_select::concat::concat_batches(&batch.schema(), &copies).unwrap();
+    let ts: TimestampMicrosecondArray = (0..all.num_rows() as i64)
+        .map(|i| Some(hour(i) * 3_600_000_000 + i))
+        .collect::<TimestampMicrosecondArray>()
+        .with_timezone("UTC");
+    let at = all.schema().index_of("timestamp").unwrap();
+    let mut columns: Vec<ArrayRef> = all.columns().to_vec();
+    columns[at] = Arc::new(ts);
+    RecordBatch::try_new(all.schema(), columns).unwrap()
+}
+
+/// Every file under `dir` by its path under it, with its bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    parts(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p.strip_prefix(dir).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+/// The fast path (each partition's rows as slices of the batch, files
+/// left finished on a thread of their own where lanes encode) writes the
+/// same files as the plain one (rows filtered, each file finished before
+/// the next), whatever the order of the rows' times, the number of
+/// encoding threads and the cut of a batch into pieces.
+#[test]
+fn partition_paths_write_the_same_files() {
+    let batch = corpus_batch();
+    let cases: &[(&str, HourOf)] = &[
+        // A batch of 97 rows spans three hours.
+        ("hours in order", |i| i / 40),
+        // Every 13th row an hour late: runs go back to a partition.
+        ("late rows", |i| i / 40 - i64::from(i % 13 == 0)),
+        // Seven hours in turn, five rows each: more partitions than open
+        // files, so parts are reopened.
+        ("hours in turn", |i| (i / 5) % 7),
+        // A new hour at every row: past the runs a batch is cut in, the
+        // rows are filtered on either path.
+        ("a new hour each row", |i| i % 3),
+        // Four hundred rows an hour: files of several row groups, whose
+        // text pages go to packers from the second on (16 cores).
+        ("long hours", |i| i / 400),
+    ];
+    for (name, hour) in cases {
+        let rows = hourly(&batch, 6, *hour);
+        let write = |path: fb_arrow::ParquetPath, threads: usize, cores: usize, pieces: bool| {
+            let dir = scratch(&format!("partition-paths-{threads}-{pieces}-{path:?}"));
+            let mut writer = Partitioned::new(&dir, Partitioning::Hour, 50)
+                .encoding_threads_on(threads, cores)
+                .parquet_path(path);
+            let mut at = 0;
+            while at < rows.num_rows() {
+                let len = 97.min(rows.num_rows() - at);
+                let part = rows.slice(at, len);
+                if pieces {
+                    let cut = (len / 3).max(1).min(len);
+                    let split = vec![part.slice(0, cut), part.slice(cut, len - cut)];
+                    writer.write_pieces(fb_arrow::Pieces::whole(split)).unwrap();
+                } else {
+                    writer.write(&part).unwrap();
+                }
+                at += len;
+            }
+            let files = writer.finish().unwrap();
+            let found = tree(&dir);
+            assert_eq!(files, found.len(), "{name}");
+            found
+        };
+        let want = write(fb_arrow::ParquetPath::Plain, 1, 2, false);
+        assert!(want.len() > 3, "{name}: {} files", want.len());
+        for (threads, cores, pieces) in [(1, 2, false), (2, 2, false), (3, 2, true), (8, 16, true)]
+        {
+            let got = write(fb_arrow::ParquetPath::Fast, threads, cores, pieces);
+            let paths =
+                |t: &[(PathBuf, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+            assert_eq!(paths(&got), paths(&want), "{name}, {threads} threads");
+            for ((path, a), (_, b)) in got.iter().zip(&want) {
+                assert!(a == b, "{name}, {threads} threads: {path:?} differs");
+            }
+        }
+    }
+}

@@ -48,8 +48,10 @@ pub struct JoinArgs {
 
     /// Turn every speed cache, memo and shortcut off, write Parquet with
     /// parquet-rs alone on one thread (its own page buffers, its own
-    /// context pages), and join a batch's pieces before arrow-ipc writes
-    /// it (the same bytes out, slower): for comparing outputs.
+    /// context pages; a partitioned export's rows filtered into each
+    /// partition, each file finished before the next), and join a batch's
+    /// pieces before arrow-ipc writes it (the same bytes out, slower): for
+    /// comparing outputs.
     #[arg(long, hide = true)]
     pub no_caches: bool,
 }
