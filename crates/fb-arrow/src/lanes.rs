@@ -181,6 +181,9 @@ pub(crate) struct LaneWriter<W: Write + Send> {
     lane_of_field: Vec<usize>,
     /// Rows of the row group in progress; `None` when none is open.
     open: Option<usize>,
+    /// Packers to start once a row group has ended (see
+    /// [`LaneWriter::packers_later`]).
+    packers_later: usize,
 }
 
 impl<W: Write + Send> LaneWriter<W> {
@@ -226,6 +229,7 @@ impl<W: Write + Send> LaneWriter<W> {
             here: Vec::new(),
             lane_of_field: Vec::new(),
             open: None,
+            packers_later: 0,
         };
         writer.set_lanes(lanes, packers);
         Ok(writer)
@@ -260,6 +264,15 @@ impl<W: Write + Send> LaneWriter<W> {
 }
 
 impl<W: Write + Send> LaneWriter<W> {
+    /// Starts `packers` threads to compress the text leaves' pages once
+    /// the row group in progress (or the next one) has ended, not before
+    /// and not at the file's end: a file of one row group never starts
+    /// them. The row group after shares the columns out again, the text
+    /// as packed.
+    pub(crate) fn packers_later(&mut self, packers: usize) {
+        self.packers_later = packers;
+    }
+
     /// Threads compressing the text leaves' pages.
     #[cfg(test)]
     pub(crate) fn packer_threads(&self) -> usize {
@@ -368,11 +381,23 @@ impl<W: Write + Send> LaneWriter<W> {
             chunk.append_to(&mut group)?;
         }
         group.close()?;
+        if self.packers_later > 0 && !self.lanes.0.is_empty() && self.packers.is_none() {
+            let packers = std::mem::take(&mut self.packers_later);
+            self.set_lanes(self.lanes.0.len(), packers);
+            self.lane_of_field.clear();
+        }
         Ok(())
+    }
+
+    /// Row groups written to the file so far.
+    pub(crate) fn row_groups_written(&self) -> usize {
+        self.file.flushed_row_groups().len()
     }
 
     /// Ends the last row group, writes the footer and gives `W` back.
     pub(crate) fn into_inner(mut self) -> Result<W, ParquetError> {
+        // No row group comes after this one: no packers to start.
+        self.packers_later = 0;
         self.flush()?;
         let Self { file, lanes, .. } = self;
         drop(lanes);

@@ -56,6 +56,11 @@ pub struct Partitioned {
     /// Finishes the files left, on a thread of its own where the file is
     /// encoded on lanes (see `closer.rs`).
     closer: Closer,
+    /// Whether the last file left had more than one row group: the next
+    /// files then compress their text pages on packers from their start,
+    /// else only from their second row group (see
+    /// [`ParquetFile::encoding_threads_packed_later`]).
+    big_files: bool,
 }
 
 impl Partitioned {
@@ -80,6 +85,7 @@ impl Partitioned {
             parts: BTreeMap::new(),
             clock: 0,
             closer: Closer::new(root.to_path_buf(), 0),
+            big_files: false,
         }
     }
 
@@ -173,6 +179,7 @@ impl Partitioned {
                     .min_by_key(|(_, f)| f.used)
                     .map(|(k, _)| *k);
                 if let Some(file) = oldest.and_then(|k| self.open.remove(&k)) {
+                    self.big_files = file.writer.row_groups_written() > 0;
                     self.closer.close(file)?;
                 }
             }
@@ -192,8 +199,11 @@ impl Partitioned {
                 crate::ROW_GROUP_BYTES / Self::OPEN,
                 schema,
                 self.parquet_path,
-            )?
-            .encoding_threads_on(self.encoding_threads, self.cores)?;
+            )?;
+            let writer = match self.big_files {
+                true => writer.encoding_threads_on(self.encoding_threads, self.cores)?,
+                false => writer.encoding_threads_packed_later(self.encoding_threads, self.cores)?,
+            };
             self.open.insert(
                 bucket,
                 Open {
@@ -313,5 +323,37 @@ impl BatchWriter for Partitioned {
         }
         self.closer.finish()?;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::writers::tests::timed_rows;
+
+    /// A file compresses its text pages on packers from its start only
+    /// when the file left before it had more than one row group (days of
+    /// a long log); after a file of one (an hour of it), from its second.
+    #[test]
+    fn packers_from_the_start_only_after_a_file_of_several_row_groups() {
+        let dir = std::env::temp_dir().join(format!("fb-arrow-partition-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut writer = Partitioned::new(&dir, Partitioning::Hour, 50).encoding_threads_on(8, 16);
+        let packers =
+            |w: &Partitioned, hour: i64| w.open.get(&hour).map(|f| f.writer.packer_threads());
+        // (hour, rows, packers of its file once written): hour 0 has
+        // three row groups, its packers started after the first; hour 1
+        // is new while no file was left yet; hour 2 comes after hour 0 was
+        // left (several row groups), hour 3 after hour 1 (one).
+        let steps = [(0, 120, 3), (1, 30, 0), (2, 30, 3), (3, 30, 0)];
+        let mut from = 0;
+        for (hour, rows, want) in steps {
+            writer.write(&timed_rows(hour, from, rows)).unwrap();
+            from += rows;
+            assert_eq!(packers(&writer, hour), Some(want), "hour {hour}");
+        }
+        assert_eq!(writer.finish().unwrap(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -22,17 +22,22 @@ use common::corpus_batch;
 
 const DAY: i64 = 86_400_000_000;
 
-/// `batch` with row `i` moved to day `days[i % days.len()]` (its time of
-/// day kept as the row number, in µs, to find it again).
-fn spread(batch: &RecordBatch, days: &[i64]) -> RecordBatch {
+/// `batch` with row `i` at `micros(i)` (µs since 1970, UTC).
+fn with_times(batch: &RecordBatch, micros: impl Fn(usize) -> i64) -> RecordBatch {
     let ts: TimestampMicrosecondArray = (0..batch.num_rows())
-        .map(|i| Some(days[i % days.len()] * DAY + i as i64))
+        .map(|i| Some(micros(i)))
         .collect::<TimestampMicrosecondArray>()
         .with_timezone("UTC");
     let at = batch.schema().index_of("timestamp").unwrap();
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
     columns[at] = Arc::new(ts);
     RecordBatch::try_new(batch.schema(), columns).unwrap()
+}
+
+/// `batch` with row `i` moved to day `days[i % days.len()]` (its time of
+/// day kept as the row number, in µs, to find it again).
+fn spread(batch: &RecordBatch, days: &[i64]) -> RecordBatch {
+    with_times(batch, |i| days[i % days.len()] * DAY + i as i64)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -129,15 +134,10 @@ fn hours_are_directories_under_their_date() {
     let mut writer = Partitioned::new(&dir, Partitioning::Hour, 1 << 20);
     // Rows an hour apart across midnight, before 1970 too.
     let hours: Vec<i64> = (-3..3).collect();
-    let ts: TimestampMicrosecondArray = (0..batch.num_rows())
-        .map(|i| Some(hours[i % hours.len()] * 3_600_000_000))
-        .collect::<TimestampMicrosecondArray>()
-        .with_timezone("UTC");
-    let at = batch.schema().index_of("timestamp").unwrap();
-    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-    columns[at] = Arc::new(ts);
     writer
-        .write(&RecordBatch::try_new(batch.schema(), columns).unwrap())
+        .write(&with_times(&batch, |i| {
+            hours[i % hours.len()] * 3_600_000_000
+        }))
         .unwrap();
     writer.finish().unwrap();
     let found: Vec<String> = parts(&dir)
@@ -168,14 +168,7 @@ type HourOf = fn(i64) -> i64;
 fn hourly(batch: &RecordBatch, times: usize, hour: HourOf) -> RecordBatch {
     let copies = vec![batch.clone(); times];
     let all = arrow_select::concat::concat_batches(&batch.schema(), &copies).unwrap();
-    let ts: TimestampMicrosecondArray = (0..all.num_rows() as i64)
-        .map(|i| Some(hour(i) * 3_600_000_000 + i))
-        .collect::<TimestampMicrosecondArray>()
-        .with_timezone("UTC");
-    let at = all.schema().index_of("timestamp").unwrap();
-    let mut columns: Vec<ArrayRef> = all.columns().to_vec();
-    columns[at] = Arc::new(ts);
-    RecordBatch::try_new(all.schema(), columns).unwrap()
+    with_times(&all, |i| hour(i as i64) * 3_600_000_000 + i as i64)
 }
 
 /// Every file under `dir` by its path under it, with its bytes.
