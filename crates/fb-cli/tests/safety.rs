@@ -35,8 +35,26 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
             p(&dir.join(output)).into(),
         ]
     };
-    let cases: [(&str, Vec<String>); 5] = [
+    let to_folder = |command: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = command.iter().map(|a| a.to_string()).collect();
+        args.extend([
+            p(&log).into(),
+            "-o".into(),
+            p(&log).into(),
+            "--force".into(),
+        ]);
+        args
+    };
+    let cases: [(&str, Vec<String>); 7] = [
         ("convert, same path", to(&log, "a.log")),
+        (
+            "export by date, same path",
+            to_folder(&["export", "--partition-by", "date"]),
+        ),
+        (
+            "split, same path",
+            to_folder(&["split", "--max-size", "1KiB"]),
+        ),
         ("convert, symlink", to(&log, "link.log")),
         ("convert, hard link", to(&log, "hard.log")),
         ("convert, input in a directory", to(&dir, "a.log")),

@@ -621,7 +621,18 @@ impl DirOutput {
         if let Ok(dir) = target.canonicalize() {
             for input in inputs {
                 let Input::File(path) = input else { continue };
-                if path.canonicalize().is_ok_and(|p| p.starts_with(&dir)) {
+                let Ok(canonical) = path.canonicalize() else {
+                    continue;
+                };
+                if canonical == dir {
+                    return Err(Error::Msg(format!(
+                        "{} is also an input ({}): refusing to replace it; write the output \
+                         elsewhere",
+                        target.display(),
+                        path.display()
+                    )));
+                }
+                if canonical.starts_with(&dir) {
                     return Err(Error::Msg(format!(
                         "{} is inside {}: refusing to replace it; write the output elsewhere",
                         path.display(),
