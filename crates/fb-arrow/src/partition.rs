@@ -228,33 +228,41 @@ impl Partitioned {
     }
 }
 
+/// Rows `at..at + len` of a batch's piece `piece`, all in partition
+/// `bucket`.
+struct Run {
+    bucket: i64,
+    piece: usize,
+    at: usize,
+    len: usize,
+}
+
 impl Partitioned {
-    /// The rows of one batch's `pieces` by partition, in the partitions'
-    /// order, each partition's rows as slices of the pieces in row order;
-    /// `None` past [`MAX_RUNS`] changes of partition.
-    fn runs(
-        &self,
-        pieces: &[RecordBatch],
-    ) -> Result<Option<BTreeMap<i64, Vec<RecordBatch>>>, Error> {
-        let mut by: BTreeMap<i64, Vec<RecordBatch>> = BTreeMap::new();
-        let mut runs = 0;
-        for piece in pieces {
+    /// The runs of rows of one partition in a batch's `pieces`, in row
+    /// order; `None` past [`MAX_RUNS`] of them. Only the times are read:
+    /// most batches are one run, and go to their file as they are.
+    fn runs(&self, pieces: &[RecordBatch]) -> Result<Option<Vec<Run>>, Error> {
+        let mut runs = Vec::new();
+        for (piece, batch) in pieces.iter().enumerate() {
             let mut at = 0;
-            let times = self.times(piece)?.values();
+            let times = self.times(batch)?.values();
             for run in times.chunk_by(|a, b| self.bucket(*a) == self.bucket(*b)) {
                 let Some(&first) = run.first() else {
                     continue;
                 };
-                runs += 1;
-                if runs > MAX_RUNS {
+                if runs.len() == MAX_RUNS {
                     return Ok(None);
                 }
-                let slice = piece.slice(at, run.len());
-                by.entry(self.bucket(first)).or_default().push(slice);
+                runs.push(Run {
+                    bucket: self.bucket(first),
+                    piece,
+                    at,
+                    len: run.len(),
+                });
                 at += run.len();
             }
         }
-        Ok(Some(by))
+        Ok(Some(runs))
     }
 
     /// Writes each partition's rows of `batch`, filtered out of it.
@@ -294,25 +302,31 @@ impl BatchWriter for Partitioned {
         let Some(schema) = pieces.batches().first().map(RecordBatch::schema) else {
             return Ok(());
         };
-        let Some(by) = self.runs(pieces.batches())? else {
+        let Some(runs) = self.runs(pieces.batches())? else {
             return self.filtered(&pieces.join()?);
         };
-        let slices = self.parquet_path == crate::ParquetPath::Fast;
-        match by.len() {
-            0 => Ok(()),
-            1 => match by.keys().next() {
-                Some(&bucket) => self.file(bucket, schema)?.write_pieces(pieces),
-                None => Ok(()),
-            },
-            _ if slices => {
-                for (bucket, rows) in by {
-                    let part = Pieces::slices(rows);
-                    self.file(bucket, schema.clone())?.write_pieces(part)?;
-                }
-                Ok(())
-            }
-            _ => self.filtered(&pieces.join()?),
+        let Some(first) = runs.first().map(|r| r.bucket) else {
+            return Ok(());
+        };
+        if runs.iter().all(|r| r.bucket == first) {
+            return self.file(first, schema)?.write_pieces(pieces);
         }
+        if self.parquet_path == crate::ParquetPath::Plain {
+            return self.filtered(&pieces.join()?);
+        }
+        let mut by: BTreeMap<i64, Vec<RecordBatch>> = BTreeMap::new();
+        for run in &runs {
+            if let Some(piece) = pieces.batches().get(run.piece) {
+                by.entry(run.bucket)
+                    .or_default()
+                    .push(piece.slice(run.at, run.len));
+            }
+        }
+        for (bucket, rows) in by {
+            let part = Pieces::slices(rows);
+            self.file(bucket, schema.clone())?.write_pieces(part)?;
+        }
+        Ok(())
     }
 
     /// Closes every file; the number of files written.

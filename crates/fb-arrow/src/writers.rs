@@ -227,7 +227,7 @@ impl<W: Write + Send> ParquetFile<W> {
     /// which decides whether the text columns' pages are compressed on
     /// threads of their own (the same bytes either way).
     pub fn encoding_threads_on(self, threads: usize, cores: usize) -> Result<Self, Error> {
-        let lanes = if threads < 2 { 0 } else { threads };
+        let lanes = lanes_for(threads);
         self.encoders(lanes, crate::lanes::packers_for(lanes, cores))
     }
 
@@ -242,7 +242,7 @@ impl<W: Write + Send> ParquetFile<W> {
         threads: usize,
         cores: usize,
     ) -> Result<Self, Error> {
-        let lanes = if threads < 2 { 0 } else { threads };
+        let lanes = lanes_for(threads);
         let later = crate::lanes::packers_for(lanes, cores);
         let mut file = self.encoders(lanes, 0)?;
         if let Encoder::Lanes(writer) = &mut file.writer {
@@ -290,6 +290,16 @@ impl<W: Write + Send> ParquetFile<W> {
             )?),
         };
         Ok(Self { writer, ..self })
+    }
+}
+
+/// Lanes for `threads` encoding threads: none (the caller's thread) for
+/// one.
+fn lanes_for(threads: usize) -> usize {
+    if threads < 2 {
+        0
+    } else {
+        threads
     }
 }
 
