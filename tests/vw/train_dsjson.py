@@ -41,13 +41,14 @@ CASES = [
 
 
 def convert(fb, data_dir, rel):
-    with tempfile.NamedTemporaryFile(suffix=".dsjson", delete=False) as out:
-        path = out.name
-    # The temporary file exists already: replaced with --force.
-    cmd = [fb, "convert", "-q", "--force", "--inline-dedup", f"{data_dir}/{rel}", "-o", path]
-    subprocess.run(cmd, check=True)
-    with open(path, encoding="utf-8") as f:
-        return [line for line in f if line.strip()]
+    # A folder of its own, removed with what is in it: a run leaves nothing
+    # behind in the system's temporary folder.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "out.dsjson")
+        cmd = [fb, "convert", "-q", "--inline-dedup", f"{data_dir}/{rel}", "-o", path]
+        subprocess.run(cmd, check=True)
+        with open(path, encoding="utf-8") as f:
+            return [line for line in f if line.strip()]
 
 
 def run_case(fb, data_dir, name, rel, args, per_line):
