@@ -618,21 +618,12 @@ impl DirOutput {
 
     /// What [`DirOutput::create`] refuses, without creating anything.
     pub fn check(target: &Path, inputs: &[Input], existing: Existing) -> Result<(), Error> {
+        // The folder itself given as an input: refused as a file output is.
+        refuse_input(target, inputs)?;
         if let Ok(dir) = target.canonicalize() {
             for input in inputs {
                 let Input::File(path) = input else { continue };
-                let Ok(canonical) = path.canonicalize() else {
-                    continue;
-                };
-                if canonical == dir {
-                    return Err(Error::Msg(format!(
-                        "{} is also an input ({}): refusing to replace it; write the output \
-                         elsewhere",
-                        target.display(),
-                        path.display()
-                    )));
-                }
-                if canonical.starts_with(&dir) {
+                if path.canonicalize().is_ok_and(|p| p.starts_with(&dir)) {
                     return Err(Error::Msg(format!(
                         "{} is inside {}: refusing to replace it; write the output elsewhere",
                         path.display(),
