@@ -53,9 +53,13 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
             ));
         };
         let started = Instant::now();
-        // Mapped with --mmap: a 10 GiB log is not read into memory.
-        let data = fb_run::input::whole(input, args.read.maps())?;
-        match fb_run::input::Head::of(data.get(..4).unwrap_or(&data)) {
+        // Read in windows, or mapped with --mmap: a 10 GiB log is never
+        // held in memory.
+        let data = fb_run::input::OpenLog::open(log, args.read.maps())?;
+        let head = data
+            .head()
+            .map_err(|e| Error::Msg(format!("cannot read {}: {e}", log.display())))?;
+        match fb_run::input::Head::of(&head) {
             fb_run::input::Head::NotALog(why) => {
                 eprintln!("fb: error: {}: {why}", log.display());
                 not_logs += 1;
@@ -82,14 +86,11 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         // Pages given back as the parts leave them behind: memory stays
         // flat in the log's size (a 10 GiB log kept 10 GB resident).
         // Told from the build's threads, every few MiB.
-        let progress = std::sync::Mutex::new(crate::progress::Progress::coarse(
-            Some(data.len() as u64),
-            global.quiet,
-        ));
+        let size = fb_format::index::LogSource::len(&data);
+        let progress =
+            std::sync::Mutex::new(crate::progress::Progress::coarse(Some(size), global.quiet));
         let release = |from: u64, to: u64| {
-            if let fb_run::input::Whole::Mapped(m) = &data {
-                m.release(from, to);
-            }
+            data.release(from, to);
             if let Ok(mut progress) = progress.lock() {
                 progress.add(to.saturating_sub(from), 0);
             }
@@ -100,18 +101,18 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         }
         let index = index?;
         if !global.quiet {
-            let size = std::fs::metadata(&out).map_or(0, |m| m.len());
+            let index_size = std::fs::metadata(&out).map_or(0, |m| m.len());
             eprintln!(
                 "fb: {} -> {}: {} blocks, {} decisions, {} checkpoints, {} dedup ids; \
-                 {size} bytes ({:.2}% of the log's {} bytes) in {:.2} s",
+                 {index_size} bytes ({:.2}% of the log's {} bytes) in {:.2} s",
                 log.display(),
                 out.display(),
                 index.blocks.len(),
                 index.decisions(),
                 index.checkpoints.len(),
                 index.dedup_ids(),
-                100.0 * size as f64 / (data.len().max(1)) as f64,
-                data.len(),
+                100.0 * index_size as f64 / (size.max(1)) as f64,
+                size,
                 started.elapsed().as_secs_f64()
             );
         }

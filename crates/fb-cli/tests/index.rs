@@ -129,7 +129,25 @@ fn the_index_is_small_and_says_what_the_log_holds() {
             "{name}: index {size} bytes for a log of {}",
             bytes.len()
         );
-        let index = Index::from_bytes(&std::fs::read(&idx).unwrap()).unwrap();
+        let written = std::fs::read(&idx).unwrap();
+        let index = Index::from_bytes(&written).unwrap();
+        // Read in windows (the default), mapped, or in memory: one index.
+        let mapped = dir.join(format!("{name}-mapped.fbidx"));
+        let out = fb(&[
+            "index",
+            "-q",
+            "--mmap",
+            "--threads",
+            "3",
+            p(&log),
+            "-o",
+            p(&mapped),
+        ]);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        assert!(std::fs::read(&mapped).unwrap() == written, "{name}: mapped");
+        let mut in_memory = Index::build(&bytes).unwrap();
+        in_memory.stamp = index.stamp;
+        assert!(in_memory.to_bytes() == written, "{name}: in memory");
         let stats = fb(&["stats", "--json", p(&log)]);
         let doc: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
         assert_eq!(Some(index.decisions()), doc["joined"].as_u64(), "{name}");

@@ -301,6 +301,77 @@ pub fn whole(input: &Input, maps: Maps) -> Result<Whole, String> {
     Ok(Whole::Read { bytes, from })
 }
 
+/// A log file opened to be read at will, as an index build reads it:
+/// mapped where `maps` allows (see [`map`]), else read in windows through
+/// `pread`, which keeps memory flat in the log's size.
+pub enum OpenLog {
+    /// A mapped file.
+    Mapped(crate::mapped::Mapped),
+    /// The file, and its size when opened: what is read of it.
+    File(File, u64),
+}
+
+impl OpenLog {
+    /// Opens the log at `path` (a directory, or a file that cannot be
+    /// opened, is an error naming it).
+    pub fn open(path: &Path, maps: Maps) -> Result<Self, String> {
+        let (file, size) = open_file(path)?;
+        Ok(match map(&Input::File(path.to_path_buf()), maps) {
+            Some(mapped) => Self::Mapped(mapped),
+            None => Self::File(file, size),
+        })
+    }
+
+    /// Its first (up to 4) bytes, for [`Head::of`].
+    pub fn head(&self) -> io::Result<Vec<u8>> {
+        let mut head = vec![0; 4];
+        let mut got = 0;
+        while let Some(rest) = head.get_mut(got..).filter(|rest| !rest.is_empty()) {
+            match fb_format::index::LogSource::read_at(self, got as u64, rest) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        head.truncate(got);
+        Ok(head)
+    }
+
+    /// Gives back the pages of `from..to` of a mapped log (nothing to do
+    /// for a file read in windows).
+    pub fn release(&self, from: u64, to: u64) {
+        if let Self::Mapped(m) = self {
+            m.release(from, to);
+        }
+    }
+}
+
+impl fb_format::index::LogSource for OpenLog {
+    fn len(&self) -> u64 {
+        match self {
+            Self::Mapped(m) => m.len() as u64,
+            Self::File(_, size) => *size,
+        }
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Mapped(m) => (&m[..]).read_at(offset, buf),
+            Self::File(file, size) => {
+                fb_format::index::FileLog::new(file, *size).read_at(offset, buf)
+            }
+        }
+    }
+
+    fn in_memory(&self) -> Option<&[u8]> {
+        match self {
+            Self::Mapped(m) => Some(m),
+            Self::File(..) => None,
+        }
+    }
+}
+
 /// Reads `reader` to its end: the buffer, and the index in it of the
 /// input's first byte. With the input's `size` known, the buffer is
 /// reserved at once (a boxed reader hides the size from `read_to_end`,

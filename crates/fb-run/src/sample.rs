@@ -541,37 +541,38 @@ pub fn open(
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
         .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
     crate::input::is_log(input, &head)?;
-    Ok(
-        match crate::sidecar::load_unmapped(path, &file, maps, observer)? {
-            Some(index) => {
-                // Scattered reads of a message each: readahead would fetch
-                // 128 KiB around each one that is not cached (a log on disk,
-                // or pages the system let go), a hundred times what is used.
-                // SAFETY: posix_fadvise on a descriptor we own, with integer
-                // arguments; it only advises, and a failure changes nothing.
-                let _ =
-                    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
-                Opened {
-                    log: Log::File(file, size),
-                    index,
-                }
-            }
-            None => {
-                observer.note(Note::Info {
-                    input: &input.name(),
-                    what: "no index: reading it whole to count its decisions (`fb index` \
-                           keeps one beside it)",
-                });
-                let whole = crate::input::whole(input, maps)?;
-                let index = Index::build_with_threads(&whole, threads.max(1))
+    let index = match crate::sidecar::load_unmapped(path, &file, maps, observer)? {
+        Some(index) => index,
+        None => {
+            observer.note(Note::Info {
+                input: &input.name(),
+                what: "no index: reading it through to count its decisions (`fb index` \
+                       keeps one beside it)",
+            });
+            if let Some(mapped) = crate::input::map(input, maps) {
+                let index = Index::build_with_threads(&mapped, threads.max(1))
                     .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
-                Opened {
-                    log: Log::Whole(whole),
+                return Ok(Opened {
+                    log: Log::Whole(crate::input::Whole::Mapped(mapped)),
                     index,
-                }
+                });
             }
-        },
-    )
+            // Read in windows: memory stays flat in the log's size.
+            let log = fb_format::index::FileLog::new(&file, size);
+            Index::build_from(&log, threads.max(1), &|_, _| {})
+                .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?
+        }
+    };
+    // Scattered reads of a message each: readahead would fetch 128 KiB
+    // around each one that is not cached (a log on disk, or pages the
+    // system let go), a hundred times what is used.
+    // SAFETY: posix_fadvise on a descriptor we own, with integer arguments;
+    // it only advises, and a failure changes nothing.
+    let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    Ok(Opened {
+        log: Log::File(file, size),
+        index,
+    })
 }
 
 /// Writes the `chosen` decisions of `log` to `out`.

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use fb_format::index::{Index, LogStamp};
+use fb_format::index::{FileLog, Index, LogSource, LogStamp};
 
 use crate::error::Error;
 use crate::input::{Input, Maps};
@@ -41,12 +41,13 @@ fn stamp_of(log: &Path) -> Result<LogStamp, String> {
         .map_err(|e| format!("its log cannot be looked at: {e}"))
 }
 
-/// Builds the index of `log` (its bytes `data`) and writes it to `out`,
-/// atomically, on `threads` threads; the index. `done` is told the bytes
-/// of `data` the build no longer needs.
+/// Builds the index of `log` (read from `data`: its bytes in memory, or
+/// the file read in windows, [`fb_format::index::FileLog`]) and writes it
+/// to `out`, atomically, on `threads` threads; the index. `done` is told
+/// the bytes of `data` the build no longer needs.
 pub fn write(
     log: &Path,
-    data: &[u8],
+    data: &dyn LogSource,
     out: &Path,
     threads: usize,
     force: bool,
@@ -57,7 +58,7 @@ pub fn write(
     let stamp = std::fs::metadata(log)
         .map(|m| stamp(&m))
         .map_err(|e| Error::Msg(format!("cannot look at {}: {e}", log.display())))?;
-    let mut index = Index::build_releasing(data, threads, done).map_err(|e| {
+    let mut index = Index::build_from(data, threads, done).map_err(|e| {
         Error::Msg(format!(
             "{}: cannot be indexed: {e} (fb repair writes a log that can)",
             log.display()
@@ -241,13 +242,14 @@ fn load_beside(
     match find(log, how, check)? {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => rebuild(log, data, &path_for(log), &why, observer),
+        Found::Stale(why) => rebuild(log, &data, &path_for(log), &why, observer),
     }
 }
 
 /// [`load`] for a log that is read in pieces, not mapped: checked against
-/// its size and the two ends read from `file`; the log read whole (mapped
-/// with [`Maps::WhereSafe`]) only if the index must be rebuilt. The index
+/// its size and the two ends read from `file`; the log read in windows
+/// (or mapped with [`Maps::WhereSafe`]) only if the index must be
+/// rebuilt. The index
 /// itself is mapped when `maps` allows: the caller maps nothing else, and
 /// checks [`crate::mapped::tripped`] before it trusts what it made from
 /// the index.
@@ -294,10 +296,16 @@ fn load_from_file(
     match found {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => {
-            let data = crate::input::whole(&Input::File(log.to_path_buf()), maps)?;
-            rebuild(log, &data, &path_for(log), &why, observer)
-        }
+        Found::Stale(why) => match crate::input::map(&Input::File(log.to_path_buf()), maps) {
+            Some(map) => rebuild(log, &&map[..], &path_for(log), &why, observer),
+            None => rebuild(
+                log,
+                &FileLog::new(file, size),
+                &path_for(log),
+                &why,
+                observer,
+            ),
+        },
     }
 }
 
@@ -305,7 +313,7 @@ fn load_from_file(
 /// `observer`; `None` when the log cannot be indexed.
 fn rebuild(
     log: &Path,
-    data: &[u8],
+    data: &dyn LogSource,
     at: &Path,
     why: &str,
     observer: &mut dyn Observer,

@@ -14,7 +14,11 @@ const PROBES: u64 = 3;
 /// key's length; `h1` and `h2` are two finalizations of `h`. Version 4
 /// hashed every byte twice with FNV-1a: a fifth of `fb index`'s time.
 fn probes(key: &[u8], bits: u64) -> impl Iterator<Item = u64> {
-    let (h1, h2) = key_hashes(key);
+    probes_of(key_hashes(key), bits)
+}
+
+/// [`probes`] of a key's hashes ([`key_hashes`]).
+fn probes_of((h1, h2): (u64, u64), bits: u64) -> impl Iterator<Item = u64> {
     (0..PROBES).map(move |i| {
         let h = h1.wrapping_add(i.wrapping_mul(h2));
         ((u128::from(h) * u128::from(bits)) >> 64) as u64
@@ -23,7 +27,10 @@ fn probes(key: &[u8], bits: u64) -> impl Iterator<Item = u64> {
 
 const KEY_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 
-fn key_hashes(key: &[u8]) -> (u64, u64) {
+/// The two hashes of a key from which its probes are drawn: a build
+/// keeps these rather than the key, which may lie in a window of the log
+/// read over by the time the filter is made.
+pub(super) fn key_hashes(key: &[u8]) -> (u64, u64) {
     let step = |h: u64, word: u64| (h ^ word).wrapping_mul(KEY_MUL).rotate_left(29);
     let mut h = FNV_OFFSET ^ (key.len() as u64).wrapping_mul(KEY_MUL);
     let mut words = key.chunks_exact(8);
@@ -63,11 +70,17 @@ pub(super) fn contains(bloom: &[u8], key: &[u8]) -> bool {
 }
 
 /// A filter of `keys`, 10 bits each (64 at least).
+#[cfg(test)]
 pub(super) fn filter<'k>(keys: impl ExactSizeIterator<Item = &'k [u8]>) -> Vec<u8> {
+    filter_hashed(keys.map(key_hashes))
+}
+
+/// [`filter`] of keys given by their hashes ([`key_hashes`]).
+pub(super) fn filter_hashed(keys: impl ExactSizeIterator<Item = (u64, u64)>) -> Vec<u8> {
     let bits = (keys.len() * BLOOM_BITS).next_multiple_of(8).max(64);
     let mut bloom = vec![0u8; bits / 8];
     for key in keys {
-        for bit in probes(key, bits as u64) {
+        for bit in probes_of(key, bits as u64) {
             if let Some(byte) = bloom.get_mut((bit / 8) as usize) {
                 *byte |= 1 << (bit % 8);
             }

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use fb_schema::{PayloadType, TimeStamp};
 
-use super::bloom::filter;
+use super::bloom::{filter_hashed, key_hashes};
 use super::micros::Micros;
 use super::records::{put_varint, Block, Checkpoint};
+use super::source::{LogSource, ReadFrom};
 use crate::decode::{EventView, Payload, PayloadDecoder};
 use crate::error::Result;
 use crate::framer::{Framer, Message, Position};
 use crate::kind::MessageKind;
-use crate::reader::SliceReader;
+use crate::reader::{SliceReader, StreamReader};
 
 /// A block ends after each message that reaches a multiple of this many
 /// bytes of the log, and before each checkpoint.
@@ -50,10 +51,70 @@ const DONE_EVERY: u64 = 8 << 20;
 /// and referenced no more.
 pub(super) type Done<'d> = &'d (dyn Fn(u64, u64) + Sync);
 
+/// A reader of messages in order: a slice's, or a stream's.
+trait Messages {
+    fn next(&mut self) -> Result<Option<Message<'_>>>;
+    /// Messages framed so far, counted as the framer started.
+    fn index(&self) -> u64;
+}
+
+impl Messages for SliceReader<'_> {
+    fn next(&mut self) -> Result<Option<Message<'_>>> {
+        self.next_message()
+    }
+
+    fn index(&self) -> u64 {
+        SliceReader::index(self)
+    }
+}
+
+impl<R: std::io::Read> Messages for StreamReader<R> {
+    fn next(&mut self) -> Result<Option<Message<'_>>> {
+        self.next_message()
+    }
+
+    fn index(&self) -> u64 {
+        StreamReader::index(self)
+    }
+}
+
 /// Indexes `log` from the message at `start`, to the end or to the first
-/// block end at or after `stop`.
+/// block end at or after `stop`: framed where it lies when it is in
+/// memory, else read in order through a buffer of about the largest
+/// message (the same part either way).
 pub(super) fn build_part(
-    log: &[u8],
+    log: &dyn LogSource,
+    start: Position,
+    stop: Option<u64>,
+    done: Done<'_>,
+) -> Result<Part> {
+    let framer = Framer::new().starting_at(start);
+    match log.in_memory() {
+        Some(bytes) => {
+            let from = usize::try_from(start.offset).unwrap_or(usize::MAX);
+            let data = bytes.get(from..).unwrap_or_default();
+            walk(
+                SliceReader::with_framer(data, framer),
+                log.len(),
+                start,
+                stop,
+                done,
+            )
+        }
+        None => walk(
+            StreamReader::with_framer(ReadFrom::new(log, start.offset), framer),
+            log.len(),
+            start,
+            stop,
+            done,
+        ),
+    }
+}
+
+/// [`build_part`] over the messages of `reader`, of a log of `len` bytes.
+fn walk(
+    mut reader: impl Messages,
+    len: u64,
     start: Position,
     stop: Option<u64>,
     done: Done<'_>,
@@ -63,17 +124,15 @@ pub(super) fn build_part(
         checkpoints: Vec::new(),
         stopped: None,
     };
-    let from = usize::try_from(start.offset).unwrap_or(usize::MAX);
-    let data = log.get(from..).unwrap_or_default();
-    let mut reader = SliceReader::with_framer(data, Framer::new().starting_at(start));
     let mut decoder = PayloadDecoder::default();
     let mut block = Block::new(start.offset);
     let mut ids = Ids::default();
     // Bytes before this are told done. A closed block keeps nothing of
-    // the log (its ids are hashed into its filters).
+    // the log (its ids are hashed as they come).
     let mut told = start.offset;
-    while let Some(msg) = reader.next_message()? {
+    while let Some(msg) = reader.next()? {
         let end = msg.offset + msg.len as u64;
+        let offset = msg.offset;
         if msg.kind == MessageKind::Checkpoint {
             // A checkpoint starts a block: the configuration it sets
             // holds for the whole block.
@@ -96,7 +155,7 @@ pub(super) fn build_part(
         }
         put_varint(&mut ids.table, msg.len as u64);
         put_varint(&mut ids.table, u64::from(block.decisions - before));
-        if ends_block(msg.offset, end) {
+        if ends_block(offset, end) {
             close(&mut part.blocks, &mut block, &mut ids, end);
             if end - told >= DONE_EVERY {
                 done(told, end);
@@ -112,16 +171,16 @@ pub(super) fn build_part(
     // Not stopped: the last part (the part after would start at the stop,
     // found by the same rule), which ends with the log, trailing bytes that
     // frame no message included, as a single pass ends it.
-    close(&mut part.blocks, &mut block, &mut ids, log.len() as u64);
-    done(told, log.len() as u64);
+    close(&mut part.blocks, &mut block, &mut ids, len);
+    done(told, len);
     Ok(part)
 }
 
 /// Adds the events of a REGULAR message to `block` and its keys.
-fn regular<'a>(
-    msg: &Message<'a>,
+fn regular(
+    msg: &Message<'_>,
     block: &mut Block,
-    ids: &mut Ids<'a>,
+    ids: &mut Ids,
     decoder: &mut PayloadDecoder,
 ) -> Result<()> {
     let kept = (block.clone_counts(), ids.decisions.len(), ids.dedup.len());
@@ -141,10 +200,10 @@ fn regular<'a>(
 /// inlined where it is called, and here it would weigh on the skim's loop.
 #[cold]
 #[inline(never)]
-fn verified<'a>(
-    msg: &Message<'a>,
+fn verified(
+    msg: &Message<'_>,
     block: &mut Block,
-    ids: &mut Ids<'a>,
+    ids: &mut Ids,
     decoder: &mut PayloadDecoder,
 ) -> Result<()> {
     for view in msg.events()? {
@@ -165,10 +224,10 @@ fn verified<'a>(
 /// [`regular`] reading of each event only what the index keeps
 /// ([`crate::skim::SkimmedEvents`]): false where that walk does not take
 /// the message.
-fn skimmed<'a>(
-    msg: &Message<'a>,
+fn skimmed(
+    msg: &Message<'_>,
     block: &mut Block,
-    ids: &mut Ids<'a>,
+    ids: &mut Ids,
     decoder: &mut PayloadDecoder,
 ) -> Result<bool> {
     for (position, event) in crate::skim::SkimmedEvents::new(msg.payload).enumerate() {
@@ -194,10 +253,10 @@ fn skimmed<'a>(
 /// when its payload must be read (dedup entries).
 fn add_event<'a>(
     block: &mut Block,
-    ids: &mut Ids<'a>,
+    ids: &mut Ids,
     decoder: &mut PayloadDecoder,
     kind: PayloadType,
-    id: &'a [u8],
+    id: &[u8],
     times: [Option<TimeStamp>; 2],
     view: impl FnOnce() -> Result<EventView<'a>>,
 ) -> Result<()> {
@@ -222,7 +281,7 @@ fn add_event<'a>(
         }
         kind if is_decision(kind) => {
             block.decisions += 1;
-            ids.decisions.push(id);
+            ids.decisions.push(key_hashes(id));
         }
         _ => {}
     }
@@ -231,21 +290,22 @@ fn add_event<'a>(
 
 /// The keys of the block being built.
 #[derive(Default)]
-struct Ids<'a> {
+struct Ids {
     /// Enqueued and client times of the events, converted.
     micros: [Micros; 2],
-    decisions: Vec<&'a [u8]>,
+    /// The decisions' ids, hashed for the block's filter.
+    decisions: Vec<(u64, u64)>,
     dedup: Vec<[u8; 8]>,
     /// The block's message table.
     table: Vec<u8>,
 }
 
 /// Ends `block` at `end` (if it holds anything) and starts the next there.
-fn close(blocks: &mut Vec<Block>, block: &mut Block, ids: &mut Ids<'_>, end: u64) {
+fn close(blocks: &mut Vec<Block>, block: &mut Block, ids: &mut Ids, end: u64) {
     if block.messages > 0 {
-        let mut data = filter(ids.decisions.iter().copied());
+        let mut data = filter_hashed(ids.decisions.iter().copied());
         let blooms = data.len();
-        data.extend(filter(ids.dedup.iter().map(|id| &id[..])));
+        data.extend(filter_hashed(ids.dedup.iter().map(|id| key_hashes(id))));
         let both = data.len();
         data.extend_from_slice(&ids.table);
         block.parts = [(0, blooms), (blooms, both), (both, data.len())];

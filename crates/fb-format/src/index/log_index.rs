@@ -49,12 +49,14 @@ pub struct Index {
 }
 
 /// The hashes of the two ends of a log.
-pub(super) fn ends(log: &[u8]) -> (u64, u64) {
-    let head = log.get(..HASHED.min(log.len())).unwrap_or_default();
-    let tail = log
-        .get(log.len().saturating_sub(HASHED)..)
-        .unwrap_or_default();
-    (fnv(head, FNV_OFFSET), fnv(tail, FNV_OFFSET))
+pub(super) fn ends(log: &dyn super::LogSource) -> crate::error::Result<(u64, u64)> {
+    let n = usize::try_from(log.len()).map_or(HASHED, |len| len.min(HASHED));
+    let mut end = vec![0; n];
+    let mut hash = |at: u64| -> crate::error::Result<u64> {
+        let got = super::source::read_full(log, at, &mut end)?;
+        Ok(fnv(end.get(..got).unwrap_or_default(), FNV_OFFSET))
+    };
+    Ok((hash(0)?, hash(log.len() - n as u64)?))
 }
 
 impl Index {

@@ -93,6 +93,9 @@ mod micros;
 mod parts;
 mod query;
 mod records;
+mod source;
+#[cfg(test)]
+mod windowed_tests;
 
 pub use build::{is_decision, BLOCK_BYTES};
 pub use format::{file_version, MAGIC, SUMMARY_HEAD, VERSION};
@@ -100,3 +103,4 @@ pub use log_index::{Index, LogStamp, HASHED};
 pub use micros::micros;
 pub use query::span;
 pub use records::{Block, Checkpoint, Shared, TableEntries};
+pub use source::{FileLog, LogSource};

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::build::{build_part, ends_block, Done, Part};
 use super::log_index::{ends, Index, LogStamp};
+use super::source::{read_full, LogSource};
 use crate::error::Result;
-use crate::framer::{Framer, Position};
+use crate::framer::{Framer, Position, Step};
 use crate::kind::MessageKind;
-use crate::reader::SliceReader;
 
 /// Parts of a log smaller than this are not worth a thread.
 const PART_BYTES: u64 = 32 << 20;
@@ -31,29 +31,91 @@ const GUESS_BUDGET: usize = 64 << 20;
 /// message may start, for it to be taken as one.
 const CHAIN: usize = 4;
 
+/// Bytes of a file first read to guess where a part starts; doubled while
+/// the guess needs more, up to [`GUESS_WINDOW`] and the messages that run
+/// on past it (at most [`GUESS_READ_MOST`] in all).
+const GUESS_READ: usize = 1 << 20;
+
+/// The most bytes of a file read at once to guess where a part starts.
+const GUESS_READ_MOST: usize = 2 * GUESS_WINDOW;
+
 /// Where a part that should start at `target` may start: the end of the
 /// first message that ends a block, counted from the first place at or
 /// after `target` where [`CHAIN`] messages frame in a row as
 /// [`block_end_from`] asks. A guess, found without framing the log from its
 /// start: bytes inside a payload may look like messages. The part before
-/// confirms it (see [`parts_from`]); `None` when nothing is found.
-fn guess_start(log: &[u8], target: u64) -> Option<u64> {
-    let from = usize::try_from(target).ok()?;
-    let window = log.get(from..)?;
-    let window = window.get(..GUESS_WINDOW).unwrap_or(window);
+/// confirms it (see [`parts_from`]); `None` when nothing is found. A log in
+/// memory is looked at where it lies; a file is read from `target` into
+/// `window`, more of it as the guess needs.
+fn guess_start(log: &dyn LogSource, target: u64, window: &mut Vec<u8>) -> Option<u64> {
+    guess_start_reading(log, target, window, GUESS_READ)
+}
+
+/// [`guess_start`] reading `first` bytes of a file first.
+pub(super) fn guess_start_reading(
+    log: &dyn LogSource,
+    target: u64,
+    window: &mut Vec<u8>,
+    first: usize,
+) -> Option<u64> {
+    if let Some(bytes) = log.in_memory() {
+        let rest = usize::try_from(target)
+            .ok()
+            .and_then(|at| bytes.get(at..))?;
+        return match guess_in(rest, target, true) {
+            Guess::Found(at) => Some(at),
+            Guess::Nothing | Guess::More => None,
+        };
+    }
+    let mut want = first.max(1);
+    loop {
+        window.resize(want, 0);
+        let got = read_full(log, target, window).ok()?;
+        let at_end = got < want || target + got as u64 >= log.len();
+        match guess_in(window.get(..got)?, target, at_end) {
+            Guess::Found(at) => return Some(at),
+            Guess::Nothing => return None,
+            Guess::More if !at_end && want < GUESS_READ_MOST => want *= 2,
+            Guess::More => return None,
+        }
+    }
+}
+
+/// What [`guess_in`] found.
+enum Guess {
+    Found(u64),
+    /// No start found, or the verification budget ran out.
+    Nothing,
+    /// The bytes given ended before the search did.
+    More,
+}
+
+/// [`guess_start`] in `bytes`, the log's from `base`, which end with the
+/// log when `at_end` says so.
+fn guess_in(bytes: &[u8], base: u64, at_end: bool) -> Guess {
+    let scanned = bytes.get(..GUESS_WINDOW).unwrap_or(bytes);
     let mut budget = GUESS_BUDGET;
-    for (i, raw) in window.windows(4).enumerate() {
-        let kind = u32::from_le_bytes(raw.try_into().ok()?);
+    for (i, raw) in scanned.windows(4).enumerate() {
+        let Ok(raw) = <[u8; 4]>::try_from(raw) else {
+            return Guess::Nothing;
+        };
+        let kind = u32::from_le_bytes(raw);
         if kind != crate::kind::TYPE_REGULAR && kind != crate::kind::TYPE_CHECKPOINT {
             continue;
         }
-        match block_end_from(log, target + i as u64, &mut budget) {
-            Ok(found) => return Some(found),
+        let from = bytes.get(i..).unwrap_or_default();
+        match block_end_from(from, base + i as u64, at_end, &mut budget) {
+            Ok(found) => return Guess::Found(found),
             Err(Spent::Tried) => continue,
-            Err(Spent::Out) => return None,
+            Err(Spent::Out) => return Guess::Nothing,
+            Err(Spent::More) => return Guess::More,
         }
     }
-    None
+    // The search stops GUESS_WINDOW bytes after the target, or at the end.
+    match scanned.len() < GUESS_WINDOW && !at_end {
+        true => Guess::More,
+        false => Guess::Nothing,
+    }
 }
 
 /// Why a place tried by [`guess_start`] was not taken.
@@ -62,29 +124,34 @@ enum Spent {
     Tried,
     /// The verification budget ran out.
     Out,
+    /// The bytes given end before the messages from there do.
+    More,
 }
 
-/// The end of the first message that ends a block, framing from `at`, if
-/// the first [`CHAIN`] messages from there (fewer where the log ends
-/// cleanly) are CHECKPOINT messages or REGULAR ones whose payloads verify;
-/// the payloads verified are taken from `budget`.
-fn block_end_from(log: &[u8], at: u64, budget: &mut usize) -> std::result::Result<u64, Spent> {
-    let data = usize::try_from(at)
-        .ok()
-        .and_then(|at| log.get(at..))
-        .ok_or(Spent::Tried)?;
-    let mut reader =
-        SliceReader::with_framer(data, Framer::new().starting_at(Position::new(at, 0)));
+/// The end of the first message that ends a block, framing `data` (the
+/// log's from `at`, to its end when `at_end` says so), if the first
+/// [`CHAIN`] messages from there (fewer where the log ends cleanly) are
+/// CHECKPOINT messages or REGULAR ones whose payloads verify; the payloads
+/// verified are taken from `budget`.
+fn block_end_from(
+    mut data: &[u8],
+    at: u64,
+    at_end: bool,
+    budget: &mut usize,
+) -> std::result::Result<u64, Spent> {
+    let mut framer = Framer::new().starting_at(Position::new(at, 0));
     let mut framed = 0;
     let mut first_end = None;
     loop {
-        let msg = match reader.next_message() {
-            Ok(Some(msg)) => msg,
+        let msg = match framer.next(data, at_end) {
+            Ok(Step::Message(msg)) => msg,
             // The log's end before the chain is whole: taken if it ends
             // cleanly after a block end.
-            Ok(None) => return first_end.ok_or(Spent::Tried),
+            Ok(Step::End) => return first_end.ok_or(Spent::Tried),
+            Ok(Step::NeedMore(_)) => return Err(Spent::More),
             Err(_) => return Err(Spent::Tried),
         };
+        data = data.get(msg.len..).unwrap_or_default();
         if framed < CHAIN {
             let sound = match msg.kind {
                 MessageKind::Regular => {
@@ -119,7 +186,12 @@ fn block_end_from(log: &[u8], at: u64, budget: &mut usize) -> std::result::Resul
 /// again as one part. A speculative part's error is read again from the
 /// confirmed start, so that it names the message index a single pass
 /// names.
-fn parts_from(log: &[u8], starts: &[u64], threads: usize, done: Done<'_>) -> Vec<Result<Part>> {
+fn parts_from(
+    log: &dyn LogSource,
+    starts: &[u64],
+    threads: usize,
+    done: Done<'_>,
+) -> Vec<Result<Part>> {
     let bounds: Vec<(u64, Option<u64>)> = std::iter::once(0)
         .chain(starts.iter().copied())
         .zip(starts.iter().map(|&s| Some(s)).chain([None]))
@@ -198,27 +270,36 @@ impl Index {
     /// index is the same for every thread count. Of several damaged parts,
     /// the first one's error is given.
     pub fn build_with_threads(log: &[u8], threads: usize) -> Result<Self> {
-        Self::build_in_parts(log, threads, PART_BYTES, &|_, _| {})
+        Self::build_in_parts(&log, threads, PART_BYTES, &|_, _| {})
     }
 
-    /// [`Index::build_with_threads`], calling `done(from, to)` when the
-    /// build is through with the bytes `from..to` of the log for the
-    /// moment, every few MiB, from any of its threads: a caller that mapped
-    /// the log may give those pages back, and keep memory flat in the log's
-    /// size. Where a guessed start of a part proves wrong, the build comes
-    /// back to the bytes after it, reading them from the file again; every
-    /// byte is told at least once.
-    pub fn build_releasing(
-        log: &[u8],
+    /// [`Index::build_with_threads`] of the log `log` gives: its bytes in
+    /// memory or mapped, framed where they lie, or a file read a window at
+    /// a time ([`FileLog`](super::FileLog)), each thread holding about the
+    /// largest message and a read's worth of the log whatever its size.
+    /// The same index either way, and the same error for a damaged log; a
+    /// read that fails is an error naming the byte it was at. `done(from,
+    /// to)` is called when the build is through with the bytes `from..to`
+    /// for the moment, every few MiB, from any of its threads: a caller
+    /// that mapped the log may give those pages back. Where a guessed
+    /// start of a part proves wrong, the build comes back to the bytes
+    /// after it, reading them again; every byte is told at least once.
+    pub fn build_from(
+        log: &dyn LogSource,
         threads: usize,
         done: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<Self> {
         Self::build_in_parts(log, threads, PART_BYTES, done)
     }
 
-    fn build_in_parts(log: &[u8], threads: usize, part_bytes: u64, done: Done<'_>) -> Result<Self> {
-        let (head_hash, tail_hash) = ends(log);
-        let len = log.len() as u64;
+    pub(super) fn build_in_parts(
+        log: &dyn LogSource,
+        threads: usize,
+        part_bytes: u64,
+        done: Done<'_>,
+    ) -> Result<Self> {
+        let (head_hash, tail_hash) = ends(log)?;
+        let len = log.len();
         let most = usize::try_from(len / part_bytes.max(1)).unwrap_or(usize::MAX);
         // Several parts a thread, taken in turn: a thread that finishes
         // early takes the next, rather than waiting for the slowest.
@@ -234,9 +315,10 @@ impl Index {
             // even share of the log, so that no thread waits for framing
             // to get there; the part before it confirms the guess.
             let mut starts: Vec<u64> = Vec::new();
+            let mut window = Vec::new();
             for k in 1..parts as u64 {
                 let target = (len / parts as u64 * k).max(starts.last().map_or(0, |s| s + 1));
-                if let Some(start) = guess_start(log, target) {
+                if let Some(start) = guess_start(log, target, &mut window) {
                     starts.push(start);
                 }
             }
@@ -261,12 +343,13 @@ impl Index {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::reader::SliceReader;
 
     /// A log of a few MB: the corpus log's first checkpoint, then its
     /// other messages over and over, with the checkpoint again now and then.
-    fn repeated_log() -> Vec<u8> {
+    pub(in crate::index) fn repeated_log() -> Vec<u8> {
         let base = fb_tests::read("valid_joined_logs/average_reward_100_interactions.fb");
         let messages: Vec<(MessageKind, &[u8])> = SliceReader::new(&base)
             .map(|m| m.unwrap())
@@ -319,7 +402,11 @@ mod tests {
             // The end of the first message that starts at or after the
             // target and ends a block.
             let first = rule_ends.iter().find(|m| m.0 >= target).map(|m| m.1);
-            assert_eq!(guess_start(&log, target), first, "target {target}");
+            assert_eq!(
+                guess_start(&&log[..], target, &mut Vec::new()),
+                first,
+                "target {target}"
+            );
         }
         let inside = messages[messages.len() / 2] - 3;
         let not_a_block_end = *messages
@@ -343,7 +430,7 @@ mod tests {
         // when it is done with one.
         for (name, starts) in cases {
             for threads in [1, 2, 3] {
-                let results = parts_from(&log, &starts, threads, &|_, _| {});
+                let results = parts_from(&&log[..], &starts, threads, &|_, _| {});
                 let mut parts = Index {
                     blocks: Vec::new(),
                     checkpoints: Vec::new(),
@@ -367,7 +454,7 @@ mod tests {
         let at = one.blocks[one.blocks.len() * 3 / 4].start as usize;
         damaged[at..at + 8].copy_from_slice(&[0xff; 8]);
         let want = Index::build(&damaged).unwrap_err().to_string();
-        let results = parts_from(&damaged, &[ends[ends.len() / 2]], 2, &|_, _| {});
+        let results = parts_from(&&damaged[..], &[ends[ends.len() / 2]], 2, &|_, _| {});
         let got = results.into_iter().find_map(Result::err).unwrap();
         assert_eq!(got.to_string(), want);
     }
@@ -382,10 +469,10 @@ mod tests {
             junk.extend_from_slice(&4096u32.to_le_bytes());
             junk.extend(std::iter::repeat_n(0xFF, 4096));
         }
-        assert_eq!(guess_start(&junk, 1000), None);
+        assert_eq!(guess_start(&&junk[..], 1000, &mut Vec::new()), None);
         let mut budget = 100;
         assert!(matches!(
-            block_end_from(&junk, 0, &mut budget),
+            block_end_from(&junk, 0, true, &mut budget),
             Err(Spent::Out)
         ));
     }
@@ -400,7 +487,7 @@ mod tests {
         for threads in [1, 2, 3, 5, 16] {
             let told = std::sync::Mutex::new(Vec::new());
             let done = |from, to| told.lock().unwrap().push((from, to));
-            let parts = Index::build_in_parts(&log, threads, 256 << 10, &done).unwrap();
+            let parts = Index::build_in_parts(&&log[..], threads, 256 << 10, &done).unwrap();
             assert_eq!(parts, one, "{threads} threads");
             assert_eq!(parts.to_bytes(), one.to_bytes(), "{threads} threads");
             // What is told done covers the log, each byte at most twice
@@ -422,7 +509,8 @@ mod tests {
         damaged[at..at + 8].copy_from_slice(&[0xff; 8]);
         let want = Index::build(&damaged).unwrap_err().to_string();
         for threads in [2, 3, 5] {
-            let got = Index::build_in_parts(&damaged, threads, 256 << 10, &|_, _| {}).unwrap_err();
+            let got =
+                Index::build_in_parts(&&damaged[..], threads, 256 << 10, &|_, _| {}).unwrap_err();
             assert_eq!(got.to_string(), want, "{threads} threads");
         }
     }
