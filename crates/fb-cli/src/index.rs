@@ -55,7 +55,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         let started = Instant::now();
         // Read in windows, or mapped with --mmap: a 10 GiB log is never
         // held in memory.
-        let data = fb_run::input::OpenLog::open(log, args.read.maps())?;
+        let data = fb_run::input::OpenLog::open(input, args.read.maps())?;
         let head = data
             .head()
             .map_err(|e| Error::Msg(format!("cannot read {}: {e}", log.display())))?;

@@ -140,7 +140,7 @@ impl JoinArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReadArgs {
     /// Map the logs into memory instead of reading them: faster, and the
-    /// commands that hold a whole log in memory (split, join, inspect
+    /// commands that hold a whole log in memory (join, inspect
     /// --event-id, --recover) then use no memory for it. Only for logs
     /// that no other process writes or truncates while fb reads them
     /// (closed, rotated logs): a map shows such changes, and a lease holds

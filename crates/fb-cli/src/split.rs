@@ -53,8 +53,13 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
     let existing = Existing::forced(args.force);
     // Refused before the log is read.
     DirOutput::check(&args.output, std::slice::from_ref(&input), existing)?;
-    let log = fb_run::input::whole(&input, args.read.maps())?;
-    fb_run::input::is_log(&input, &log)?;
+    // A file is read a window at a time (mapped with --mmap): memory
+    // stays flat in the log's size. Standard input is read whole.
+    let log = fb_run::input::OpenLog::open(&input, args.read.maps())?;
+    let head = log
+        .head()
+        .map_err(|e| Error::Msg(format!("cannot read {}: {e}", input.name())))?;
+    fb_run::input::is_log(&input, &head)?;
     let cut = Cut {
         max_size: args.max_size,
         period: args.by,
@@ -81,7 +86,7 @@ pub fn run(args: &Args, global: &Global) -> Result<ExitCode, Error> {
         eprintln!(
             "fb: {} of {} bytes written to {} ({} bytes, {} dedup entries carried)",
             fb_run::plural(pieces.pieces as u64, "piece"),
-            log.len(),
+            fb_format::index::LogSource::len(&log),
             args.output.display(),
             pieces.written,
             pieces.carried,

@@ -414,9 +414,17 @@ fn pieces_are_the_same_bytes_on_any_number_of_threads() {
     ];
     for (case, log, flags, code) in cases {
         let mut folders = Vec::new();
-        for threads in ["1", "2", "5"] {
-            let out_dir = dir.join(format!("t{threads}"));
-            let (got, pieces) = split(log, &out_dir, &[flags, &["--threads", threads]].concat());
+        // Read a window at a time, and, with --mmap, in memory.
+        let runs: [&[&str]; 4] = [
+            &["--threads", "1"],
+            &["--threads", "2"],
+            &["--threads", "5"],
+            &["--threads", "2", "--mmap"],
+        ];
+        for run in runs {
+            let threads = run.join(" ");
+            let out_dir = dir.join(format!("t{}", run.join("")));
+            let (got, pieces) = split(log, &out_dir, &[flags, run].concat());
             assert_eq!(got, code, "{case}, {threads} threads");
             assert!(pieces.len() > 2, "{case}: {} pieces", pieces.len());
             let at = pieces[0].parent().unwrap().to_path_buf();
@@ -427,7 +435,7 @@ fn pieces_are_the_same_bytes_on_any_number_of_threads() {
         for (threads, many) in &folders[1..] {
             assert!(
                 many == one,
-                "{case}: {threads} threads wrote other pieces than one"
+                "{case}: `{threads}` wrote other pieces than one thread"
             );
         }
     }

@@ -63,7 +63,7 @@ pub use hit_rate::HitRate;
 pub use kind::*;
 pub use loop_kind::{parse_name, Problem, RewardFunction, UnknownName};
 pub use prefetcher::prefetch;
-pub use reader::{read_skew, SliceReader, StreamReader, READ_ALIGN};
+pub use reader::{read_skew, Messages, SliceReader, StreamReader, READ_ALIGN};
 
 impl Message<'_> {
     /// The warning a reader that skips this message should record, for a

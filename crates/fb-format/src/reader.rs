@@ -7,6 +7,46 @@ use crate::error::{Error, Result};
 use crate::framer::{Framer, Message, Step};
 use crate::prefetcher::Prefetcher;
 
+/// A reader of a log's messages in order, whether the log is in memory
+/// ([`SliceReader`]) or read as it goes ([`StreamReader`]): for a pass
+/// that keeps nothing borrowed from one message to the next.
+pub trait Messages {
+    /// The next message, `None` at the end of the log.
+    fn next_message(&mut self) -> Result<Option<Message<'_>>>;
+    /// Index of the next message.
+    fn index(&self) -> u64;
+}
+
+impl<M: Messages + ?Sized> Messages for Box<M> {
+    fn next_message(&mut self) -> Result<Option<Message<'_>>> {
+        (**self).next_message()
+    }
+
+    fn index(&self) -> u64 {
+        (**self).index()
+    }
+}
+
+impl Messages for SliceReader<'_> {
+    fn next_message(&mut self) -> Result<Option<Message<'_>>> {
+        SliceReader::next_message(self)
+    }
+
+    fn index(&self) -> u64 {
+        SliceReader::index(self)
+    }
+}
+
+impl<R: Read> Messages for StreamReader<R> {
+    fn next_message(&mut self) -> Result<Option<Message<'_>>> {
+        StreamReader::next_message(self)
+    }
+
+    fn index(&self) -> u64 {
+        StreamReader::index(self)
+    }
+}
+
 /// Reads messages from a slice that holds the whole log (e.g. a memory map).
 ///
 /// Messages borrow from the slice for its whole lifetime. As an iterator it

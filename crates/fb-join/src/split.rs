@@ -39,7 +39,7 @@
 
 use std::collections::HashSet;
 
-use fb_format::{MessageKind, Payload, PayloadDecoder, RewardFunction, SliceReader};
+use fb_format::{MessageKind, Messages, Payload, PayloadDecoder, RewardFunction, SliceReader};
 use fb_schema::{PayloadType, TimeStamp};
 
 use crate::dedup::{references, DedupCache};
@@ -148,7 +148,13 @@ struct Open {
 /// `DedupInfo`s, checkpoints, and the contexts of decisions that may refer
 /// to dedup entries from before their piece.
 pub fn plan(log: &[u8], rule: Rule) -> Plan {
-    let mut reader = SliceReader::new(log);
+    plan_from(SliceReader::new(log), rule)
+}
+
+/// [`plan`] of the log `reader` reads: the same plan whether it is in
+/// memory or read as it goes (nothing of a message is kept past it but
+/// its offsets and the dedup entries, copied).
+pub fn plan_from(mut reader: impl Messages, rule: Rule) -> Plan {
     let mut decoder = PayloadDecoder::default();
     let mut magic = (0, 0);
     let mut carried = Carried {

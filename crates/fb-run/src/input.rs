@@ -301,23 +301,30 @@ pub fn whole(input: &Input, maps: Maps) -> Result<Whole, String> {
     Ok(Whole::Read { bytes, from })
 }
 
-/// A log file opened to be read at will, as an index build reads it:
-/// mapped where `maps` allows (see [`map`]), else read in windows through
-/// `pread`, which keeps memory flat in the log's size.
+/// A log opened to be read at will, as an index build or `fb split`
+/// reads it: a file mapped where `maps` allows (see [`map`]), else read
+/// in windows through `pread`, which keeps memory flat in the log's size;
+/// standard input (and other sources) read whole into memory.
 pub enum OpenLog {
-    /// A mapped file.
-    Mapped(crate::mapped::Mapped),
+    /// The log in memory: mapped, or read whole.
+    InMemory(Whole),
     /// The file, and its size when opened: what is read of it.
     File(File, u64),
 }
 
+/// Bytes of a log copied at a time by [`OpenLog::copy`].
+const COPY_BYTES: usize = 1 << 20;
+
 impl OpenLog {
-    /// Opens the log at `path` (a directory, or a file that cannot be
-    /// opened, is an error naming it).
-    pub fn open(path: &Path, maps: Maps) -> Result<Self, String> {
+    /// Opens `input` (a directory, or a file that cannot be opened, is an
+    /// error naming it).
+    pub fn open(input: &Input, maps: Maps) -> Result<Self, String> {
+        let Input::File(path) = input else {
+            return Ok(Self::InMemory(whole(input, maps)?));
+        };
         let (file, size) = open_file(path)?;
-        Ok(match map(&Input::File(path.to_path_buf()), maps) {
-            Some(mapped) => Self::Mapped(mapped),
+        Ok(match map(input, maps) {
+            Some(mapped) => Self::InMemory(Whole::Mapped(mapped)),
             None => Self::File(file, size),
         })
     }
@@ -325,23 +332,77 @@ impl OpenLog {
     /// Its first (up to 4) bytes, for [`Head::of`].
     pub fn head(&self) -> io::Result<Vec<u8>> {
         let mut head = vec![0; 4];
+        let got = self.read_full(0, &mut head)?;
+        head.truncate(got);
+        Ok(head)
+    }
+
+    /// Fills `buf` from `offset` as far as the log goes: the bytes read.
+    fn read_full(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let mut got = 0;
-        while let Some(rest) = head.get_mut(got..).filter(|rest| !rest.is_empty()) {
-            match fb_format::index::LogSource::read_at(self, got as u64, rest) {
+        while let Some(rest) = buf.get_mut(got..).filter(|rest| !rest.is_empty()) {
+            match fb_format::index::LogSource::read_at(self, offset + got as u64, rest) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        head.truncate(got);
-        Ok(head)
+        Ok(got)
+    }
+
+    /// Hands the bytes `start..end` of the log to `put`, in pieces of at
+    /// most a MiB (one, where the log is in memory). Bytes past the log's
+    /// end (a file cut short meanwhile) are an error.
+    pub fn copy(
+        &self,
+        start: u64,
+        end: u64,
+        put: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let past = || {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the log ends before byte {end}: was it cut short meanwhile?"),
+            )
+        };
+        match self {
+            Self::InMemory(w) => put(fb_format::index::span(w, start, end).ok_or_else(past)?),
+            Self::File(..) => {
+                let mut buf =
+                    vec![0; COPY_BYTES.min(usize::try_from(end - start).unwrap_or(COPY_BYTES))];
+                let mut at = start;
+                while at < end {
+                    let n = buf
+                        .len()
+                        .min(usize::try_from(end - at).unwrap_or(usize::MAX));
+                    let chunk = buf.get_mut(..n).unwrap_or_default();
+                    if self.read_full(at, chunk)? < n {
+                        return Err(past());
+                    }
+                    put(chunk)?;
+                    at += n as u64;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Its messages in order: framed in place in memory, or read from the
+    /// file as they come.
+    pub fn messages(&self) -> Box<dyn fb_format::Messages + '_> {
+        match self {
+            Self::InMemory(w) => Box::new(fb_format::SliceReader::new(w)),
+            Self::File(..) => Box::new(fb_format::StreamReader::new(
+                fb_format::index::ReadFrom::new(self, 0),
+            )),
+        }
     }
 
     /// Gives back the pages of `from..to` of a mapped log (nothing to do
-    /// for a file read in windows).
+    /// otherwise).
     pub fn release(&self, from: u64, to: u64) {
-        if let Self::Mapped(m) = self {
+        if let Self::InMemory(Whole::Mapped(m)) = self {
             m.release(from, to);
         }
     }
@@ -350,14 +411,14 @@ impl OpenLog {
 impl fb_format::index::LogSource for OpenLog {
     fn len(&self) -> u64 {
         match self {
-            Self::Mapped(m) => m.len() as u64,
+            Self::InMemory(w) => w.len() as u64,
             Self::File(_, size) => *size,
         }
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Self::Mapped(m) => (&m[..]).read_at(offset, buf),
+            Self::InMemory(w) => (&w[..]).read_at(offset, buf),
             Self::File(file, size) => {
                 fb_format::index::FileLog::new(file, *size).read_at(offset, buf)
             }
@@ -366,7 +427,7 @@ impl fb_format::index::LogSource for OpenLog {
 
     fn in_memory(&self) -> Option<&[u8]> {
         match self {
-            Self::Mapped(m) => Some(m),
+            Self::InMemory(w) => Some(w),
             Self::File(..) => None,
         }
     }

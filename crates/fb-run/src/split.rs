@@ -11,10 +11,12 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-use fb_join::split::{plan, Piece, Plan, Rule, DAY, HOUR};
+use fb_format::index::LogSource;
+use fb_join::split::{plan_from, Piece, Plan, Rule, DAY, HOUR};
 use fb_writer::{DedupSpec, JoinedEventSpec, LogWriter, MetaSpec, PayloadSpec};
 
 use crate::error::Error;
+use crate::input::OpenLog;
 use crate::output::DirOutput;
 use crate::report::Observer;
 
@@ -75,7 +77,7 @@ pub struct Pieces {
 /// plain path). After a failure no piece is started, and the failure
 /// said is the first in log order, as on one thread.
 pub fn write(
-    log: &[u8],
+    log: &OpenLog,
     cut: Cut,
     threads: usize,
     dir: &DirOutput,
@@ -88,7 +90,7 @@ pub fn write(
             Period::Day => DAY,
         }),
     };
-    let plan = plan(log, rule);
+    let plan = plan_from(log.messages(), rule);
     let width = plan.pieces.len().saturating_sub(1).to_string().len().max(5);
     let named: Vec<(&Piece, String)> = (plan.pieces.iter().enumerate())
         .map(|(n, piece)| (piece, piece_name(n, width, piece, cut.period)))
@@ -107,7 +109,7 @@ pub fn write(
         name: "fb-split",
         doing: "writing the pieces",
     };
-    observer.start(Some(log.len() as u64));
+    observer.start(Some(LogSource::len(log)));
     let wrote = crate::in_order::in_order(&named, threads, write, |done| {
         let (bytes, piece) = done?;
         observer.progress(bytes, 0);
@@ -147,18 +149,24 @@ pub fn piece_name(n: usize, width: usize, piece: &Piece, by: Option<Period>) -> 
 }
 
 /// Writes one piece; the bytes written.
-fn write_piece(log: &[u8], plan: &Plan, piece: &Piece, path: &Path) -> Result<u64, String> {
-    let span = |(start, end): (u64, u64)| {
-        fb_format::index::span(log, start, end)
-            .ok_or_else(|| format!("the plan points past the log ({start}..{end})"))
-    };
+fn write_piece(log: &OpenLog, plan: &Plan, piece: &Piece, path: &Path) -> Result<u64, String> {
     let file = File::create(path).map_err(|e| format!("cannot create: {e}"))?;
     let mut out = BufWriter::with_capacity(crate::output::BUFFER, file);
     let failed = |e: fb_writer::Error| e.to_string();
     let mut writer = LogWriter::new(&mut out);
-    writer.raw_bytes(span(plan.magic)?).map_err(failed)?;
+    // The log's bytes `start..end`, as they are.
+    let copy = |writer: &mut LogWriter<_>, (start, end): (u64, u64)| {
+        log.copy(start, end, &mut |bytes| {
+            writer
+                .raw_bytes(bytes)
+                .map(drop)
+                .map_err(std::io::Error::other)
+        })
+        .map_err(|e| format!("copying bytes {start}..{end} of the log: {e}"))
+    };
+    copy(&mut writer, plan.magic)?;
     for part in piece.header.iter().chain(&piece.checkpoints) {
-        writer.raw_bytes(span(*part)?).map_err(failed)?;
+        copy(&mut writer, *part)?;
     }
     if let Some(dedup) = &piece.dedup {
         let ids: Vec<u64> = dedup.entries.iter().map(|(id, _)| *id).collect();
@@ -175,9 +183,7 @@ fn write_piece(log: &[u8], plan: &Plan, piece: &Piece, path: &Path) -> Result<u6
             .map_err(failed)?;
         writer.end_regular().map_err(failed)?;
     }
-    writer
-        .raw_bytes(span((piece.start, piece.end))?)
-        .map_err(failed)?;
+    copy(&mut writer, (piece.start, piece.end))?;
     if !piece.has_eof {
         writer.eof().map_err(failed)?;
     }

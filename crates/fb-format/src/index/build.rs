@@ -13,7 +13,7 @@ use crate::decode::{EventView, Payload, PayloadDecoder};
 use crate::error::Result;
 use crate::framer::{Framer, Message, Position};
 use crate::kind::MessageKind;
-use crate::reader::{SliceReader, StreamReader};
+use crate::reader::{Messages, SliceReader, StreamReader};
 
 /// A block ends after each message that reaches a multiple of this many
 /// bytes of the log, and before each checkpoint.
@@ -50,33 +50,6 @@ const DONE_EVERY: u64 = 8 << 20;
 /// What a build tells as it goes: bytes `from..to` of the log are indexed
 /// and referenced no more.
 pub(super) type Done<'d> = &'d (dyn Fn(u64, u64) + Sync);
-
-/// A reader of messages in order: a slice's, or a stream's.
-trait Messages {
-    fn next(&mut self) -> Result<Option<Message<'_>>>;
-    /// Messages framed so far, counted as the framer started.
-    fn index(&self) -> u64;
-}
-
-impl Messages for SliceReader<'_> {
-    fn next(&mut self) -> Result<Option<Message<'_>>> {
-        self.next_message()
-    }
-
-    fn index(&self) -> u64 {
-        SliceReader::index(self)
-    }
-}
-
-impl<R: std::io::Read> Messages for StreamReader<R> {
-    fn next(&mut self) -> Result<Option<Message<'_>>> {
-        self.next_message()
-    }
-
-    fn index(&self) -> u64 {
-        StreamReader::index(self)
-    }
-}
 
 /// Indexes `log` from the message at `start`, to the end or to the first
 /// block end at or after `stop`: framed where it lies when it is in
@@ -130,7 +103,7 @@ fn walk(
     // Bytes before this are told done. A closed block keeps nothing of
     // the log (its ids are hashed as they come).
     let mut told = start.offset;
-    while let Some(msg) = reader.next()? {
+    while let Some(msg) = reader.next_message()? {
         let end = msg.offset + msg.len as u64;
         let offset = msg.offset;
         if msg.kind == MessageKind::Checkpoint {

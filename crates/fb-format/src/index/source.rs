@@ -79,14 +79,17 @@ impl LogSource for FileLog<'_> {
     }
 }
 
-/// A source read in order from an offset, as the stream reader reads.
-pub(super) struct ReadFrom<'s> {
+/// A log read in order from an offset, as a [`crate::StreamReader`]
+/// reads: each read a `pread` of its own, so that several readers of one
+/// file do not share a position.
+pub struct ReadFrom<'s> {
     src: &'s dyn LogSource,
     at: u64,
 }
 
 impl<'s> ReadFrom<'s> {
-    pub(super) fn new(src: &'s dyn LogSource, at: u64) -> Self {
+    /// Reads `src` from byte `at` to its end.
+    pub fn new(src: &'s dyn LogSource, at: u64) -> Self {
         Self { src, at }
     }
 }
