@@ -290,7 +290,8 @@ fn by_event_id(
 ) -> Result<ExitCode, Error> {
     let mut lines = 0;
     for input in inputs {
-        let data = fb_run::input::whole(input, args.read.maps())?;
+        // A file is read as it goes (mapped with --mmap), never whole.
+        let data = fb_run::input::OpenLog::open(input, args.read.maps())?;
         let index = match args.no_index {
             true => None,
             false => {
@@ -310,7 +311,7 @@ fn by_event_id(
                 input.name(),
                 found.lines,
                 found.read,
-                data.len(),
+                fb_format::index::LogSource::len(&data),
                 if index.is_some() { " (indexed)" } else { "" }
             );
         }

@@ -140,8 +140,8 @@ impl JoinArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReadArgs {
     /// Map the logs into memory instead of reading them: faster, and the
-    /// commands that hold a whole log in memory (join, inspect
-    /// --event-id, --recover) then use no memory for it. Only for logs
+    /// commands that hold a whole log in memory (join, --recover) then
+    /// use no memory for it. Only for logs
     /// that no other process writes or truncates while fb reads them
     /// (closed, rotated logs): a map shows such changes, and a lease holds
     /// a writer back for a limited time only (README, "Memory maps").

@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 
 use common::{data, fb, p, scratch_dir};
-use fb_format::index::Index;
+use fb_format::index::{FileLog, Index, LogSource};
 
 /// The DSJSON lines of `log`.
 fn convert(log: &Path) -> Vec<String> {
@@ -43,22 +43,36 @@ fn lookups_match_the_full_scan(name: &str, log: &Path) -> usize {
     // Some 60 ids of each log, spread over it (every one of a small log).
     let step = (ids.len() / 60).max(1);
     let ids: Vec<String> = ids.into_iter().step_by(step).collect();
-    for id in &ids {
+    // In memory and as a file read as it goes; through the index, and
+    // (for a few ids) without it.
+    let file = std::fs::File::open(log).unwrap();
+    let from_file = FileLog::new(&file, bytes.len() as u64);
+    let sources: [(&str, &dyn LogSource); 2] = [("in memory", &&bytes[..]), ("a file", &from_file)];
+    for (k, id) in ids.iter().enumerate() {
         let want: Vec<&String> = lines.iter().filter(|l| event_id(l) == *id).collect();
-        let mut got = Vec::new();
-        let found = fb_run::lookup::event_lines(
-            &bytes,
-            Some(&index),
-            id,
-            fb_join::Options::default(),
-            &mut got,
-        )
-        .unwrap();
-        let got = String::from_utf8(got).unwrap();
-        let got: Vec<&str> = got.lines().collect();
-        assert_eq!(got.len(), want.len(), "{name}: {id}");
-        assert!(got.iter().zip(&want).all(|(g, w)| g == w), "{name}: {id}");
-        assert_eq!(found.lines as usize, want.len());
+        for (source, log) in sources {
+            let indexes = match k < 3 {
+                true => vec![Some(&index), None],
+                false => vec![Some(&index)],
+            };
+            for index in indexes {
+                let mut got = Vec::new();
+                let found = fb_run::lookup::event_lines(
+                    log,
+                    index,
+                    id,
+                    fb_join::Options::default(),
+                    &mut got,
+                )
+                .unwrap();
+                let got = String::from_utf8(got).unwrap();
+                let got: Vec<&str> = got.lines().collect();
+                let case = format!("{name}: {id}, {source}, index: {}", index.is_some());
+                assert_eq!(got.len(), want.len(), "{case}");
+                assert!(got.iter().zip(&want).all(|(g, w)| g == w), "{case}");
+                assert_eq!(found.lines as usize, want.len(), "{case}");
+            }
+        }
     }
     ids.len()
 }

@@ -4,12 +4,12 @@
 
 use std::io::Write;
 
-use fb_format::index::Index;
+use fb_format::index::{Index, LogSource};
 use fb_join::dsjson::LinesSink;
 use fb_join::{JoinedEvent, Options, Pipeline, Source};
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, OpenLog};
 
 /// How a lookup went: the lines written, and the log bytes read.
 #[derive(Debug, Default, Clone, Copy)]
@@ -21,11 +21,11 @@ pub struct Found {
 }
 
 /// Writes to `out` the lines `fb convert` gives for the decision `id` of
-/// `log` (its bytes `data`), joined with `opts`. With `index`, only its
-/// blocks that may hold the id are joined, each after the checkpoint in
-/// force there; without, the whole log.
+/// `log` (in memory, or a file read as it goes), joined with `opts`. With
+/// `index`, only its blocks that may hold the id are joined, each after
+/// the checkpoint in force there; without, the whole log.
 pub fn event_lines(
-    data: &[u8],
+    log: &dyn LogSource,
     index: Option<&Index>,
     id: &str,
     opts: Options,
@@ -35,9 +35,29 @@ pub fn event_lines(
     let keep = |ev: &JoinedEvent<'_>| ev.event_id == id;
     let mut pipeline = Pipeline::new(opts, keep, LinesSink::new(out, compat), 1);
     let mut read = 0u64;
+    let past = |start: u64, end: u64| {
+        Error::Msg(format!(
+            "the index points past the log ({start}..{end}): was it cut short meanwhile?"
+        ))
+    };
+    // A file's spans are read into this, one at a time.
+    let mut bytes = Vec::new();
     let mut feed = |p: &mut Pipeline<LinesSink<&mut dyn Write>, _>, start: u64, end: u64| {
-        let slice = fb_format::index::span(data, start, end)
-            .ok_or_else(|| Error::Msg(format!("the index points past the log ({start}..{end})")))?;
+        let slice = match log.in_memory() {
+            Some(data) => {
+                fb_format::index::span(data, start, end).ok_or_else(|| past(start, end))?
+            }
+            None => {
+                let len =
+                    usize::try_from(end.saturating_sub(start)).map_err(|_| past(start, end))?;
+                bytes.resize(len, 0);
+                let got = read_span(log, start, &mut bytes)?;
+                bytes
+                    .get(..got)
+                    .filter(|b| <[u8]>::len(b) == len)
+                    .ok_or_else(|| past(start, end))?
+            }
+        };
         read += slice.len() as u64;
         p.feed(
             Source::Slice(slice),
@@ -49,7 +69,21 @@ pub fn event_lines(
         .map(drop)
     };
     match index {
-        None => feed(&mut pipeline, 0, data.len() as u64)?,
+        // The whole log: read as it goes when it is a file.
+        None => match log.in_memory() {
+            Some(_) => feed(&mut pipeline, 0, log.len())?,
+            None => {
+                pipeline
+                    .feed(
+                        Source::Stream(Box::new(fb_format::index::ReadFrom::new(log, 0))),
+                        fb_format::Position::START,
+                        &|| false,
+                        &mut |_| {},
+                    )
+                    .map_err(|e| Error::Msg(e.to_string()))?;
+                read = log.len();
+            }
+        },
         Some(index) => {
             for block in index.blocks_for_id(id) {
                 for c in index.checkpoints_in_force(block.start) {
@@ -63,14 +97,37 @@ pub fn event_lines(
     Ok(Found { lines, read })
 }
 
-/// The index to use for `input`, if any (see [`crate::sidecar::load`]).
+/// Reads the log's bytes from `start` into `buf`, as far as it goes.
+fn read_span(log: &dyn LogSource, start: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    let mut got = 0;
+    while let Some(rest) = buf.get_mut(got..).filter(|rest| !rest.is_empty()) {
+        match log.read_at(start + got as u64, rest) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Msg(format!(
+                    "reading byte {}: {e}",
+                    start + got as u64
+                )))
+            }
+        }
+    }
+    Ok(got)
+}
+
+/// The index to use for `input` (opened as `log`), if any (see
+/// [`crate::sidecar::load`]): a stale one is rebuilt.
 pub fn index_for(
     input: &Input,
-    data: &[u8],
+    log: &OpenLog,
     observer: &mut dyn crate::report::Observer,
 ) -> Result<Option<Index>, Error> {
-    match input {
-        Input::File(path) => crate::sidecar::load(path, data, observer),
+    match (input, log) {
+        (Input::File(path), OpenLog::File(file, _)) => {
+            crate::sidecar::load_unmapped(path, file, crate::input::Maps::Never, observer)
+        }
+        (Input::File(path), OpenLog::InMemory(data)) => crate::sidecar::load(path, data, observer),
         _ => Ok(None),
     }
 }
