@@ -440,3 +440,28 @@ fn pieces_are_the_same_bytes_on_any_number_of_threads() {
         }
     }
 }
+
+/// A log given as a pipe (`fb split <(zcat log.gz)`) has no offsets to
+/// read at: it is read whole, and split as the file is.
+#[test]
+fn a_log_given_as_a_pipe_splits_as_the_file() {
+    let dir = scratch_dir("split-pipe");
+    let log = data("valid_joined_logs/average_reward_100_interactions.fb");
+    let fifo = dir.join("pipe.fb");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let bytes = std::fs::read(&log).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(&fifo, &bytes).unwrap())
+    };
+    let (piped_code, piped) = split(&fifo, &dir.join("piped"), &["--max-size", "1"]);
+    writer.join().unwrap();
+    let (filed_code, filed) = split(&log, &dir.join("filed"), &["--max-size", "1"]);
+    assert_eq!((piped_code, filed_code), (0, 0));
+    assert!(filed.len() > 1, "{} pieces", filed.len());
+    let read = |pieces: &[PathBuf]| -> Vec<Vec<u8>> {
+        pieces.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    };
+    assert!(read(&piped) == read(&filed), "the pipe's pieces differ");
+}

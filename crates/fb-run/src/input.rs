@@ -322,7 +322,14 @@ impl OpenLog {
         let Input::File(path) = input else {
             return Ok(Self::InMemory(whole(input, maps)?));
         };
-        let (file, size) = open_file(path)?;
+        let (mut file, size) = open_file(path)?;
+        // A pipe or a device (`<(zcat log.gz)`) has no offsets to read at
+        // and no size: read whole, as standard input is.
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            let (bytes, from) = read_placed(&mut file, None)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            return Ok(Self::InMemory(Whole::Read { bytes, from }));
+        }
         Ok(match map(input, maps) {
             Some(mapped) => Self::InMemory(Whole::Mapped(mapped)),
             None => Self::File(file, size),
