@@ -339,23 +339,9 @@ impl OpenLog {
     /// Its first (up to 4) bytes, for [`Head::of`].
     pub fn head(&self) -> io::Result<Vec<u8>> {
         let mut head = vec![0; 4];
-        let got = self.read_full(0, &mut head)?;
+        let got = fb_format::index::read_full(self, 0, &mut head)?;
         head.truncate(got);
         Ok(head)
-    }
-
-    /// Fills `buf` from `offset` as far as the log goes: the bytes read.
-    fn read_full(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut got = 0;
-        while let Some(rest) = buf.get_mut(got..).filter(|rest| !rest.is_empty()) {
-            match fb_format::index::LogSource::read_at(self, offset + got as u64, rest) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(got)
     }
 
     /// Hands the bytes `start..end` of the log to `put`, in pieces of at
@@ -384,7 +370,7 @@ impl OpenLog {
                         .len()
                         .min(usize::try_from(end - at).unwrap_or(usize::MAX));
                     let chunk = buf.get_mut(..n).unwrap_or_default();
-                    if self.read_full(at, chunk)? < n {
+                    if fb_format::index::read_full(self, at, chunk)? < n {
                         return Err(past());
                     }
                     put(chunk)?;

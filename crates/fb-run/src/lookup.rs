@@ -51,7 +51,8 @@ pub fn event_lines(
                 let len =
                     usize::try_from(end.saturating_sub(start)).map_err(|_| past(start, end))?;
                 bytes.resize(len, 0);
-                let got = read_span(log, start, &mut bytes)?;
+                let got = fb_format::index::read_full(log, start, &mut bytes)
+                    .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?;
                 bytes
                     .get(..got)
                     .filter(|b| <[u8]>::len(b) == len)
@@ -95,25 +96,6 @@ pub fn event_lines(
     }
     let lines = pipeline.kept();
     Ok(Found { lines, read })
-}
-
-/// Reads the log's bytes from `start` into `buf`, as far as it goes.
-fn read_span(log: &dyn LogSource, start: u64, buf: &mut [u8]) -> Result<usize, Error> {
-    let mut got = 0;
-    while let Some(rest) = buf.get_mut(got..).filter(|rest| !rest.is_empty()) {
-        match log.read_at(start + got as u64, rest) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err(Error::Msg(format!(
-                    "reading byte {}: {e}",
-                    start + got as u64
-                )))
-            }
-        }
-    }
-    Ok(got)
 }
 
 /// The index to use for `input` (opened as `log`), if any (see

@@ -53,7 +53,8 @@ pub(super) fn ends(log: &dyn super::LogSource) -> crate::error::Result<(u64, u64
     let n = usize::try_from(log.len()).map_or(HASHED, |len| len.min(HASHED));
     let mut end = vec![0; n];
     let mut hash = |at: u64| -> crate::error::Result<u64> {
-        let got = super::source::read_full(log, at, &mut end)?;
+        let got = super::read_full(log, at, &mut end)
+            .map_err(|source| crate::error::Error::Io { offset: at, source })?;
         Ok(fnv(end.get(..got).unwrap_or_default(), FNV_OFFSET))
     };
     Ok((hash(0)?, hash(log.len() - n as u64)?))

@@ -102,24 +102,16 @@ impl Read for ReadFrom<'_> {
     }
 }
 
-/// Fills `buf` from `offset` as far as the log goes: the bytes read.
-pub(super) fn read_full(
-    src: &dyn LogSource,
-    offset: u64,
-    buf: &mut [u8],
-) -> crate::error::Result<usize> {
+/// Fills `buf` from `offset` as far as the log goes: the bytes read,
+/// fewer than asked only where the log ends (interrupted reads retried).
+pub fn read_full(src: &dyn LogSource, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while let Some(rest) = buf.get_mut(filled..).filter(|rest| !rest.is_empty()) {
         match src.read_at(offset + filled as u64, rest) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(source) => {
-                return Err(crate::error::Error::Io {
-                    offset: offset + filled as u64,
-                    source,
-                })
-            }
+            Err(e) => return Err(e),
         }
     }
     Ok(filled)
