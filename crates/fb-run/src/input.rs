@@ -353,32 +353,27 @@ impl OpenLog {
         end: u64,
         put: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<()> {
-        let past = || {
-            io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("the log ends before byte {end}: was it cut short meanwhile?"),
-            )
-        };
-        match self {
-            Self::InMemory(w) => put(fb_format::index::span(w, start, end).ok_or_else(past)?),
-            Self::File(..) => {
-                let mut buf =
-                    vec![0; COPY_BYTES.min(usize::try_from(end - start).unwrap_or(COPY_BYTES))];
-                let mut at = start;
-                while at < end {
-                    let n = buf
-                        .len()
-                        .min(usize::try_from(end - at).unwrap_or(usize::MAX));
-                    let chunk = buf.get_mut(..n).unwrap_or_default();
-                    if fb_format::index::read_full(self, at, chunk)? < n {
-                        return Err(past());
-                    }
-                    put(chunk)?;
-                    at += n as u64;
-                }
-                Ok(())
-            }
+        if let Self::InMemory(w) = self {
+            let span = fb_format::index::span(w, start, end).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("the log ends before byte {end}"),
+                )
+            })?;
+            return put(span);
         }
+        let mut buf = vec![0; COPY_BYTES.min(usize::try_from(end - start).unwrap_or(COPY_BYTES))];
+        let mut at = start;
+        while at < end {
+            let n = buf
+                .len()
+                .min(usize::try_from(end - at).unwrap_or(usize::MAX));
+            let chunk = buf.get_mut(..n).unwrap_or_default();
+            fb_format::index::read_exact_at(self, at, chunk)?;
+            put(chunk)?;
+            at += n as u64;
+        }
+        Ok(())
     }
 
     /// Its messages in order: framed in place in memory, or read from the

@@ -51,12 +51,9 @@ pub fn event_lines(
                 let len =
                     usize::try_from(end.saturating_sub(start)).map_err(|_| past(start, end))?;
                 bytes.resize(len, 0);
-                let got = fb_format::index::read_full(log, start, &mut bytes)
+                fb_format::index::read_exact_at(log, start, &mut bytes)
                     .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?;
-                bytes
-                    .get(..got)
-                    .filter(|b| <[u8]>::len(b) == len)
-                    .ok_or_else(|| past(start, end))?
+                bytes.as_slice()
             }
         };
         read += slice.len() as u64;

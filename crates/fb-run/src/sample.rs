@@ -17,9 +17,8 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 
-use fb_format::index::Index;
+use fb_format::index::{Index, LogSource};
 use fb_format::splitmix::SplitMix64;
 use fb_format::{Framer, MessageKind, SliceReader};
 use fb_join::dsjson::LinesSink;
@@ -27,7 +26,7 @@ use fb_join::{JoinedEvent, Pipeline, Source};
 use fb_schema::PayloadType;
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, OpenLog};
 use crate::output::Output;
 use crate::report::{Note, Observer};
 
@@ -171,49 +170,26 @@ fn walking<T>(
     })
 }
 
-/// The log, read in pieces: mapped when it had to be read whole (no
-/// index, or a stale one), else through `pread`, which touches only the
-/// pages asked for (a mapping would fault in and unmap its neighbours).
-enum Log {
-    Whole(crate::input::Whole),
-    File(File, u64),
+/// Appends the bytes `start..end` of `log` to `out`.
+fn append(log: &OpenLog, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), Error> {
+    let at = out.len();
+    out.resize(
+        at + usize::try_from(end.saturating_sub(start)).unwrap_or(0),
+        0,
+    );
+    let dst = out.get_mut(at..).unwrap_or_default();
+    read_into(log, start, end, dst)
 }
 
-impl Log {
-    fn len(&self) -> u64 {
-        match self {
-            Log::Whole(w) => w.len() as u64,
-            Log::File(_, size) => *size,
-        }
+/// Reads the bytes `start..end` of `log` into `dst` (as long).
+fn read_into(log: &OpenLog, start: u64, end: u64, dst: &mut [u8]) -> Result<(), Error> {
+    if start > end || end > log.len() || dst.len() as u64 != end - start {
+        return Err(Error::Msg(format!(
+            "the index points past the log ({start}..{end})"
+        )));
     }
-
-    /// Appends the bytes `start..end` of the log to `out`.
-    fn append(&self, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), Error> {
-        let at = out.len();
-        out.resize(
-            at + usize::try_from(end.saturating_sub(start)).unwrap_or(0),
-            0,
-        );
-        let dst = out.get_mut(at..).unwrap_or_default();
-        self.read_into(start, end, dst)
-    }
-
-    /// Reads the bytes `start..end` of the log into `dst` (as long).
-    fn read_into(&self, start: u64, end: u64, dst: &mut [u8]) -> Result<(), Error> {
-        let past = || Error::Msg(format!("the index points past the log ({start}..{end})"));
-        if start > end || end > self.len() || dst.len() as u64 != end - start {
-            return Err(past());
-        }
-        match self {
-            Log::Whole(w) => {
-                dst.copy_from_slice(fb_format::index::span(w, start, end).ok_or_else(past)?)
-            }
-            Log::File(file, _) => file
-                .read_exact_at(dst, start)
-                .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))?,
-        }
-        Ok(())
-    }
+    fb_format::index::read_exact_at(log, start, dst)
+        .map_err(|e| Error::Msg(format!("reading bytes {start}..{end}: {e}")))
 }
 
 /// Bytes of drawn messages read and filtered at a time: memory stays
@@ -227,7 +203,7 @@ const CHUNK: usize = 8 << 20;
 /// (and may keep it, leaving another buffer in its place). The number of
 /// bytes read.
 fn filtered(
-    log: &Log,
+    log: &OpenLog,
     index: &Index,
     wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     mut emit: impl FnMut(&mut Vec<u8>) -> Result<(), Error>,
@@ -271,7 +247,7 @@ fn filtered(
 /// to `out` (see [`filtered`]); `config` is the checkpoint last written.
 /// The number of bytes read.
 fn filter_chunk(
-    log: &Log,
+    log: &OpenLog,
     index: &Index,
     chunk: &[Wanted],
     config: &mut Option<u64>,
@@ -320,7 +296,7 @@ fn filter_chunk(
     // written one by one, so the halves' outputs, one after the other,
     // are the bytes one pass writes.
     let mut k = 0;
-    if matches!(log, Log::File(..)) && at >= 1 << 20 {
+    if matches!(log, OpenLog::File(..)) && at >= 1 << 20 {
         k = parts.partition_point(|p| p.1.start < at / 2);
     }
     let halves = parts
@@ -356,7 +332,7 @@ type Part<'w> = (u64, std::ops::Range<usize>, Option<&'w Vec<u64>>);
 /// is, a REGULAR with only its drawn decisions, their outcomes and its
 /// DedupInfo events.
 fn read_and_filter(
-    log: &Log,
+    log: &OpenLog,
     parts: &[Part<'_>],
     buf: &mut [u8],
     base: usize,
@@ -367,7 +343,7 @@ fn read_and_filter(
         let dst = buf
             .get_mut(range.start - base..range.end - base)
             .ok_or_else(|| Error::Msg(format!("no room for the message at byte {offset}")))?;
-        log.read_into(*offset, *offset + dst.len() as u64, dst)?;
+        read_into(log, *offset, *offset + dst.len() as u64, dst)?;
     }
     let buf: &[u8] = buf;
     let mut ids: Vec<&str> = Vec::new();
@@ -495,7 +471,7 @@ pub struct Drawn {
 /// A log opened for sampling: read in pieces through a fresh index, or
 /// whole, and its index.
 pub struct Opened {
-    log: Log,
+    log: OpenLog,
     index: Index,
 }
 
@@ -525,54 +501,55 @@ pub fn open(
     threads: usize,
     observer: &mut dyn Observer,
 ) -> Result<Opened, Error> {
-    let Input::File(path) = input else {
-        let whole = crate::input::whole(input, maps)?;
-        crate::input::is_log(input, &whole)?;
-        let index = Index::build_with_threads(&whole, threads.max(1))
-            .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
-        return Ok(Opened {
-            log: Log::Whole(whole),
-            index,
-        });
-    };
-    // A directory gets the message every command gives it.
-    let (file, size) = crate::input::open_file(path).map_err(Error::Msg)?;
-    let mut head = Vec::with_capacity(4);
-    std::io::Read::read_to_end(&mut std::io::Read::take(&file, 4), &mut head)
-        .map_err(|e| Error::Msg(format!("cannot read {}: {e}", path.display())))?;
+    // Read at offsets (whole for standard input and pipes), and mapped
+    // below only where the whole log must be read: through a fresh index a
+    // sample reads scattered messages, which `pread` reads alone where a
+    // map would fault in and unmap their neighbours.
+    let log = OpenLog::open(input, crate::input::Maps::Never).map_err(Error::Msg)?;
+    let head = log
+        .head()
+        .map_err(|e| Error::Msg(format!("cannot read {}: {e}", input.name())))?;
     crate::input::is_log(input, &head)?;
-    let index = match crate::sidecar::load_unmapped(path, &file, maps, observer)? {
-        Some(index) => index,
+    let build = |log: &OpenLog| {
+        Index::build_from(log, threads.max(1), &|_, _| {})
+            .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))
+    };
+    let (Input::File(path), OpenLog::File(file, _)) = (input, &log) else {
+        let index = build(&log)?;
+        return Ok(Opened { log, index });
+    };
+    let log = match crate::sidecar::load_unmapped(path, file, maps, observer)? {
+        Some(index) => {
+            advise_random(file);
+            return Ok(Opened { log, index });
+        }
         None => {
             observer.note(Note::Info {
                 input: &input.name(),
                 what: "no index: reading it through to count its decisions (`fb index` \
                        keeps one beside it)",
             });
-            if let Some(mapped) = crate::input::map(input, maps) {
-                let index = Index::build_with_threads(&mapped, threads.max(1))
-                    .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?;
-                return Ok(Opened {
-                    log: Log::Whole(crate::input::Whole::Mapped(mapped)),
-                    index,
-                });
+            match crate::input::map(input, maps) {
+                Some(mapped) => OpenLog::InMemory(crate::input::Whole::Mapped(mapped)),
+                // Read in windows: memory stays flat in the log's size.
+                None => log,
             }
-            // Read in windows: memory stays flat in the log's size.
-            let log = fb_format::index::FileLog::new(&file, size);
-            Index::build_from(&log, threads.max(1), &|_, _| {})
-                .map_err(|e| Error::Msg(format!("{}: {e}", input.name())))?
         }
     };
-    // Scattered reads of a message each: readahead would fetch 128 KiB
-    // around each one that is not cached (a log on disk, or pages the
-    // system let go), a hundred times what is used.
+    let index = build(&log)?;
+    if let OpenLog::File(file, _) = &log {
+        advise_random(file);
+    }
+    Ok(Opened { log, index })
+}
+
+/// Tells the kernel that `file` is read in scattered messages: readahead
+/// would fetch 128 KiB around each one that is not cached (a log on
+/// disk, or pages the system let go), a hundred times what is used.
+fn advise_random(file: &File) {
     // SAFETY: posix_fadvise on a descriptor we own, with integer arguments;
     // it only advises, and a failure changes nothing.
     let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
-    Ok(Opened {
-        log: Log::File(file, size),
-        index,
-    })
 }
 
 /// Writes the `chosen` decisions of `log` to `out`.
@@ -611,7 +588,7 @@ pub fn draw(
 
 /// The sample as DSJSON: the filtered log joined as `fb convert` joins.
 fn write_lines(
-    log: &Log,
+    log: &OpenLog,
     index: &Index,
     wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     request: &Request,
@@ -688,7 +665,7 @@ fn write_lines(
 /// The sample as a joined log: the file magic, the log's HEADER, then the
 /// filtered messages.
 fn write_log(
-    log: &Log,
+    log: &OpenLog,
     index: &Index,
     wanted: &mut (dyn Iterator<Item = Wanted> + Send),
     out: &mut Output,
@@ -701,7 +678,7 @@ fn write_log(
     // for in the first block.
     let mut head = Vec::new();
     if let Some(first) = index.blocks.first() {
-        log.append(first.start, first.end, &mut head)?;
+        append(log, first.start, first.end, &mut head)?;
     }
     for msg in SliceReader::new(&head) {
         let Ok(msg) = msg else { break };

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use fb_format::index::{FileLog, Index, LogSource, LogStamp};
+use fb_format::index::{Index, LogSource, LogStamp};
 
 use crate::error::Error;
 use crate::input::{Input, Maps};
@@ -249,10 +249,9 @@ fn load_beside(
 /// [`load`] for a log that is read in pieces, not mapped: checked against
 /// its size and the two ends read from `file`; the log read in windows
 /// (or mapped with [`Maps::WhereSafe`]) only if the index must be
-/// rebuilt. The index
-/// itself is mapped when `maps` allows: the caller maps nothing else, and
-/// checks [`crate::mapped::tripped`] before it trusts what it made from
-/// the index.
+/// rebuilt. The index itself is mapped when `maps` allows: the caller
+/// maps nothing else, and checks [`crate::mapped::tripped`] before it
+/// trusts what it made from the index.
 pub fn load_unmapped(
     log: &Path,
     file: &File,
@@ -296,16 +295,10 @@ fn load_from_file(
     match found {
         Found::Nothing => Ok(None),
         Found::Fresh(index) => Ok(Some(index)),
-        Found::Stale(why) => match crate::input::map(&Input::File(log.to_path_buf()), maps) {
-            Some(map) => rebuild(log, &&map[..], &path_for(log), &why, observer),
-            None => rebuild(
-                log,
-                &FileLog::new(file, size),
-                &path_for(log),
-                &why,
-                observer,
-            ),
-        },
+        Found::Stale(why) => {
+            let data = crate::input::OpenLog::open(&Input::File(log.to_path_buf()), maps)?;
+            rebuild(log, &data, &path_for(log), &why, observer)
+        }
     }
 }
 

@@ -103,4 +103,4 @@ pub use log_index::{Index, LogStamp, HASHED};
 pub use micros::micros;
 pub use query::span;
 pub use records::{Block, Checkpoint, Shared, TableEntries};
-pub use source::{read_full, FileLog, LogSource, ReadFrom};
+pub use source::{read_exact_at, read_full, FileLog, LogSource, ReadFrom};

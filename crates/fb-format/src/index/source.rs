@@ -116,3 +116,17 @@ pub fn read_full(src: &dyn LogSource, offset: u64, buf: &mut [u8]) -> std::io::R
     }
     Ok(filled)
 }
+
+/// Fills `buf` with the bytes from `offset`: an `UnexpectedEof` error
+/// where the log ends first (a file cut short meanwhile, or an offset
+/// past it).
+pub fn read_exact_at(src: &dyn LogSource, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    if read_full(src, offset, buf)? < buf.len() {
+        let end = offset + buf.len() as u64;
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the log ends before byte {end}: was it cut short meanwhile?"),
+        ));
+    }
+    Ok(())
+}
