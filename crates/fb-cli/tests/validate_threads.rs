@@ -198,3 +198,55 @@ fn the_same_warnings_are_listed_past_the_joiners_limit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A folder of logs is checked log by log, each on its own, though the
+/// speed caches of one log's check go on to the next's: what the folder
+/// lists is what each log lists alone, in the folder's order, on one
+/// thread or several, with the caches or without.
+#[test]
+fn a_folder_lists_what_each_of_its_logs_lists_alone() {
+    let dir = scratch_dir("validate-folder-alone");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    // A log whose first checkpoint cannot be read: its first messages'
+    // events wait for a configuration, which the joiner warns about.
+    let late = generated(&dir, "4", "25", "512KiB");
+    let (first_checkpoint, ..) = *frames(&late).iter().find(|f| f.1 == CHECKPOINT).unwrap();
+    let mut no_checkpoint = late.clone();
+    no_checkpoint[first_checkpoint + 8..first_checkpoint + 12]
+        .copy_from_slice(&0xFFFF_FF00_u32.to_le_bytes());
+    let files = [
+        ("a-damaged.fb", damaged(&generated(&dir, "9", "30", "1MiB"))),
+        ("b-sound.fb", generated(&dir, "3", "30", "512KiB")),
+        ("c-no-checkpoint.fb", no_checkpoint),
+        ("d-damaged.fb", damaged(&generated(&dir, "5", "30", "1MiB"))),
+        ("e-sound.fb", late),
+    ];
+    let mut alone = String::new();
+    let mut problems = 0;
+    for (name, bytes) in &files {
+        let path = write(&logs, name, bytes);
+        let one = validate(&path, "1", "100000");
+        alone.push_str(&one.stdout);
+        problems += one.stdout.lines().count();
+    }
+    assert!(problems > 200, "{alone}");
+    assert!(alone.contains("before any checkpoint"), "{alone}");
+    for (threads, caches) in [("1", true), ("2", true), ("3", true), ("1", false)] {
+        let mut args = vec!["validate", "--threads", threads, "--max-errors", "100000"];
+        if !caches {
+            args.push("--no-caches");
+        }
+        args.push(p(&logs));
+        let folder = fb(&args);
+        let how = format!("{threads} threads, caches {caches}");
+        assert_eq!(folder.code, 1, "{how}: {}", folder.stderr);
+        assert!(folder.stdout == alone, "{how}: the listing");
+        assert!(
+            folder.stderr.contains("5 inputs"),
+            "{how}: {}",
+            folder.stderr
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

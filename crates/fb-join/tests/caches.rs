@@ -186,3 +186,77 @@ fn corpus_logs_give_the_same_bytes_with_caches_off() {
         }
     }
 }
+
+/// `Joiner::for_next_log`: every log of the cases, joined by a joiner
+/// that read all the logs before it, gives the DSJSON, metrics and
+/// diagnostics a new joiner gives it; the caches' counts go on from the
+/// joiner before, and caches off stay off.
+#[test]
+fn a_joiner_for_the_next_log_keeps_only_its_caches() {
+    let mut logs: Vec<(String, Vec<u8>)> = cases()
+        .into_iter()
+        .filter(|c| !c.inline_dedup && c.config.problem != Problem::Multistep)
+        .map(|case| {
+            let mut log = Vec::new();
+            generate(&case.config, &mut log).unwrap();
+            (case.name.to_string(), log)
+        })
+        .collect();
+    let name = "valid_joined_logs/average_reward_100_interactions.fb";
+    logs.push((name.to_string(), fb_tests::read(name)));
+    assert!(logs.len() >= 4, "{} logs", logs.len());
+    for caches in [Caches::On, Caches::Off] {
+        let opts = Options::default().caches(caches);
+        let mut carried: Option<Joiner> = None;
+        // The counts of the caches a joiner for the next log keeps.
+        let kept = |c: CacheCounts| {
+            [
+                c.zstd_frames,
+                c.outcome_parts,
+                c.json_elements,
+                c.repeated_contexts,
+                c.context_shapes,
+            ]
+        };
+        let mut served_before = [0; 5];
+        for (name, log) in &logs {
+            let mut joiner = match carried.take() {
+                Some(before) => before.for_next_log(),
+                None => Joiner::new(opts.clone()),
+            };
+            assert_eq!(
+                format!("{:?}", joiner.options()),
+                format!("{opts:?}"),
+                "{name}"
+            );
+            let mut writer = dsjson::Writer::with_caches(opts.compat, opts.caches);
+            let mut out = Vec::new();
+            for msg in fb_format::SliceReader::new(log) {
+                match msg {
+                    Ok(msg) => joiner.push_each(&msg, |ev| writer.write_line(ev, &mut out)),
+                    Err(e) => joiner.record_framing_error(&e),
+                }
+            }
+            let (fresh, _) = joined(log, &opts);
+            assert!(out == fresh, "{name}, {caches:?}: the DSJSON");
+            let mut alone = Joiner::new(opts.clone());
+            for msg in fb_format::SliceReader::new(log).flatten() {
+                alone.push_each(&msg, |_| {});
+            }
+            let report = |j: &Joiner| format!("{:?} {:?}", j.metrics(), j.diagnostics().kept());
+            assert_eq!(report(&joiner), report(&alone), "{name}, {caches:?}");
+            let served = kept(joiner.cache_counts());
+            for (now, before) in served.iter().zip(served_before) {
+                assert!(*now >= before, "{name}: {served:?} after {served_before:?}");
+            }
+            if caches == Caches::Off {
+                assert_eq!(served, [0; 5], "{name}");
+            }
+            served_before = served;
+            carried = Some(joiner);
+        }
+        if caches == Caches::On {
+            assert!(served_before.iter().sum::<u64>() > 0, "{served_before:?}");
+        }
+    }
+}

@@ -3,10 +3,10 @@
 //! their decision, events of another problem type, a log without
 //! FILEMAGIC or without events) are warnings.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use fb_format::{Message, MessageKind, Payload, PayloadDecoder, Position};
-use fb_join::{DiagnosticKind, JoinedEvent, Maker, Pipeline, Sink, Source};
+use fb_format::{Caches, Message, MessageKind, Payload, PayloadDecoder, Position};
+use fb_join::{DiagnosticKind, JoinedEvent, Joiner, Maker, Pipeline, Sink, Source};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -53,6 +53,9 @@ pub fn validate(
         true => (1, threads),
         false => (threads, 1),
     };
+    // What one input's check leaves to the next: at most one per thread
+    // checking inputs at once.
+    let spares: Mutex<Vec<Carried>> = Mutex::new(Vec::new());
     crate::in_order::in_order(
         inputs,
         crate::in_order::Threads {
@@ -60,7 +63,14 @@ pub fn validate(
             name: "fb-validate",
             doing: "checking the inputs",
         },
-        |input| check_one(input, options, max_listed, per_input),
+        |input| {
+            let carried = spares.lock().ok().and_then(|mut s| s.pop());
+            let (found, left) = check_one(input, options, max_listed, per_input, carried);
+            if let (Some(left), Ok(mut s)) = (left, spares.lock()) {
+                s.push(left);
+            }
+            found
+        },
         |found| {
             let found = found?;
             messages += found.messages;
@@ -157,27 +167,54 @@ impl Found {
     }
 }
 
+/// What checking an input leaves for the next one checked on the same
+/// thread: the joiner's speed caches and those of the message checks
+/// (see [`Joiner::for_next_log`]). Only speed: each log is still joined
+/// and checked on its own.
+struct Carried {
+    joiner: Joiner,
+    checks: Option<CheckMessages>,
+}
+
 /// Checks one input on its own (a fresh joiner: each log must stand on
-/// its own), on `threads` threads.
+/// its own, though it may take the caches `carried` from the input
+/// before), on `threads` threads. Gives back what the next input may
+/// carry on with.
 fn check_one(
     input: &Input,
     options: &fb_join::Options,
     max: usize,
     threads: usize,
-) -> Result<Found, Error> {
+    carried: Option<Carried>,
+) -> (Result<Found, Error>, Option<Carried>) {
+    let opened = match input::open(input) {
+        Ok(opened) => opened,
+        Err(e) => return (Err(e.into()), carried),
+    };
+    check_opened(input, opened, options, max, threads, carried)
+}
+
+/// [`check_one`] once the input is open.
+fn check_opened(
+    input: &Input,
+    opened: input::Opened,
+    options: &fb_join::Options,
+    max: usize,
+    threads: usize,
+    carried: Option<Carried>,
+) -> (Result<Found, Error>, Option<Carried>) {
     use Severity::{Error as Bad, Warning};
     let name: Arc<str> = input.name().into();
     let mut problems = Found::new(max);
-    let opened = input::open(input)?;
     match &opened.head {
         Head::NotALog(why) => {
             problems.add(Bad, &name, 0, None, None, why);
-            return Ok(problems);
+            return (Ok(problems), carried);
         }
         Head::Empty => {
             let w = Head::Empty.warning().unwrap_or_default();
             problems.add(Bad, &name, 0, None, None, w);
-            return Ok(problems);
+            return (Ok(problems), carried);
         }
         Head::NoMagic => {
             let w = Head::NoMagic.warning().unwrap_or_default();
@@ -186,41 +223,60 @@ fn check_one(
         Head::Magic => {}
     }
     let limit = u32::try_from(options.max_payload).unwrap_or(u32::MAX);
+    let (joiner, spare) = match carried {
+        Some(c) => (c.joiner.for_next_log(), c.checks),
+        None => (Joiner::new(options.clone()), None),
+    };
     let checks = Checks {
         name: name.clone(),
         found: problems,
+        spare,
     };
     // Every event is joined for the joiner's findings, none kept. A
     // session, not a feed: on several threads the reading thread's
     // findings (checkpoints it could not read) then take their place
     // among the workers' in log order, so that the joiner keeps the same
     // first diagnostics (`Options::diagnostics_limit`) as on one thread.
-    let mut pipeline = Pipeline::new(
-        options.clone(),
-        |_: &JoinedEvent<'_>| false,
-        checks,
-        threads,
-    );
-    let (fed, _) = pipeline
-        .session(|session| {
-            session.begin_input()?;
-            session.feed(
-                Source::Stream(opened.reader),
-                Position::START,
-                &|| false,
-                &mut |_| {},
-            )
-        })
-        .map_err(|e| Error::joining(&name, e))?;
-    let fed = fed.map_err(|e| Error::joining(&name, e))?;
+    let mut pipeline = Pipeline::with_joiner(joiner, |_: &JoinedEvent<'_>| false, checks, threads);
+    let fed = pipeline.session(|session| {
+        session.begin_input()?;
+        session.feed(
+            Source::Stream(opened.reader),
+            Position::START,
+            &|| false,
+            &mut |_| {},
+        )
+    });
     let (joiner, checks) = pipeline.finish();
-    let mut problems = checks.found;
-    if let Some(err) = fed.framing_error {
+    let fed = match fed {
+        Ok((Ok(fed), _)) => fed,
+        Ok((Err(e), _)) | Err(e) => return (Err(Error::joining(&name, e)), None),
+    };
+    let found = judge(input, &name, &fed, &joiner, checks.found, limit);
+    let carried = Carried {
+        joiner,
+        checks: checks.spare,
+    };
+    (Ok(found), Some(carried))
+}
+
+/// What an input's check found, with what its reading (`fed`) and its
+/// joiner found added to what its messages showed (`problems`).
+fn judge(
+    input: &Input,
+    name: &str,
+    fed: &fb_join::FeedReport,
+    joiner: &Joiner,
+    mut problems: Found,
+    limit: u32,
+) -> Found {
+    use Severity::Error as Bad;
+    if let Some(err) = &fed.framing_error {
         let mut what = err.to_string();
         if let Some(good) = cut_salvage(input, err.offset(), limit) {
             what = format!("{what}; {good}");
         }
-        problems.add(Bad, &name, err.offset(), None, None, &what);
+        problems.add(Bad, name, err.offset(), None, None, &what);
     }
     let (m, e) = (fed.messages, problems.events);
     problems.messages = m;
@@ -230,7 +286,7 @@ fn check_one(
     if m > 0 && e == 0 && problems.errors == 0 {
         problems.add(
             Severity::Warning,
-            &name,
+            name,
             input.len().unwrap_or(0),
             None,
             None,
@@ -247,7 +303,7 @@ fn check_one(
     for d in diags.kept().iter().filter(|d| joinability(d.kind)) {
         problems.add(
             Severity::Warning,
-            &name,
+            name,
             d.offset,
             Some(d.message),
             d.event_id.as_deref(),
@@ -263,7 +319,7 @@ fn check_one(
         .map(|(_, v)| v)
         .sum();
     problems.warnings += counted - kept;
-    Ok(problems)
+    problems
 }
 
 /// How bad a problem is.
@@ -371,6 +427,9 @@ fn context_of<'a>(payload: &Payload<'a>) -> Option<&'a [u8]> {
 struct Checks {
     name: Arc<str>,
     found: Found,
+    /// The one-thread loop's maker, from the input before or kept at the
+    /// end of this one (`Sink::recycle`): its caches outlive an input.
+    spare: Option<CheckMessages>,
 }
 
 impl Sink for Checks {
@@ -384,6 +443,21 @@ impl Sink for Checks {
             decoder: PayloadDecoder::default(),
             json: fb_join::json::Validator::new(),
         }
+    }
+
+    fn serial_maker(&mut self, caches: Caches) -> CheckMessages {
+        match self.spare.take() {
+            Some(mut spare) => {
+                spare.name = self.name.clone();
+                spare.max = self.found.max;
+                spare
+            }
+            None => self.maker_with(caches),
+        }
+    }
+
+    fn recycle(&mut self, maker: CheckMessages, _: Found) {
+        self.spare = Some(maker);
     }
 
     fn sees_messages(&self) -> bool {

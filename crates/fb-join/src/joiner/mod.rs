@@ -115,6 +115,33 @@ impl Joiner {
         }
     }
 
+    /// A joiner for a log that stands on its own after this one's (`fb
+    /// validate` checks each input of a folder so): the same options and
+    /// none of this one's state (no configuration, checkpoint,
+    /// deduplication, metrics, diagnostics or events waiting), but its
+    /// speed caches as they are (the payload decoder's and the JSON
+    /// check's), so that each small log of a folder does not allocate and
+    /// learn them again. A cache only makes the same join faster
+    /// ([`Caches::Off`] joins the same), so nothing joined differs; what
+    /// [`Joiner::cache_counts`] says goes on from this one's counts.
+    pub fn for_next_log(self) -> Joiner {
+        let mut next = Joiner::new_without_caches(self.opts.clone());
+        next.decoder = self.decoder;
+        next.json = self.json;
+        next
+    }
+
+    /// [`Joiner::new`] with caches that allocate nothing, for
+    /// [`Joiner::for_next_log`] to put this one's in.
+    fn new_without_caches(opts: Options) -> Self {
+        let mut off = opts;
+        let caches = std::mem::replace(&mut off.caches, Caches::Off);
+        let mut joiner = Joiner::new(off);
+        joiner.opts.caches = caches;
+        joiner.groups = ids::IdGroups::new(caches);
+        joiner
+    }
+
     /// How much each of its speed caches served so far (none with
     /// [`Caches::Off`]).
     pub fn cache_counts(&self) -> CacheCounts {
