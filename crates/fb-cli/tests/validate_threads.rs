@@ -250,3 +250,99 @@ fn a_folder_lists_what_each_of_its_logs_lists_alone() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A generated log of `problem` (with `extra` arguments to `fb gen`).
+fn generated_kind(dir: &Path, name: &str, problem: &str, extra: &[&str]) -> Vec<u8> {
+    let path = dir.join(format!("{name}.fb"));
+    let mut args = vec![
+        "gen",
+        "--problem-type",
+        problem,
+        "--events",
+        "300",
+        "--checkpoint-every",
+        "7",
+        "-o",
+        p(&path),
+    ];
+    args.extend_from_slice(extra);
+    let gen = fb(&args);
+    assert_eq!(gen.code, 0, "{}", gen.stderr);
+    std::fs::read(&path).unwrap()
+}
+
+/// `log` with every seventh REGULAR message's first context made not
+/// JSON (its opening brace a letter: the payload still decodes), and bits
+/// flipped in every thirteenth.
+fn contexts_and_bits_damaged(log: &[u8]) -> Vec<u8> {
+    let mut out = log.to_vec();
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    for (i, (offset, kind, size, _)) in frames(log).into_iter().enumerate() {
+        if kind != REGULAR {
+            continue;
+        }
+        let payload = offset + 8..offset + 8 + size;
+        if i % 7 == 3 {
+            if let Some(at) = log[payload.clone()].windows(2).position(|w| w == b"{\"") {
+                out[offset + 8 + at] = b'X';
+            }
+        } else if i % 13 == 5 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            out[offset + 8 + (state % size as u64) as usize] ^= 1 << (state % 8);
+        }
+    }
+    out
+}
+
+/// The joiner's reading of a message stands in for validate's own check
+/// of it where it read the message whole (the fast path); `--no-caches`
+/// checks every message again (its plain twin). Both list the same
+/// problems for damaged logs of every kind, on one thread and three.
+#[test]
+fn the_check_the_joiner_stands_in_for_lists_what_the_plain_check_lists() {
+    let dir = scratch_dir("validate-joiner-stands-in");
+    let kinds: [(&str, &str, &[&str]); 7] = [
+        ("cb", "cb", &[]),
+        ("ccb", "ccb", &["--events-per-message", "3"]),
+        ("slates", "slates", &[]),
+        ("ca", "ca", &[]),
+        ("multistep", "multistep", &[]),
+        ("cb-zstd", "cb", &["--zstd", "--outcomes", "2"]),
+        (
+            "ccb-dedup",
+            "ccb",
+            &["--dedup", "--events-per-message", "2"],
+        ),
+    ];
+    let mut not_json = 0;
+    for (name, problem, extra) in kinds {
+        let log = generated_kind(&dir, name, problem, extra);
+        let path = write(
+            &dir,
+            &format!("{name}-damaged.fb"),
+            &contexts_and_bits_damaged(&log),
+        );
+        for threads in ["1", "3"] {
+            let plain = fb(&[
+                "validate",
+                "--no-caches",
+                "--threads",
+                threads,
+                "--max-errors",
+                "100000",
+                p(&path),
+            ]);
+            let fast = validate(&path, threads, "100000");
+            let how = format!("{name}, {threads} threads");
+            assert_eq!(plain.code, 1, "{how}: {}", plain.stderr);
+            assert_eq!(fast.code, plain.code, "{how}");
+            assert!(fast.stdout == plain.stdout, "{how}: the listing");
+            assert_eq!(fast.stderr, plain.stderr, "{how}");
+            not_json += fast.stdout.matches("context is not valid JSON").count();
+        }
+    }
+    assert!(not_json > 20, "{not_json} contexts found not JSON");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -60,7 +60,7 @@ pub use diag::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use event::{Decision, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue, SlotDecision};
 pub use fb_format::{Caches, Problem, RewardFunction};
 pub use feed::{FeedReport, MessageCounts, Progress, Source};
-pub use joiner::Joiner;
+pub use joiner::{Joiner, MessageRead};
 pub use metrics::{Addition, KindMetrics, Metrics};
 pub use pipeline::Pipeline;
 pub use reward::{compute as compute_reward, Signal};

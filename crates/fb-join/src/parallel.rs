@@ -756,7 +756,6 @@ where
     let (mut events, mut written, mut filtered) = (0, 0, 0);
     let mut messages = batch.messages;
     let framed = messages.each(caches, |msg| {
-        maker.message(out, msg);
         joiner.push_each(msg, |ev| {
             events += 1;
             if keep(ev) {
@@ -766,6 +765,7 @@ where
                 filtered += 1;
             }
         });
+        maker.message(out, msg, joiner.last_message_read());
     });
     if let Err(err) = framed {
         joiner.record_framing_error(&err);

@@ -214,9 +214,7 @@ where
             fed.kinds.add(msg.kind);
             let (keep, kept, filtered) = (&self.keep, &mut self.kept, &mut self.filtered);
             let sink = &mut self.sink;
-            if msg.kind == MessageKind::Regular {
-                maker.message(&mut batch, &msg);
-            } else if sees_messages {
+            if msg.kind != MessageKind::Regular && sees_messages {
                 // In log order: the batch of the messages before it first.
                 hand_over(sink, &mut maker, &mut batch, &mut failed);
                 if let Err(e) = sink.control(&msg) {
@@ -240,6 +238,9 @@ where
                     hand_over(sink, &mut maker, &mut batch, &mut failed);
                 }
             });
+            if msg.kind == MessageKind::Regular {
+                maker.message(&mut batch, &msg, self.joiner.last_message_read());
+            }
             if let Some(e) = failed.take() {
                 return Err(e);
             }

@@ -3,6 +3,7 @@
 use fb_format::Message;
 
 use crate::event::JoinedEvent;
+use crate::joiner::MessageRead;
 use crate::Caches;
 use crate::Error;
 
@@ -135,11 +136,14 @@ pub trait Maker {
     /// Adds one kept event.
     fn add(&mut self, batch: &mut Self::Batch, ev: &JoinedEvent<'_>);
 
-    /// Looks at a REGULAR message where it is joined, before its events
-    /// are: what a sink that [`Sink::sees_messages`] finds in the message
-    /// itself goes into `batch`. Nothing by default.
-    fn message(&mut self, batch: &mut Self::Batch, msg: &Message<'_>) {
-        let _ = (batch, msg);
+    /// Looks at a REGULAR message where it is joined, once its events
+    /// are (those kept are in `batch`, or in batches handed over before
+    /// it): what a sink that [`Sink::sees_messages`] finds in the message
+    /// itself goes into `batch`. `read` says whether the joiner read the
+    /// message whole and found nothing wrong in it, so that a check of
+    /// its bytes need not read it again. Nothing by default.
+    fn message(&mut self, batch: &mut Self::Batch, msg: &Message<'_>, read: MessageRead) {
+        let _ = (batch, msg, read);
     }
 
     /// Whether a batch is big enough to hand over now. One thread asks

@@ -52,7 +52,7 @@ impl Maker for Looker {
         batch.events += 1;
     }
 
-    fn message(&mut self, batch: &mut Part, msg: &Message<'_>) {
+    fn message(&mut self, batch: &mut Part, msg: &Message<'_>, _: fb_join::MessageRead) {
         assert_eq!(msg.kind, MessageKind::Regular, "only REGULAR to the maker");
         batch.seen.push((msg.offset, msg.index, true));
     }

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use fb_format::{Caches, Message, MessageKind, Payload, PayloadDecoder, Position};
-use fb_join::{DiagnosticKind, JoinedEvent, Joiner, Maker, Pipeline, Sink, Source};
+use fb_join::{DiagnosticKind, JoinedEvent, Joiner, Maker, MessageRead, Pipeline, Sink, Source};
 
 use crate::error::Error;
 use crate::input::{self, Head, Input};
@@ -495,8 +495,14 @@ impl Maker for CheckMessages {
 
     fn add(&mut self, _: &mut Found, _: &JoinedEvent<'_>) {}
 
-    fn message(&mut self, found: &mut Found, msg: &Message<'_>) {
-        check_regular(self, msg, found);
+    fn message(&mut self, found: &mut Found, msg: &Message<'_>, read: MessageRead) {
+        match read {
+            // The joiner decoded every payload and checked every context
+            // of it, as `check_regular` would, and found nothing: counted,
+            // not read again.
+            MessageRead::Whole { events } => found.events += events as u64,
+            MessageRead::NotWhole => check_regular(self, msg, found),
+        }
     }
 
     fn full(&self, _: &Found) -> bool {

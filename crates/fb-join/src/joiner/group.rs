@@ -45,6 +45,7 @@ impl Joiner {
                     };
                     if self.outcome_into(at, view, slot) {
                         outcomes += 1;
+                        self.read_whole.read_one();
                     } else {
                         invalid = true;
                     }
@@ -100,6 +101,9 @@ impl Joiner {
             self.recycle(ev);
             return;
         }
+        // Its payload decoded and its context checked (what counts is
+        // left to `ReadWhole::end`).
+        self.read_whole.read_one();
         ev.time = self.time_of(at, view);
         ev.client_time = view.client_time();
         ev.learning_mode = self.config.learning_mode;

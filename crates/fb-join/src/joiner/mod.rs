@@ -12,13 +12,17 @@ use crate::dedup::{inline_actions, DedupCache};
 use crate::diag::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::event::{Buffers, JoinedEvent, Outcome, OutcomeIndex, OutcomeValue};
 use crate::metrics::Metrics;
-use crate::reward::{compute, Signal};
-use crate::{time, CacheCounts, Caches, Compat, Options, Problem, RewardFunction};
+use crate::reward::Signal;
+use crate::{CacheCounts, Caches, Compat, Options, Problem};
 
 mod group;
 mod ids;
 mod multistep;
 mod outcome_texts;
+mod read_whole;
+mod rewards;
+
+pub use read_whole::MessageRead;
 
 use outcome_texts::{fill_outcome, set_index, set_value};
 
@@ -71,6 +75,8 @@ pub struct Joiner {
     spare_slots: Vec<crate::event::SlotDecision>,
     /// Messages whose events came in group order, not sorted.
     in_group_order: u64,
+    /// Whether the last REGULAR message was read whole.
+    read_whole: read_whole::ReadWhole,
 }
 
 /// Events kept for reuse at most: more than one message's worth is rare.
@@ -111,8 +117,15 @@ impl Joiner {
             spare_outcomes: Vec::new(),
             spare_slots: Vec::new(),
             in_group_order: 0,
+            read_whole: read_whole::ReadWhole::default(),
             opts,
         }
+    }
+
+    /// Whether the last REGULAR message fed was read whole and sound
+    /// (see [`MessageRead`]).
+    pub fn last_message_read(&self) -> MessageRead {
+        self.read_whole.last()
     }
 
     /// A joiner for a log that stands on its own after this one's (`fb
@@ -395,6 +408,18 @@ impl Joiner {
     }
 
     fn regular<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
+        self.read_whole.start(self.diags.total());
+        self.regular_events(msg, sink);
+        // Only the speed caches' path counts (the plain one leaves every
+        // check to the sink: the twin a test compares with), and only where
+        // contexts are checked as they are in the log.
+        let counts = self.opts.caches == Caches::On
+            && self.opts.compat == Compat::Sane
+            && !self.opts.inline_dedup;
+        self.read_whole.end(self.diags.total(), counts);
+    }
+
+    fn regular_events<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
         let at = Position::new(msg.offset, msg.index);
         if !self.config.is_ready() {
             self.metrics.events_read += msg
@@ -423,6 +448,7 @@ impl Joiner {
             }
         };
         let total = events.total();
+        self.read_whole.listed(total);
         self.metrics.events_read += total as u64;
         let selected = self.selected();
         // Each view with the index of its id's group, in file order.
@@ -647,40 +673,6 @@ impl Joiner {
         });
     }
 
-    fn reward<'o>(&mut self, outcomes: impl Iterator<Item = &'o Outcome> + Clone) -> f32 {
-        self.reward_over(outcomes, true)
-    }
-
-    /// The reward over `outcomes`; with `timed` false their times are
-    /// ignored (all equal).
-    fn reward_over<'o>(
-        &mut self,
-        outcomes: impl Iterator<Item = &'o Outcome> + Clone,
-        timed: bool,
-    ) -> f32 {
-        let mut signals = std::mem::take(&mut self.signals);
-        signals.clear();
-        // Only `earliest` looks at times, and only to choose between two
-        // rewards or more (activations are none): a time key costs a
-        // calendar computation per outcome, and most decisions have one.
-        let timed = timed
-            && self.config.reward_function == RewardFunction::Earliest
-            && outcomes
-                .clone()
-                .filter(|o| !o.action_taken)
-                .nth(1)
-                .is_some();
-        signals.extend(outcomes.map(|o| signal(o, timed)));
-        let reward = compute(
-            self.config.reward_function,
-            &signals,
-            self.config.default_reward,
-            self.opts.compat,
-        );
-        self.signals = signals;
-        reward
-    }
-
     /// Makes `ctx` the context as written: dedup references inlined when
     /// asked, and JSON validity checked unless reproducing the reference.
     /// False (and a diagnostic) when the event must be skipped.
@@ -779,12 +771,4 @@ fn copy_context(slot: &mut Cow<'_, [u8]>, ctx: &[u8], spare: &mut Vec<Vec<u8>>) 
     buf.clear();
     buf.extend_from_slice(ctx);
     *slot = Cow::Owned(buf);
-}
-
-fn signal(o: &Outcome, timed: bool) -> Signal {
-    Signal {
-        value: o.value.number(),
-        time: if timed { time::key(&o.time) } else { (0, 0) },
-        activation: o.action_taken,
-    }
 }
