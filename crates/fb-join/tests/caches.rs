@@ -77,7 +77,11 @@ fn cases() -> Vec<Case> {
 /// The DSJSON of `log` joined with `opts`, event by event through one
 /// joiner and one writer, and how much their caches served.
 fn joined(log: &[u8], opts: &Options) -> (Vec<u8>, CacheCounts) {
-    let mut joiner = Joiner::new(opts.clone());
+    joined_by(&mut Joiner::new(opts.clone()), log, opts)
+}
+
+/// [`joined`] through `joiner`, which may have read other logs.
+fn joined_by(joiner: &mut Joiner, log: &[u8], opts: &Options) -> (Vec<u8>, CacheCounts) {
     let mut writer = dsjson::Writer::with_caches(opts.compat, opts.caches);
     let mut out = Vec::new();
     for msg in fb_format::SliceReader::new(log) {
@@ -229,20 +233,10 @@ fn a_joiner_for_the_next_log_keeps_only_its_caches() {
                 format!("{opts:?}"),
                 "{name}"
             );
-            let mut writer = dsjson::Writer::with_caches(opts.compat, opts.caches);
-            let mut out = Vec::new();
-            for msg in fb_format::SliceReader::new(log) {
-                match msg {
-                    Ok(msg) => joiner.push_each(&msg, |ev| writer.write_line(ev, &mut out)),
-                    Err(e) => joiner.record_framing_error(&e),
-                }
-            }
-            let (fresh, _) = joined(log, &opts);
-            assert!(out == fresh, "{name}, {caches:?}: the DSJSON");
+            let (out, _) = joined_by(&mut joiner, log, &opts);
             let mut alone = Joiner::new(opts.clone());
-            for msg in fb_format::SliceReader::new(log).flatten() {
-                alone.push_each(&msg, |_| {});
-            }
+            let (fresh, _) = joined_by(&mut alone, log, &opts);
+            assert!(out == fresh, "{name}, {caches:?}: the DSJSON");
             let report = |j: &Joiner| format!("{:?} {:?}", j.metrics(), j.diagnostics().kept());
             assert_eq!(report(&joiner), report(&alone), "{name}, {caches:?}");
             let served = kept(joiner.cache_counts());
