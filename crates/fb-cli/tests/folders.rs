@@ -366,3 +366,35 @@ fn export_says_how_many_rows_it_wrote_from_a_folder() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fb evaluate` of the pieces is the whole log's evaluation (the logged
+/// and the uniform policy, every window) on one thread, where each piece's first batch
+/// reuses the one before's, and on three.
+#[test]
+fn evaluate_of_the_pieces_is_the_whole_logs_at_any_thread_count() {
+    let dir = scratch_dir("folders-evaluate");
+    let (whole, pieces) = log_and_pieces(&dir);
+    let evaluate = |input: &Path, threads: &str| {
+        let out = fb(&[
+            "evaluate",
+            "-q",
+            "--threads",
+            threads,
+            "--policy",
+            "uniform",
+            "--by",
+            "hour",
+            "--format",
+            "csv",
+            p(input),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let want = evaluate(&whole, "1");
+    assert!(want.lines().count() > 6, "{want}");
+    for threads in ["1", "3"] {
+        assert!(evaluate(&pieces, threads) == want, "{threads} threads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -143,7 +143,8 @@ impl Records {
         });
     }
 
-    fn clear(&mut self) {
+    /// Empties the batch, keeping its room.
+    pub(crate) fn clear(&mut self) {
         self.recs.clear();
         self.slots.clear();
         self.actions.clear();

@@ -186,6 +186,10 @@ struct Scratch {
     per: Vec<(f64, f64, f64)>,
     /// Slates: per slot `(p_log, p_pred)`.
     per_slate: Vec<(f64, f64)>,
+    /// The one-thread loop's last batch, emptied (`Sink::recycle`): the
+    /// next input's first batch starts with its room, so a folder of
+    /// small logs does not grow a batch from nothing for each.
+    records: Option<Records>,
 }
 
 impl Evaluation {
@@ -609,6 +613,7 @@ fn add(
         p_logs,
         per,
         per_slate,
+        ..
     } = scratch;
     p_logs.clear();
     p_logs.extend(
@@ -695,6 +700,18 @@ impl fb_join::Sink for Evaluation {
 
     fn maker(&self) -> RecordMaker {
         RecordMaker
+    }
+
+    fn first_batch(&mut self, maker: &mut RecordMaker) -> Records {
+        self.scratch
+            .records
+            .take()
+            .unwrap_or_else(|| fb_join::Maker::batch(maker))
+    }
+
+    fn recycle(&mut self, _: RecordMaker, mut batch: Records) {
+        batch.clear();
+        self.scratch.records = Some(batch);
     }
 
     fn batches_may_join(&self) -> bool {
