@@ -291,6 +291,9 @@ where
     let workers = (0..threads).map(|_| {
         let mut maker = sink.maker_with(opts.caches);
         let mut joiner = Joiner::new(opts.clone());
+        if sink.sees_messages() {
+            joiner.watch_messages();
+        }
         move |job: Job<'m>| {
             let _abort = AbortOnPanic(flow);
             Item::Done(join_job(&mut joiner, job, keep, &mut maker, pools))

@@ -70,7 +70,10 @@ where
     }
 
     /// A pipeline around a joiner that may have read other inputs.
-    pub fn with_joiner(joiner: Joiner, keep: K, sink: S, threads: usize) -> Self {
+    pub fn with_joiner(mut joiner: Joiner, keep: K, sink: S, threads: usize) -> Self {
+        if sink.sees_messages() {
+            joiner.watch_messages();
+        }
         Self {
             joiner,
             keep,

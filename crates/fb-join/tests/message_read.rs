@@ -34,6 +34,7 @@ fn generated(problem: Problem, zstd: bool, dedup: bool) -> Vec<u8> {
 /// Each REGULAR message's verdict, with its event count as listed.
 fn verdicts(log: &[u8], opts: &Options) -> Vec<(MessageRead, usize)> {
     let mut joiner = Joiner::new(opts.clone());
+    joiner.watch_messages();
     let mut all = Vec::new();
     for msg in SliceReader::new(log) {
         let msg = msg.unwrap();
@@ -146,6 +147,14 @@ fn sound_messages_are_read_whole_where_the_joiner_checks_them() {
             _ => Expect::Some,
         };
         assert_eq!(got, expect, "{name}: {read} of {} read whole", all.len());
+    }
+    // A joiner not asked to watch judges nothing (what convert runs).
+    let log = generated(Problem::Cb, false, false);
+    let mut unwatched = Joiner::new(sane);
+    for msg in SliceReader::new(&log) {
+        let msg = msg.unwrap();
+        unwatched.push_each(&msg, |_| {});
+        assert_eq!(unwatched.last_message_read(), MessageRead::NotWhole);
     }
 }
 

@@ -122,8 +122,16 @@ impl Joiner {
         }
     }
 
+    /// From now on, judges each REGULAR message (see
+    /// [`Joiner::last_message_read`]). The pipeline asks for a sink that
+    /// sees the messages ([`crate::Sink::sees_messages`]).
+    pub fn watch_messages(&mut self) {
+        self.read_whole.watching = true;
+    }
+
     /// Whether the last REGULAR message fed was read whole and sound
-    /// (see [`MessageRead`]).
+    /// (see [`MessageRead`]); always [`MessageRead::NotWhole`] unless
+    /// [`Joiner::watch_messages`] was asked.
     pub fn last_message_read(&self) -> MessageRead {
         self.read_whole.last()
     }
@@ -141,6 +149,7 @@ impl Joiner {
         let mut next = Joiner::new_without_caches(self.opts.clone());
         next.decoder = self.decoder;
         next.json = self.json;
+        next.read_whole.watching = self.read_whole.watching;
         next
     }
 
@@ -408,6 +417,9 @@ impl Joiner {
     }
 
     fn regular<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {
+        if !self.read_whole.watching {
+            return self.regular_events(msg, sink);
+        }
         self.read_whole.start(self.diags.total());
         self.regular_events(msg, sink);
         // Only the speed caches' path counts (the plain one leaves every

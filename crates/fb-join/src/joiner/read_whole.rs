@@ -23,9 +23,13 @@ pub enum MessageRead {
     NotWhole,
 }
 
-/// The count [`MessageRead`] is made from, kept by the joiner.
+/// The count [`MessageRead`] is made from, kept by the joiner when
+/// asked ([`ReadWhole::watching`]).
 #[derive(Debug, Default)]
 pub(super) struct ReadWhole {
+    /// Whether messages are judged at all: off, a message costs one test
+    /// (convert and the others do not ask).
+    pub(super) watching: bool,
     /// Events of the message being joined read whole so far.
     read: usize,
     /// Its events, once its list was read.
