@@ -124,9 +124,16 @@ impl Joiner {
 
     /// From now on, judges each REGULAR message (see
     /// [`Joiner::last_message_read`]). The pipeline asks for a sink that
-    /// sees the messages ([`crate::Sink::sees_messages`]).
+    /// sees the messages ([`crate::Sink::sees_messages`]). Only the speed
+    /// caches' path can read a message whole (the plain one leaves every
+    /// check to the sink: the twin a test compares with), and only where
+    /// contexts are checked as they are in the log: with other options
+    /// there is nothing to judge, and every message stays
+    /// [`MessageRead::NotWhole`].
     pub fn watch_messages(&mut self) {
-        self.read_whole.watching = true;
+        self.read_whole.watching = self.opts.caches == Caches::On
+            && self.opts.compat == Compat::Sane
+            && !self.opts.inline_dedup;
     }
 
     /// Whether the last REGULAR message fed was read whole and sound
@@ -422,13 +429,7 @@ impl Joiner {
         }
         self.read_whole.start(self.diags.total());
         self.regular_events(msg, sink);
-        // Only the speed caches' path counts (the plain one leaves every
-        // check to the sink: the twin a test compares with), and only where
-        // contexts are checked as they are in the log.
-        let counts = self.opts.caches == Caches::On
-            && self.opts.compat == Compat::Sane
-            && !self.opts.inline_dedup;
-        self.read_whole.end(self.diags.total(), counts);
+        self.read_whole.end(self.diags.total());
     }
 
     fn regular_events<S: Sink>(&mut self, msg: &Message<'_>, sink: &mut S) {

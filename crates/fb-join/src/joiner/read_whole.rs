@@ -27,8 +27,9 @@ pub enum MessageRead {
 /// asked ([`ReadWhole::watching`]).
 #[derive(Debug, Default)]
 pub(super) struct ReadWhole {
-    /// Whether messages are judged at all: off, a message costs one test
-    /// (convert and the others do not ask).
+    /// Whether messages are judged at all: off (convert and the others
+    /// do not ask, and options that leave every check to the sink), a
+    /// message costs one test.
     pub(super) watching: bool,
     /// Events of the message being joined read whole so far.
     read: usize,
@@ -58,12 +59,10 @@ impl ReadWhole {
         self.read += 1;
     }
 
-    /// The message ends with `problems` reported in all; `counts` says
-    /// whether what was read is worth anything (see
-    /// [`MessageRead::NotWhole`]).
-    pub(super) fn end(&mut self, problems: u64, counts: bool) {
+    /// The message ends with `problems` reported in all.
+    pub(super) fn end(&mut self, problems: u64) {
         self.last = match self.listed {
-            Some(events) if counts && events == self.read && problems == self.problems_before => {
+            Some(events) if events == self.read && problems == self.problems_before => {
                 MessageRead::Whole { events }
             }
             _ => MessageRead::NotWhole,
