@@ -548,9 +548,15 @@ fn link_unnamed(_: &File, _: &Path) -> io::Result<()> {
 /// name (a hard link, a symlink), so that it is never replaced by what is
 /// read from it.
 pub fn refuse_input(output: &Path, inputs: &[Input]) -> Result<(), Error> {
+    // The output looked at once, not once per input: a folder of a
+    // thousand pieces made this two thousand `stat`s. An output that does
+    // not exist yet is none of the inputs.
+    let Some(output_id) = file_id(output) else {
+        return Ok(());
+    };
     for input in inputs {
         let Input::File(path) = input else { continue };
-        if same_file(output, path) {
+        if file_id(path).is_some_and(|id| id == output_id) {
             return Err(Error::Msg(format!(
                 "{} is also an input ({}): refusing to overwrite it; write the output elsewhere",
                 output.display(),
@@ -563,20 +569,35 @@ pub fn refuse_input(output: &Path, inputs: &[Input]) -> Result<(), Error> {
 
 /// True when both paths name one existing file.
 pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (file_id(a), file_id(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// What tells an existing file apart from every other, whatever its name
+/// (links followed): its device and inode where there are such, else its
+/// canonical path. `None` when it does not exist or cannot be looked at.
+#[derive(Debug, PartialEq, Eq)]
+enum FileId {
+    #[cfg(unix)]
+    Inode { dev: u64, ino: u64 },
+    #[cfg(not(unix))]
+    Canonical(PathBuf),
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
+        std::fs::metadata(path).ok().map(|m| FileId::Inode {
+            dev: m.dev(),
+            ino: m.ino(),
+        })
     }
     #[cfg(not(unix))]
     {
-        match (a.canonicalize(), b.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        }
+        path.canonicalize().ok().map(FileId::Canonical)
     }
 }
 
