@@ -567,14 +567,6 @@ pub fn refuse_input(output: &Path, inputs: &[Input]) -> Result<(), Error> {
     Ok(())
 }
 
-/// True when both paths name one existing file.
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (file_id(a), file_id(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
-    }
-}
-
 /// What tells an existing file apart from every other, whatever its name
 /// (links followed): its device and inode where there are such, else its
 /// canonical path. `None` when it does not exist or cannot be looked at.
