@@ -174,6 +174,10 @@ pub struct Evaluation {
     /// CATS parameters: CA decisions are estimated only with them.
     cats: Option<Cats>,
     scratch: Scratch,
+    /// The one-thread loop's last batch, emptied (`Sink::recycle`): the
+    /// next input's first batch starts with its room, so a folder of
+    /// small logs does not grow a batch from nothing for each.
+    spare_batch: Option<Records>,
 }
 
 /// Buffers of [`add`], kept across events so that adding one allocates
@@ -186,10 +190,6 @@ struct Scratch {
     per: Vec<(f64, f64, f64)>,
     /// Slates: per slot `(p_log, p_pred)`.
     per_slate: Vec<(f64, f64)>,
-    /// The one-thread loop's last batch, emptied (`Sink::recycle`): the
-    /// next input's first batch starts with its room, so a folder of
-    /// small logs does not grow a batch from nothing for each.
-    records: Option<Records>,
 }
 
 impl Evaluation {
@@ -225,6 +225,7 @@ impl Evaluation {
             example: Vec::new(),
             cats: None,
             scratch: Scratch::default(),
+            spare_batch: None,
         })
     }
 
@@ -613,7 +614,6 @@ fn add(
         p_logs,
         per,
         per_slate,
-        ..
     } = scratch;
     p_logs.clear();
     p_logs.extend(
@@ -703,15 +703,14 @@ impl fb_join::Sink for Evaluation {
     }
 
     fn first_batch(&mut self, maker: &mut RecordMaker) -> Records {
-        self.scratch
-            .records
+        self.spare_batch
             .take()
             .unwrap_or_else(|| fb_join::Maker::batch(maker))
     }
 
     fn recycle(&mut self, _: RecordMaker, mut batch: Records) {
         batch.clear();
-        self.scratch.records = Some(batch);
+        self.spare_batch = Some(batch);
     }
 
     fn batches_may_join(&self) -> bool {
